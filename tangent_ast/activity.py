@@ -1,0 +1,66 @@
+"""Stage 6, activity: which values carry derivatives.
+
+Takes the SSA function, its kinds, the ``wrt`` parameters and a way to tell
+whether a call is differentiable; guarantees :class:`Activity`, where a name
+is *varied* if it depends differentiably on a ``wrt`` input, *useful* if the
+result depends on it, and *active* if both. Only active values get
+derivative code.
+
+    def f(x, n):           wrt=x:   varied  {x, y, z}
+        y = x * n                   useful  {x, y, n, z}
+        k = n + 1                   active  {x, y, z}
+        z = y * 2                   (k is neither: it gets no tangent)
+        return z
+"""
+
+from dataclasses import dataclass, field
+
+import gast
+
+from .kinds import UNKNOWN
+
+
+@dataclass
+class Activity:
+    varied: set = field(default_factory=set)
+    useful: set = field(default_factory=set)
+
+    def active(self, name):
+        return name in self.varied and name in self.useful
+
+    @property
+    def active_names(self):
+        return self.varied & self.useful
+
+
+def _assignments(stmts):
+    for s in stmts:
+        if isinstance(s, gast.Assign):
+            yield s
+        elif isinstance(s, gast.If):
+            yield from _assignments(s.body)
+            yield from _assignments(s.orelse)
+
+
+def analyze(fn, kinds, wrt, differentiable_args):
+    """``differentiable_args(value) -> set of argument names that flow differentiably``."""
+    assigns = list(_assignments(fn.body))
+    flows = [(s.targets[0].id, differentiable_args(s.value)) for s in assigns]
+    varied = {w for w in wrt}
+    changed = True
+    while changed:
+        changed = False
+        for target, sources in flows:
+            if target not in varied and sources & varied and kinds.get(target, UNKNOWN).differentiable:
+                varied.add(target)
+                changed = True
+    result = fn.body[-1].value.id
+    useful = {result}
+    changed = True
+    while changed:
+        changed = False
+        for target, sources in reversed(flows):
+            if target in useful and not sources <= useful:
+                useful |= sources
+                changed = True
+    return Activity(varied=varied, useful=useful)

@@ -1,0 +1,126 @@
+"""The public functions: derive, jvp, grad, value_and_grad, vjp, show."""
+
+import functools
+
+import numpy as np
+
+from .errors import NonScalarOutputError, TangentAstError
+from .kinds import signature_of
+from .pipeline import STAGE_NAMES, Session, derive_module
+
+_SESSIONS = {}
+
+
+def _session(cache=None, strict=False):
+    key = (str(cache) if cache is not None else None, strict)
+    if key not in _SESSIONS:
+        _SESSIONS[key] = Session(cache, strict)
+    return _SESSIONS[key]
+
+
+def derive(f, mode="forward", wrt=0, *, args=None, cache=None, strict=False):
+    """The derived rule of ``f``: a module written to the cache and imported.
+
+    ``wrt``: a parameter index or name, or a tuple of them. ``args``: example
+    arguments; the rule is then specialised to their kinds (Python float,
+    ndarray of given ndim, ...). Without them a generic rule is derived.
+    Returns a :class:`~tangent_ast.pipeline.DerivedRule` with ``.source``,
+    ``.path`` and the generated functions (``.jvp``, or ``.fwd``/``.bwd``).
+    """
+    signature = signature_of(args) if args is not None else None
+    return _session(cache, strict).rule(f, mode, wrt, signature)
+
+
+def jvp(f, primals, tangents, *, cache=None):
+    """``(f(*primals), J @ tangents)``; a ``None`` tangent means "not differentiated"."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise TangentAstError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    wrt = tuple(i for i, t in enumerate(tangents) if t is not None)
+    if not wrt:
+        out = f(*primals)
+        return out, np.zeros_like(out, dtype=float) if np.ndim(out) else 0.0
+    rule = derive(f, "forward", wrt, args=primals, cache=cache)
+    return rule.jvp(*primals, *(tangents[i] for i in wrt))
+
+
+def _reverse_rule(f, wrt, cache):
+    rules = {}
+
+    def rule_for(args):
+        signature = signature_of(args)
+        rule = rules.get(signature)
+        if rule is None:
+            rule = rules[signature] = _session(cache).rule(f, "reverse", wrt, signature)
+        return rule
+
+    return rule_for
+
+
+def _check_scalar(f, out):
+    if isinstance(out, float) or (np.ndim(out) == 0 and np.isrealobj(out)):
+        return
+    raise NonScalarOutputError(
+        f"grad needs a scalar output, but {getattr(f, '__qualname__', f)} returned "
+        f"{type(out).__name__} of shape {np.shape(out)}",
+        hint="reduce it to a scalar (e.g. np.sum), or use tangent_ast.vjp for any output")
+
+
+def value_and_grad(f, wrt=0, *, cache=None):
+    """A function returning ``(f(*args), gradient)``; a tuple ``wrt`` gives a tuple of gradients."""
+    rule_for = _reverse_rule(f, wrt, cache)
+
+    @functools.wraps(f)
+    def value_and_gradient(*args):
+        rule = rule_for(args)
+        out, saved = rule.fwd(*args)
+        _check_scalar(f, out)
+        return out, rule.bwd(saved, 1.0)
+
+    return value_and_gradient
+
+
+def grad(f, wrt=0, *, cache=None):
+    """A function returning the gradient of scalar-valued ``f`` with respect to ``wrt``."""
+    value_and_gradient = value_and_grad(f, wrt, cache=cache)
+
+    @functools.wraps(f)
+    def gradient(*args):
+        return value_and_gradient(*args)[1]
+
+    return gradient
+
+
+def vjp(f, *args, wrt=None, cache=None):
+    """``(f(*args), pullback)``; ``pullback(ct)`` gives the cotangents of the ``wrt``
+    arguments (default: every float or float-array argument), a tuple when there are
+    several. The pullback may be called any number of times."""
+    signature = signature_of(args)
+    if wrt is None:
+        wrt = tuple(i for i, k in enumerate(signature) if k.differentiable)
+        if not wrt:
+            raise TangentAstError("vjp: no argument is a float or a float array")
+    rule = _session(cache).rule(f, "reverse", wrt, signature)
+    out, saved = rule.fwd(*args)
+
+    def pullback(ct):
+        return rule.bwd(saved, ct)
+
+    return out, pullback
+
+
+def show(f, mode="forward", wrt=0, *, stage="module", args=None):
+    """The source of one stage of the derivation of ``f``.
+
+    ``stage`` is one of ``parse``, ``normalize``, ``ssa``, ``forward`` or
+    ``reverse`` (the raw transform), ``simplify``, ``module`` (the file).
+    """
+    if stage not in STAGE_NAMES:
+        raise TangentAstError(f"stage must be one of {', '.join(STAGE_NAMES)}, not {stage!r}")
+    if stage in ("forward", "reverse") and stage != mode:
+        mode = stage
+    signature = signature_of(args) if args is not None else None
+    session = _session()
+    wrt_names = session.rule.__self__ and wrt
+    generated = derive_module(getattr(f, "__func__", f), mode, wrt_names, signature, session, trace=True)
+    return generated.snapshots[stage]

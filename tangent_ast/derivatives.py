@@ -1,0 +1,184 @@
+"""How the derivative of one operation is written, in either mode.
+
+Shared by the forward and reverse transforms: look up what an operation
+calls, pick the rule for each active argument (specialised to the argument
+kinds where a variant exists), instantiate it at the call site, and adapt
+shapes only where kinds say broadcasting can really happen.
+"""
+
+import copy
+import inspect
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+from . import runtime
+from .errors import MissingRuleError, UnsupportedSyntaxError
+from .kinds import UNKNOWN
+from .normalize import name
+from .resolve import callee
+from .rules.registry import lookup, qualified_name
+
+
+@dataclass
+class Derivation:
+    """Everything the transforms need to know about the function being derived."""
+
+    parsed: object
+    scope: object
+    namer: object
+    kinds: dict
+    activity: object
+    mode: str
+    namespace: object                  # emit.ModuleNamespace of the generated module
+    derive_callee: object              # (fn, mode, wrt positions, signature, where) -> CalleeRule
+    temps: set = field(default_factory=set)        # normalization temporaries
+    rules_used: set = field(default_factory=set)   # qualified names of primitives used
+    callees: list = field(default_factory=list)    # CalleeRules this rule calls
+    tangent_names: dict = field(default_factory=dict)
+
+    def kind(self, atom):
+        if isinstance(atom, gast.Name) and self.scope.is_local(atom.id) or \
+                isinstance(atom, gast.Name) and atom.id in self.kinds:
+            return self.kinds.get(atom.id, UNKNOWN)
+        from .kinds import kind_of
+        if isinstance(atom, gast.Constant):
+            return kind_of(atom.value)
+        return kind_of(self.scope.lookup(atom)) if self.scope.lookup(atom) is not None else UNKNOWN
+
+    def site(self, value):
+        return callee(value, self.scope, self.kind)
+
+    def is_active(self, atom):
+        return isinstance(atom, gast.Name) and self.activity.active(atom.id)
+
+    def active_args(self, site):
+        return [i for i, a in enumerate(site.args) if _contains_active(a, self)]
+
+    def bind(self, preferred, obj):
+        return self.namespace.bind(preferred, obj)
+
+    def where(self, node):
+        return self.parsed.where(node)
+
+    def is_user_function(self, fn):
+        return lookup(fn) is None and inspect.isfunction(fn)
+
+    def differentiable_args(self, value):
+        """Local names in ``value`` through which derivatives can flow."""
+        site = self.site(value)
+        if site is None:
+            return {value.id} if isinstance(value, gast.Name) else set()
+        names = set()
+        entry = lookup(site.fn) if site.fn is not None else None
+        if entry is not None and entry.nondiff:
+            return names
+        for i, a in enumerate(site.args):
+            if entry is not None and entry.has(self.mode) and entry.rule(self.mode, i) is None \
+                    and i in _rule_table(entry, self.mode):
+                continue
+            names |= {n.id for n in gast.walk(a) if isinstance(n, gast.Name)}
+        for kw in site.keywords:
+            names |= {n.id for n in gast.walk(kw.value) if isinstance(n, gast.Name)}
+        return names
+
+    def zero(self, target):
+        """A zero tangent for the value named ``target``, as cheap as its kind allows."""
+        kind = self.kinds.get(target, UNKNOWN)
+        if kind.tag == "float":
+            return gast.Constant(0.0, None)
+        if kind.tag == "complex":
+            return gast.Constant(0j, None)
+        if kind.tag == "array":
+            return _call(self.bind("np", np), "zeros_like", [name(target)])
+        return _call(self.bind("runtime", runtime), "zeros_like", [name(target)])
+
+    def contributions(self, node, site, target, leading):
+        """Per active argument: the rule's expression at this call site.
+
+        ``leading`` is the (co)tangent expression for each argument position
+        (forward) or the result's cotangent (reverse). Returns a list of
+        ``(argnum, expression)``.
+        """
+        entry = lookup(site.fn)
+        if entry is None or not entry.has(self.mode):
+            raise _missing(self, node, site, self.mode)
+        self.rules_used.add(entry.name)
+        # Variants are specialised on positional arguments only: keywords (axis=...) pick the general rule.
+        kinds = None if site.keywords else [self.kind(a) for a in site.args]
+        out = []
+        for i in self.active_args(site):
+            if entry.nondiff:
+                continue
+            rule = entry.rule(self.mode, i, kinds)
+            if rule is None:
+                if i in _rule_table(entry, self.mode):
+                    continue  # declared without a derivative (an index, a condition)
+                raise _missing(self, node, site, self.mode, argnum=i)
+            lead = leading[i] if self.mode == "forward" else leading
+            expr = rule.instantiate([lead, name(target)], site.args, site.keywords, self.bind,
+                                    **_same_call_args(site, i, rule))
+            if self.mode == "reverse" and entry.broadcasts:
+                expr = self.unbroadcast(expr, site.args[i], target)
+            out.append((i, expr))
+        return out
+
+    def unbroadcast(self, expr, arg, result):
+        arg_kind, result_kind = self.kind(arg), self.kinds.get(result, UNKNOWN)
+        if _same_shape(arg_kind, result_kind):
+            return expr
+        if arg_kind.scalar and result_kind.tag == "array":
+            return _call(self.bind("np", np), "sum", [expr])
+        return _call(self.bind("runtime", runtime), "unbroadcast", [expr, copy.deepcopy(arg)])
+
+    def broadcast_tangent(self, expr, site, active, target):
+        """Forward mode: make a tangent from smaller arguments the result's shape."""
+        entry = lookup(site.fn)
+        if entry is None or not entry.broadcasts:
+            return expr
+        result_kind = self.kinds.get(target, UNKNOWN)
+        if any(_same_shape(self.kind(site.args[i]), result_kind) for i in active):
+            return expr
+        if result_kind.tag == "float" or result_kind.scalar:
+            return expr
+        return _call(self.bind("runtime", runtime), "broadcast_like", [expr, name(target)])
+
+
+def _rule_table(entry, mode):
+    return entry.jvps if mode == "forward" else entry.vjps
+
+
+def _same_call_args(site, argnum, rule):
+    from .rules.registry import SameCall
+    if not isinstance(rule, SameCall):
+        return {}
+    return {"func": site.func, "argnum": argnum, "method": site.method}
+
+
+def _same_shape(a, b):
+    if a.tag == "float" and b.tag == "float":
+        return True
+    return a.tag in ("array", "unknown") and a == b and a.shape is not None
+
+
+def _contains_active(atom, derivation):
+    return any(isinstance(n, gast.Name) and derivation.activity.active(n.id) for n in gast.walk(atom))
+
+
+def _call(module_name, attr, args):
+    return gast.Call(func=gast.Attribute(value=name(module_name), attr=attr, ctx=gast.Load()),
+                     args=args, keywords=[])
+
+
+def _missing(derivation, node, site, mode, argnum=None):
+    fn_name = qualified_name(site.fn) if site.fn is not None else "this call"
+    decorator = "defjvp" if mode == "forward" else "defvjp"
+    which = f" for argument {argnum}" if argnum is not None else ""
+    return MissingRuleError(
+        f"no {mode} rule for {fn_name}{which}", where=derivation.where(node),
+        hint=f"register one with @tangent_ast.{decorator}({fn_name})")
+
+
+def unsupported_call(derivation, node, what, hint=None):
+    return UnsupportedSyntaxError(what, where=derivation.where(node), hint=hint)

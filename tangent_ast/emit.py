@@ -1,0 +1,269 @@
+"""Stage 9, emit: generated FunctionDefs -> the text of a Python module.
+
+Takes the simplified functions, the namespace of globals they read and the
+provenance of the rule; guarantees deterministic module text: a header
+(what it was derived from, hashes, signature, mode, wrt, tool version),
+explicit imports of everything it calls (``import numpy as np``,
+``from pkg.mod import helper``), names the loader must bind listed in a
+comment, and the functions, each statement that starts a new primal line
+commented with that line.
+
+    FunctionDef f_jvp(x, dx): ...   ->   # Derived by tangent_ast ...
+                                         import numpy as np
+                                         def f_jvp(x, dx):
+                                             y = np.sin(x)  # line 3
+                                             ...
+"""
+
+import ast
+import hashlib
+import importlib
+import inspect
+import types
+from dataclasses import dataclass, field
+
+import gast
+
+
+
+class ModuleNamespace:
+    """The globals of a generated module: emitted name -> object."""
+
+    def __init__(self, namer):
+        self.namer = namer
+        self.objects = {}
+        self.local_functions = {}   # name -> description (functions defined in this module)
+        self.relative = {}          # name -> (module name, attribute): derived rules of callees
+
+    def bind(self, preferred, obj):
+        if self.objects.get(preferred, _MISSING) is obj:
+            return preferred
+        if preferred not in self.objects and preferred not in self.namer.taken:
+            self.namer.reserve(preferred)
+            self.objects[preferred] = obj
+            return preferred
+        for existing, value in self.objects.items():
+            if value is obj and existing.startswith(preferred):
+                return existing
+        fresh = self.namer.fresh(preferred)
+        self.objects[fresh] = obj
+        return fresh
+
+    def bind_user(self, name, obj):
+        """A free name of the user's function: it keeps its name."""
+        self.objects[name] = obj
+
+    def bind_relative(self, preferred, module, attr):
+        key = (module, attr)
+        for existing, value in self.relative.items():
+            if value == key:
+                return existing
+        fresh = preferred if preferred not in self.namer.taken else self.namer.fresh(preferred)
+        self.namer.reserve(fresh)
+        self.relative[fresh] = key
+        return fresh
+
+
+_MISSING = object()
+
+
+@dataclass
+class Provenance:
+    qualname: str
+    module: str
+    filename: str
+    line: int
+    source_hash: str
+    rules_hash: str
+    signature: str
+    mode: str
+    wrt: tuple
+    version: str
+    depends: list = field(default_factory=list)   # "module:qualname=source_hash" of callees
+
+
+def _importable(obj, name):
+    """``import`` line for ``obj`` under ``name``, or None if it must be bound by the loader."""
+    if isinstance(obj, types.ModuleType):
+        full = obj.__name__
+        if "." not in full:
+            return f"import {full}" if full == name else f"import {full} as {name}"
+        parent, _, last = full.rpartition(".")
+        return f"from {parent} import {last}" if last == name else f"import {full} as {name}"
+    module = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if type(obj).__name__ == "ufunc":
+        module = "numpy"
+    if obj is getattr(__builtins__, name, None) if not isinstance(__builtins__, dict) \
+            else obj is __builtins__.get(name):
+        return ""
+    if module == "builtins" and qualname == name:
+        return ""
+    if not module or not qualname or "<" in qualname or "." in qualname or module == "__main__":
+        return None
+    try:
+        if getattr(importlib.import_module(module), qualname) is not obj:
+            return None
+    except (ImportError, AttributeError):
+        return None
+    return f"from {module} import {qualname}" if qualname == name else f"from {module} import {qualname} as {name}"
+
+
+def imports_and_bindings(namespace, used):
+    """Import lines for the names the code uses, and the names the loader must bind."""
+    lines, loader = [], []
+    for name in sorted(used):
+        if name in namespace.relative:
+            module, attr = namespace.relative[name]
+            lines.append(f"from .{module} import {attr}" if attr == name
+                         else f"from .{module} import {attr} as {name}")
+            continue
+        if name not in namespace.objects:
+            continue
+        line = _importable(namespace.objects[name], name)
+        if line is None:
+            loader.append(name)
+        elif line:
+            lines.append(line)
+    plain = sorted(l for l in lines if l.startswith("import "))
+    froms = sorted(l for l in lines if l.startswith("from ") and not l.startswith("from ."))
+    relative = sorted(l for l in lines if l.startswith("from ."))
+    return plain + froms + relative, loader
+
+
+def _used_globals(functions):
+    defined = {f.name for f in functions}
+    used = set()
+    for f in functions:
+        local = {n.id for n in gast.walk(f) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))}
+        used |= {n.id for n in gast.walk(f) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                 and n.id not in local and n.id not in defined}
+    return used
+
+
+def statement_lines(stmt, indent, line_of, last_line):
+    """Source lines of one statement; a comment cites a primal line when it changes."""
+    pad = "    " * indent
+    lineno = line_of(stmt)
+    comment = f"  # line {lineno}" if lineno is not None and lineno != last_line[0] else ""
+    if lineno is not None:
+        last_line[0] = lineno
+    if isinstance(stmt, ast.If):
+        lines = [f"{pad}if {ast.unparse(stmt.test)}:{comment}"]
+        for s in stmt.body:
+            lines += statement_lines(s, indent + 1, line_of, last_line)
+        if stmt.orelse:
+            lines.append(f"{pad}else:")
+            for s in stmt.orelse:
+                lines += statement_lines(s, indent + 1, line_of, last_line)
+        return lines
+    if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Tuple) and stmt.value.elts:
+        text = ["return " + ", ".join(ast.unparse(e) for e in stmt.value.elts)]
+    else:
+        text = ast.unparse(stmt).splitlines()
+    return [pad + text[0] + comment] + [pad + t for t in text[1:]]
+
+
+def to_ast(fn):
+    """A stdlib ``ast`` copy of a gast node; primal lines kept as ``_primal_line``."""
+    tree = gast.gast_to_ast(fn)
+    _copy_lines(fn, tree)
+    for node in ast.walk(tree):
+        if "lineno" in node._attributes:
+            node.lineno = node.end_lineno = 1
+            node.col_offset = node.end_col_offset = 0
+    return tree
+
+
+def function_source(fn, line_of):
+    """Source of one generated gast FunctionDef, with primal-line comments."""
+    tree = to_ast(fn)
+    header = ast.unparse(ast.FunctionDef(name=tree.name, args=tree.args, body=[ast.Pass()],
+                                         decorator_list=[], returns=None, type_params=[],
+                                         lineno=1, col_offset=0)).splitlines()[0]
+    last_line = [None]
+    body = []
+    for s in tree.body:
+        body += statement_lines(s, 1, line_of, last_line)
+    return "\n".join([header] + body) + "\n"
+
+
+def _copy_lines(gast_node, ast_node):
+    """gast_to_ast drops our line numbers on generated nodes: copy them over."""
+    for g, a in zip(gast.walk(gast_node), ast.walk(ast_node)):
+        if hasattr(g, "lineno"):
+            a._primal_line = g.lineno
+
+
+def module_source(functions, namespace, provenance, line_of, *, notes=()):
+    """The full text of a generated module."""
+    used = _used_globals(functions)
+    imports, loader = imports_and_bindings(namespace, used)
+    bodies = "\n\n".join(function_source(f, lambda s: line_of(getattr(s, "_primal_line", None)))
+                         for f in functions)
+    body_hash = hashlib.sha256(bodies.rstrip("\n").encode() + b"\n").hexdigest()[:16]
+    p = provenance
+    header = [
+        f'"""{p.mode.capitalize()} rule of {p.qualname}, derived by tangent_ast {p.version}.',
+        "",
+        "Generated code: edit it if you like; tangent_ast will then use your edit",
+        "as it is and never overwrite it.",
+        '"""',
+        f"# source: {p.module}:{p.qualname} ({p.filename}:{p.line})",
+        f"# source-hash: {p.source_hash}",
+        f"# rules-hash: {p.rules_hash}",
+        f"# signature: {p.signature}",
+        f"# mode: {p.mode}",
+        f"# wrt: {', '.join(p.wrt)}",
+        f"# depends: {' '.join(p.depends) if p.depends else '-'}",
+        f"# tangent-ast-version: {p.version}",
+        f"# body-hash: {body_hash}",
+    ]
+    if loader:
+        header.append(f"# bound-by-loader: {' '.join(loader)}  (closure cells or values that "
+                      "cannot be imported; the loader sets them before running this module)")
+    for note in notes:
+        header.append(f"# {note}")
+    text = "\n".join(header) + "\n"
+    if imports:
+        text += "\n" + "\n".join(imports) + "\n"
+    text += "\n\n" + bodies
+    return text.rstrip() + "\n", loader
+
+
+def read_header(text):
+    """The ``# key: value`` lines of a generated module's header."""
+    fields = {}
+    for line in text.splitlines():
+        if line.startswith("# ") and ": " in line:
+            key, _, value = line[2:].partition(": ")
+            if key.replace("-", "").isalpha() and key not in fields:
+                fields[key] = value
+        elif line.startswith(("import", "from", "def")):
+            break
+    return fields
+
+
+def body_hash_of(text):
+    """The hash of the function bodies of a module text, as written in its header."""
+    start = text.find("\ndef ")
+    bodies = text[start + 1:] if start >= 0 else ""
+    return hashlib.sha256(bodies.rstrip("\n").encode() + b"\n").hexdigest()[:16]
+
+
+def rule_source_hash():
+    """One hash of every registered rule's source (rules change -> rules re-derive)."""
+    from .rules import registry
+    h = hashlib.sha256()
+    for entry in registry.all_primitives():
+        h.update(entry.name.encode())
+        for table in (entry.jvps, entry.vjps):
+            for argnum, rule in sorted(table.items()):
+                fn = getattr(rule, "fn", None)
+                try:
+                    h.update(inspect.getsource(fn).encode() if fn is not None else repr(rule).encode())
+                except (OSError, TypeError):
+                    h.update(repr(rule).encode())
+    return h.hexdigest()[:16]
+
+

@@ -1,0 +1,39 @@
+"""Errors a user can get from tangent_ast.
+
+Every error names where the problem is (file and line of the user's code) and
+what to do about it. Internal failures never surface as bare tracebacks of
+the transformer: they are wrapped in one of these.
+"""
+
+
+class TangentAstError(Exception):
+    """Base class of every error tangent_ast raises on purpose."""
+
+    def __init__(self, message, *, where=None, hint=None):
+        self.message = message
+        self.where = where
+        self.hint = hint
+        text = f"{where}: {message}" if where else message
+        if hint:
+            text += f"\n  hint: {hint}"
+        super().__init__(text)
+
+
+class NoSourceError(TangentAstError):
+    """The function's source code cannot be read (builtins, C extensions, exec)."""
+
+
+class UnsupportedSyntaxError(TangentAstError):
+    """The function uses a construct the transformer does not handle."""
+
+
+class MissingRuleError(TangentAstError):
+    """A called function has no rule for the requested mode and no source."""
+
+
+class NotDifferentiableError(TangentAstError):
+    """A requested input or output cannot carry a derivative (int, str, ...)."""
+
+
+class NonScalarOutputError(TangentAstError):
+    """grad was asked for the gradient of a function whose output is not a scalar."""

@@ -1,0 +1,129 @@
+"""Stage 7a, forward: linearize. After each active statement, its tangent.
+
+Takes the SSA function with kinds and activity; guarantees a function
+``f_jvp(*params, *d_wrt)`` returning ``(out, dout)`` in which every active
+statement ``v = op(...)`` is followed by ``dv = <sum of rule contributions>``
+inside the same control flow, and a call to a user function with active
+arguments becomes a call to its derived forward rule.
+
+    def f(x, y):                def f_jvp(x, y, dx, dy):
+        z = x * y                   z = x * y
+        return z          ->        dz = dx * y + x * dy
+                                    return z, dz
+"""
+
+import copy
+import functools
+
+import gast
+
+from .derivatives import unsupported_call
+from .normalize import assign, name
+
+
+def _sum(terms):
+    return functools.reduce(lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), terms)
+
+
+class Forward:
+    def __init__(self, derivation):
+        self.d = derivation
+
+    def tangent(self, primal):
+        names = self.d.tangent_names
+        if primal not in names:
+            names[primal] = self.d.namer.tangent(primal)
+        return names[primal]
+
+    def tangent_of(self, atom):
+        """The tangent of an atom, or None if it carries none."""
+        if isinstance(atom, gast.Name) and self.d.activity.active(atom.id):
+            return name(self.tangent(atom.id))
+        return None
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.Assign):
+                out.extend(self.assign(s))
+            elif isinstance(s, gast.If):
+                new = copy.copy(s)
+                new.body = self.block(s.body)
+                new.orelse = self.block(s.orelse)
+                out.append(new)
+            else:
+                out.append(s)
+        return out
+
+    def assign(self, s):
+        target = s.targets[0].id
+        if not self.d.activity.active(target):
+            return [s]
+        value = s.value
+        site = self.d.site(value)
+        dtarget = self.tangent(target)
+        if site is None:
+            tangent = self.tangent_of(value)
+            return [s, _at(assign(dtarget, tangent if tangent is not None else self.d.zero(target)), s)]
+        if site.fn is None or self.d.is_user_function(site.fn):
+            return self.user_call(s, site, target, dtarget)
+        active = self.d.active_args(site)
+        for kw in site.keywords:
+            if self.d.is_active(kw.value):
+                raise unsupported_call(self.d, s, f"a differentiable value passed by keyword ({kw.arg}=...)",
+                                       "pass it positionally")
+        leading = [self.tangent_of(a) for a in site.args]
+        terms = [expr for _, expr in self.d.contributions(s, site, target, leading)]
+        if not terms:
+            return [s, _at(assign(dtarget, self.d.zero(target)), s)]
+        tangent = self.d.broadcast_tangent(_sum(terms), site, active, target)
+        return [s, _at(assign(dtarget, tangent), s)]
+
+    def user_call(self, s, site, target, dtarget):
+        fn = site.fn
+        if fn is None:
+            raise unsupported_call(self.d, s, "calling a local function value",
+                                   "call a function defined at module level")
+        if site.keywords:
+            raise unsupported_call(self.d, s, f"keyword arguments to {fn.__qualname__}",
+                                   "pass arguments positionally")
+        active = self.d.active_args(site)
+        if not active:
+            return [s, _at(assign(dtarget, self.d.zero(target)), s)]
+        kinds = tuple(self.d.kind(a) for a in site.args)
+        rule = self.d.derive_callee(fn, "forward", tuple(active), kinds, self.d.where(s))
+        self.d.callees.append(rule)
+        func = name(rule.function_name("jvp", self.d.namespace))
+        args = [copy.deepcopy(a) for a in site.args] + [self.tangent_of(site.args[i]) for i in active]
+        call = gast.Call(func=func, args=args, keywords=[])
+        targets = gast.Tuple(elts=[name(target, gast.Store()), name(dtarget, gast.Store())], ctx=gast.Store())
+        return [_at(gast.Assign(targets=[targets], value=call, type_comment=None), s)]
+
+
+def _at(new, old):
+    new.lineno = getattr(old, "lineno", None)
+    return new
+
+
+def forward(derivation, fn, wrt):
+    """The forward rule of ``fn`` (SSA) as a new FunctionDef named ``<f>_jvp``."""
+    transform = Forward(derivation)
+    tangent_params = [name(transform.tangent(w), gast.Param()) for w in wrt]
+    body = transform.block(fn.body[:-1])
+    result = fn.body[-1].value.id
+    dresult = transform.tangent_of(name(result))
+    if dresult is None:
+        zero_name = transform.tangent(result)
+        body.append(assign(zero_name, derivation.zero(result)))
+        dresult = name(zero_name)
+    ret = gast.Return(value=gast.Tuple(elts=[name(result), dresult], ctx=gast.Load()))
+    ret.lineno = getattr(fn.body[-1], "lineno", None)
+    body.append(ret)
+    new = copy.copy(fn)
+    new.name = f"{fn.name}_jvp"
+    new.args = copy.deepcopy(fn.args)
+    new.args.args = new.args.args + tangent_params
+    new.body = body
+    return new
+
+

@@ -1,0 +1,237 @@
+"""Kinds: what the transformer knows about a value's type, and signatures.
+
+A rule is derived for a function *and the kinds of its arguments* (DESIGN
+§3): a Python float, an int, a bool, an ndarray of known ``ndim`` and dtype
+kind, ... A kind is what lets scalar code derive into scalar code with no
+helper calls, and array code call ``unbroadcast`` only where shapes can
+really differ. ``UNKNOWN`` is always safe: it only costs helper calls.
+
+The inference stage takes the SSA function and the signature and guarantees
+a kind for every SSA name (``UNKNOWN`` where it cannot tell).
+"""
+
+import itertools
+import operator
+from dataclasses import dataclass, replace
+
+import gast
+import numpy as np
+
+from .resolve import callee
+
+
+@dataclass(frozen=True)
+class Kind:
+    tag: str                 # float complex int bool array none str tuple object unknown
+    ndim: int | None = None
+    dtype: str | None = None  # numpy dtype kind of arrays: f c i u b
+    shape: int | None = None  # arrays with the same shape id have the same shape
+
+    @property
+    def differentiable(self):
+        if self.tag in ("float", "complex", "unknown"):
+            return True
+        return self.tag == "array" and self.dtype in ("f", "c", None)
+
+    @property
+    def scalar(self):
+        return self.tag in ("float", "complex", "int", "bool")
+
+    def describe(self):
+        if self.tag == "array":
+            return f"ndarray[ndim={self.ndim}, {self.dtype}]"
+        return self.tag
+
+    def __str__(self):
+        if self.tag == "array":
+            return f"array{self.ndim}{self.dtype}"
+        return self.tag
+
+
+UNKNOWN = Kind("unknown")
+FLOAT = Kind("float")
+INT = Kind("int")
+BOOL = Kind("bool")
+
+
+def kind_of(value):
+    """The kind of a runtime value (shape ids are not part of a signature)."""
+    if isinstance(value, (bool, np.bool_)):
+        return BOOL
+    if isinstance(value, (int, np.integer)):
+        return INT
+    if isinstance(value, (float, np.floating)):
+        return FLOAT
+    if isinstance(value, (complex, np.complexfloating)):
+        return Kind("complex")
+    if isinstance(value, np.ndarray):
+        return Kind("array", value.ndim, value.dtype.kind)
+    if value is None:
+        return Kind("none")
+    if isinstance(value, str):
+        return Kind("str")
+    if isinstance(value, tuple):
+        return Kind("tuple")
+    return Kind("object")
+
+
+def reduction_kind(x, *rest):
+    """``np.sum(x)`` and friends without an axis: a float."""
+    return FLOAT if not rest and x.tag in ("array", "float", "unknown") else UNKNOWN
+
+
+def matmul_kind(x, y):
+    if x.tag != "array" or y.tag != "array":
+        return UNKNOWN
+    ndim = {(1, 1): 0, (2, 1): 1, (1, 2): 1, (2, 2): 2}.get((x.ndim, y.ndim))
+    if ndim is None:
+        return UNKNOWN
+    return FLOAT if ndim == 0 else Kind("array", ndim, "f" if "f" in (x.dtype, y.dtype) else x.dtype)
+
+
+def transpose_kind(x, *rest):
+    return x if x.tag == "array" and x.ndim == 1 and not rest else (
+        Kind("array", x.ndim, x.dtype) if x.tag == "array" else UNKNOWN)
+
+
+def signature_of(args):
+    return tuple(kind_of(a) for a in args)
+
+
+def describe_signature(signature):
+    if signature is None:
+        return "any"
+    return ", ".join(str(k) for k in signature)
+
+
+_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+               operator.mod, operator.floordiv, operator.neg, operator.pos}
+_COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne}
+
+
+class _Inference:
+    def __init__(self, scope, kinds):
+        self.scope = scope
+        self.kinds = kinds
+        self.shape_ids = itertools.count(1)
+
+    def of(self, atom):
+        if isinstance(atom, gast.Name):
+            if self.scope.is_local(atom.id):
+                return self.kinds.get(atom.id, UNKNOWN)
+            return kind_of(self.scope.free.get(atom.id))
+        if isinstance(atom, gast.Constant):
+            return kind_of(atom.value)
+        if isinstance(atom, gast.Attribute) and self.scope.is_global_chain(atom):
+            return kind_of(self.scope.lookup(atom))
+        if isinstance(atom, gast.Tuple):
+            return Kind("tuple")
+        return UNKNOWN
+
+    def new_shape(self, kind):
+        return replace(kind, shape=next(self.shape_ids)) if kind.tag in ("array", "unknown") else kind
+
+    def expr(self, value):
+        site = callee(value, self.scope, self.of)
+        if site is None:
+            return self.of(value)
+        args = [self.of(a) for a in site.args]
+        fn = site.fn
+        from .rules.registry import lookup
+        entry = lookup(fn)
+        if fn is operator.getitem:
+            return self.getitem(args[0], site.args[1])
+        if entry is not None and entry.kind is not None:
+            return UNKNOWN if site.keywords else self.new_shape(entry.kind(*args))
+        if fn in _COMPARISONS:
+            return BOOL if all(a.scalar for a in args) else (
+                Kind("array", max(a.ndim or 0 for a in args if a.tag == "array"), "b")
+                if any(a.tag == "array" for a in args) else UNKNOWN)
+        if fn is operator.matmul:
+            return self.new_shape(matmul_kind(*args))
+        if fn in _ARITHMETIC or (entry is not None and entry.broadcasts):
+            return self.broadcast(fn, [a for a in args if a.tag != "none"])
+        if fn is len or fn is int or fn is round:
+            return INT
+        if fn is float:
+            return FLOAT
+        if isinstance(fn, tuple) and fn[1] in ("shape",):
+            return Kind("tuple")
+        if isinstance(fn, tuple) and fn[1] in ("ndim", "size"):
+            return INT
+        return UNKNOWN
+
+    def getitem(self, base, index):
+        """``x[i]``, ``x[a:b]``, ``x[i, :]`` on an array: the rank is known, the shape is new."""
+        if base.tag != "array":
+            return UNKNOWN
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        ndim = base.ndim
+        for part in parts:
+            if isinstance(part, gast.Slice):
+                continue
+            if isinstance(part, gast.Constant) and part.value is None:
+                ndim += 1
+            elif self.of(part).tag == "int":
+                ndim -= 1
+            else:
+                return UNKNOWN
+        if ndim < 0 or any(isinstance(p, gast.Constant) and p.value is Ellipsis for p in parts):
+            return UNKNOWN
+        if ndim == 0:
+            return FLOAT if base.dtype == "f" else UNKNOWN
+        return self.new_shape(Kind("array", ndim, base.dtype))
+
+    def broadcast(self, fn, args):
+        shaped = [a for a in args if not a.scalar]
+        if shaped and all(a == shaped[0] for a in shaped) and shaped[0].shape is not None \
+                and shaped[0].tag in ("array", "unknown"):
+            first = shaped[0]
+            if first.tag == "array" and first.dtype != "f" and any(a.tag == "float" for a in args):
+                return replace(first, dtype="f")
+            return first  # a scalar does not change the shape of what it meets
+        if not args or any(a.tag in ("unknown", "object", "tuple", "str") for a in args):
+            return UNKNOWN
+        arrays = [a for a in args if a.tag == "array"]
+        if not arrays:
+            if any(a.tag == "complex" for a in args):
+                return Kind("complex")
+            if fn is operator.truediv or any(a.tag == "float" for a in args):
+                return FLOAT
+            if fn is operator.pow:
+                return UNKNOWN  # 2 ** -1 is a float
+            return INT if fn is not operator.not_ else BOOL
+        ndim = max(a.ndim for a in arrays)
+        dtypes = {a.dtype for a in arrays} | {{"float": "f", "complex": "c", "int": "i", "bool": "b"}[a.tag]
+                                                 for a in args if a.scalar}
+        dtype = "c" if "c" in dtypes else "f" if ("f" in dtypes or fn is operator.truediv) else None
+        shapes = {a.shape for a in arrays if a.ndim == ndim}
+        same = len(shapes) == 1 and None not in shapes and all(a.ndim == ndim for a in arrays)
+        kind = Kind("array", ndim, dtype)
+        return replace(kind, shape=shapes.pop()) if same else self.new_shape(kind)
+
+
+def infer(fn, scope, signature):
+    """Kinds of every SSA name of ``fn`` given the ``signature`` (None: all unknown)."""
+    kinds = {}
+    inference = _Inference(scope, kinds)
+    for i, arg in enumerate(fn.args.args):
+        kind = signature[i] if signature is not None and i < len(signature) else UNKNOWN
+        kinds[arg.id] = inference.new_shape(kind)
+
+    def block(stmts):
+        for s in stmts:
+            if isinstance(s, gast.Assign):
+                target = s.targets[0].id
+                kind = inference.expr(s.value)
+                if target in kinds and kinds[target] != kind:  # a join: both sides must agree
+                    kind = kind if kinds[target].tag == kind.tag == "float" else \
+                        (replace(kind, shape=None) if kinds[target] == replace(kind, shape=kinds[target].shape)
+                         else UNKNOWN)
+                kinds[target] = kind
+            elif isinstance(s, gast.If):
+                block(s.body)
+                block(s.orelse)
+
+    block(fn.body)
+    return kinds

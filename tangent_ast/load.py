@@ -1,0 +1,135 @@
+"""Stage 10, load: write a generated module to the cache and import it.
+
+Takes generated module text and its name; guarantees an imported module
+object. Modules live in one directory (the cache: ``TANGENT_AST_CACHE``,
+else ``$XDG_CACHE_HOME/tangent_ast``, else ``~/.cache/tangent_ast``), which is
+imported as a package so derived rules can import each other
+(``from .g__reverse__x__float import g_fwd``).
+
+* Writes are atomic (temporary file + rename): a reader never sees half a file.
+* A module whose header matches (source hash, rules hash, tool version, the
+  hashes of the functions it calls) is reused without deriving again.
+* A module the user edited (its body no longer matches its body-hash) is used
+  as it is and never overwritten; if its source changed since, a
+  :class:`StaleRuleWarning` says so (an error under ``strict``).
+* A corrupted or truncated module (bad header, does not compile) is derived again.
+"""
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+import tempfile
+import types
+import warnings
+from pathlib import Path
+
+from .emit import body_hash_of, read_header
+from .errors import TangentAstError
+
+
+class StaleRuleWarning(UserWarning):
+    """An edited generated rule no longer matches the source it was derived from."""
+
+
+class StaleRuleError(TangentAstError):
+    """Under ``strict``: an edited generated rule is stale."""
+
+
+def cache_dir(override=None):
+    if override is not None:
+        path = Path(override)
+    elif os.environ.get("TANGENT_AST_CACHE"):
+        path = Path(os.environ["TANGENT_AST_CACHE"])
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        path = Path(base) / "tangent_ast"
+    path.mkdir(parents=True, exist_ok=True)
+    return path.resolve()
+
+
+def package_for(directory):
+    """The (virtual) package whose submodules are the files in ``directory``."""
+    directory = str(directory)
+    name = "_tangent_ast_cache_" + hashlib.sha256(directory.encode()).hexdigest()[:10]
+    package = sys.modules.get(name)
+    if package is None:
+        package = types.ModuleType(name)
+        package.__path__ = [directory]
+        package.__package__ = name
+        sys.modules[name] = package
+    return name
+
+
+def write_atomic(path, text):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def state_of(path, expected):
+    """What is on disk at ``path``: "missing", "corrupt", "fresh", "stale", "edited", "edited-stale".
+
+    ``expected`` holds the header fields a fresh module must have
+    (source-hash, rules-hash, tangent-ast-version, depends).
+    """
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        return "missing"
+    except (OSError, UnicodeDecodeError):
+        return "corrupt"
+    header = read_header(text)
+    if "body-hash" not in header or "source-hash" not in header:
+        return "corrupt"
+    try:
+        compile(text, str(path), "exec")
+    except SyntaxError:
+        return "corrupt"
+    fresh = all(header.get(k) == v for k, v in expected.items())
+    edited = body_hash_of(text) != header["body-hash"]
+    if edited:
+        return "edited" if fresh else "edited-stale"
+    return "fresh" if fresh else "stale"
+
+
+def import_module(directory, module_name, bindings=None, reload=False):
+    """Import ``module_name`` from the cache package at ``directory``.
+
+    ``bindings``: names the loader sets in the module before running it
+    (closure cells and values that cannot be imported).
+    """
+    package = package_for(directory)
+    full = f"{package}.{module_name}"
+    if full in sys.modules and not reload:
+        return sys.modules[full]
+    path = Path(directory) / f"{module_name}.py"
+    spec = importlib.util.spec_from_file_location(full, path)
+    module = importlib.util.module_from_spec(spec)
+    for key, value in (bindings or {}).items():
+        setattr(module, key, value)
+    sys.modules[full] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(full, None)
+        raise
+    return module
+
+
+def warn_stale(path, qualname, strict):
+    message = (f"{path} was edited by hand and {qualname} has changed since it was derived; "
+               f"the edited rule is used as it is. Delete the file (or run `tangent-ast "
+               f"generate` again) to derive it anew.")
+    if strict:
+        raise StaleRuleError(message)
+    warnings.warn(message, StaleRuleWarning, stacklevel=4)

@@ -1,0 +1,52 @@
+"""The naming scheme of generated code.
+
+Generated names stay close to the user's: SSA versions are ``y``, ``y_1``,
+``y_2``; the tangent of ``y`` is ``dy``; its cotangent is ``ct_y``. A
+:class:`Namer` hands out names that collide with nothing the function already
+uses (parameters, locals, globals it reads), so generated code never shadows
+a user's name.
+"""
+
+import re
+
+
+class Namer:
+    """Deterministic supply of fresh identifiers."""
+
+    def __init__(self, taken=()):
+        self.taken = set(taken)
+
+    def reserve(self, *names):
+        self.taken.update(names)
+
+    def fresh(self, base):
+        """``base`` if it is free, else ``base_1``, ``base_2``, ..."""
+        base = sanitize(base)
+        if base not in self.taken:
+            self.taken.add(base)
+            return base
+        return self.version(base)
+
+    def version(self, base):
+        """The next free ``base_N`` (N >= 1), for a re-assignment of ``base``."""
+        stem = re.sub(r"_\d+$", "", base) or base
+        n = 1
+        while f"{stem}_{n}" in self.taken:
+            n += 1
+        name = f"{stem}_{n}"
+        self.taken.add(name)
+        return name
+
+    def tangent(self, name):
+        return self.fresh("d" + name.lstrip("_"))
+
+    def cotangent(self, name):
+        return self.fresh("ct_" + name.lstrip("_"))
+
+
+def sanitize(text):
+    """A valid identifier made from ``text`` (dots, brackets -> underscores)."""
+    name = re.sub(r"\W+", "_", str(text)).strip("_") or "t"
+    if name[0].isdigit():
+        name = "_" + name
+    return name

@@ -1,0 +1,392 @@
+"""Stage 3, normalize: desugar to a small core, one operation per statement.
+
+Takes the parsed function and its scope; guarantees a function whose body
+contains only
+
+* ``name = <op>`` where ``<op>`` is an atom (name, constant, global such as
+  ``np.pi``) or ONE operation on atoms: a binary/unary operator, a single
+  comparison, a call, an attribute read, a subscript;
+* ``if atom: ... else: ...`` (``elif``, ``a if c else b``, ``and``/``or``
+  and chained comparisons are lowered to it);
+* bare calls kept for their effect (``print(x)``), ``assert``, ``raise``;
+* exactly one ``return atom``, as the last statement.
+
+Early returns become assignments to one result name; statements after an
+``if`` that may return move into the branch that does not.
+
+    def f(x, y):                   def f(x, y):
+        if x > 0:                      t = x > 0
+            return x * np.sin(y)  ->   if t:
+        return y                           sin = np.sin(y)
+                                           out = x * sin
+                                       else:
+                                           out = y
+                                       return out
+"""
+
+import copy
+
+import gast
+
+from .errors import UnsupportedSyntaxError
+
+_UNSUPPORTED = {
+    gast.For: ("a for loop", "loops are not supported yet"),
+    gast.AsyncFor: ("an async for loop", None),
+    gast.While: ("a while loop", "loops are not supported yet"),
+    gast.Break: ("break", None), gast.Continue: ("continue", None),
+    gast.ClassDef: ("a class definition inside the function", "define the class at module level"),
+    gast.FunctionDef: ("a nested def", "define the helper at module level and call it"),
+    gast.AsyncFunctionDef: ("a nested async def", None),
+    gast.Global: ("a global statement", "mutable globals are not supported: pass the value "
+                  "as an argument and return the new value"),
+    gast.Nonlocal: ("a nonlocal statement", "pass the value as an argument and return it"),
+    gast.With: ("a with block", None), gast.AsyncWith: ("an async with block", None),
+    gast.Try: ("a try block", "move the try/except outside the differentiated function"),
+    gast.Delete: ("del", None), gast.Import: ("an import inside the function", "import at module level"),
+    gast.ImportFrom: ("an import inside the function", "import at module level"),
+    gast.Lambda: ("a lambda", "define the helper with def at module level"),
+    gast.Yield: ("yield", "generators cannot be differentiated"),
+    gast.YieldFrom: ("yield from", "generators cannot be differentiated"),
+    gast.Await: ("await", None), gast.NamedExpr: ("an assignment expression (:=)", None),
+    gast.ListComp: ("a list comprehension", None), gast.SetComp: ("a set comprehension", None),
+    gast.DictComp: ("a dict comprehension", None), gast.GeneratorExp: ("a generator expression", None),
+    gast.Dict: ("a dict literal", None), gast.Set: ("a set literal", None),
+    gast.Starred: ("starred arguments (*args)", None),
+}
+
+
+def unsupported(parsed, node, what=None, hint=None):
+    what_default, hint_default = _UNSUPPORTED.get(type(node), (type(node).__name__, None))
+    return UnsupportedSyntaxError(f"{what or what_default} is not supported",
+                                  where=parsed.where(node), hint=hint or hint_default)
+
+
+def _at(new, old):
+    """Give ``new`` (and its children without a position) the line of ``old``."""
+    lineno = getattr(old, "lineno", None)
+    for n in gast.walk(new):
+        if getattr(n, "lineno", None) is None and hasattr(n, "_attributes") and "lineno" in n._attributes:
+            n.lineno = lineno
+            n.col_offset = getattr(old, "col_offset", 0)
+    return new
+
+
+def name(id_, ctx=None):
+    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+
+
+def assign(target, value, at=None):
+    node = gast.Assign(targets=[name(target, gast.Store())], value=value, type_comment=None)
+    return _at(node, at) if at is not None else node
+
+
+def is_atom(expr, scope):
+    if isinstance(expr, (gast.Name, gast.Constant)):
+        return True
+    if isinstance(expr, gast.Attribute) and scope.is_global_chain(expr):
+        return True
+    if isinstance(expr, (gast.Tuple, gast.List)):
+        return all(is_atom(e, scope) for e in expr.elts)
+    return False
+
+
+class Normalizer:
+    def __init__(self, parsed, scope, namer):
+        self.parsed = parsed
+        self.scope = scope
+        self.namer = namer
+        self.result = None
+
+    # -- statements ---------------------------------------------------------
+
+    def function(self, node):
+        self.check(node)
+        body = [s for s in node.body if not _is_docstring(s)]
+        tail = body[-1] if body else None
+        simple_return = (isinstance(tail, gast.Return) and isinstance(tail.value, gast.Name)
+                         and not any(isinstance(n, gast.Return) for s in body[:-1] for n in gast.walk(s)))
+        if simple_return:
+            self.result = tail.value.id
+            stmts = self.block(body[:-1])
+        else:
+            self.result = self.namer.fresh("out")
+            stmts = self.block(self.lower_returns(body))
+        stmts.append(_at(gast.Return(value=name(self.result)), tail or node))
+        new = copy.copy(node)
+        new.body = stmts
+        new.returns = None
+        for arg in new.args.args:
+            arg.annotation = None
+        return new
+
+    def check(self, node):
+        for n in gast.walk(node):
+            if n is not node and type(n) in _UNSUPPORTED and not isinstance(n, (gast.Starred,)):
+                raise unsupported(self.parsed, n)
+        args = node.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+            raise unsupported(self.parsed, node, "*args, **kwargs, keyword-only or positional-only "
+                              "parameters in the differentiated function")
+
+    def lower_returns(self, stmts):
+        """Replace ``return e`` by ``<result> = e``, moving what follows an ``if``
+        that may return into the branches that fall through."""
+        out = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, gast.Return):
+                value = s.value if s.value is not None else gast.Constant(None, None)
+                out.append(_at(gast.Assign(targets=[name(self.result, gast.Store())], value=value,
+                                           type_comment=None), s))
+                return out
+            if isinstance(s, gast.If) and _may_return(s):
+                rest = stmts[i + 1:]
+                body = s.body if _always_exits(s.body) else s.body + copy.deepcopy(rest)
+                orelse = s.orelse if _always_exits(s.orelse) else s.orelse + copy.deepcopy(rest)
+                new = copy.copy(s)
+                new.body = self.lower_returns(body)
+                new.orelse = self.lower_returns(orelse)
+                out.append(new)
+                return out
+            out.append(s)
+        return out
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s):
+        if isinstance(s, gast.Assign):
+            return self.assign(s)
+        if isinstance(s, gast.AugAssign):
+            if not isinstance(s.target, gast.Name):
+                raise unsupported(self.parsed, s, "augmented assignment to a subscript or attribute",
+                                  "in-place updates are not supported yet: write x = x + ...")
+            target = name(s.target.id)
+            value = gast.BinOp(left=target, op=s.op, right=s.value)
+            return self.assign(_at(gast.Assign(targets=[name(s.target.id, gast.Store())],
+                                               value=value, type_comment=None), s))
+        if isinstance(s, gast.AnnAssign):
+            if s.value is None:
+                return []
+            return self.assign(_at(gast.Assign(targets=[s.target], value=s.value, type_comment=None), s))
+        if isinstance(s, gast.If):
+            pre, test = self.atom(s.test, s)
+            new = _at(gast.If(test=test, body=self.block(s.body), orelse=self.block(s.orelse)), s)
+            new.lineno = s.lineno
+            return pre + [new]
+        if isinstance(s, gast.Expr):
+            if isinstance(s.value, gast.Constant):
+                return []
+            pre, value = self.operation(s.value, s)
+            return pre + [_at(gast.Expr(value=value), s)]
+        if isinstance(s, gast.Pass):
+            return []
+        if isinstance(s, gast.Assert):
+            pre, test = self.atom(s.test, s)
+            return pre + [_at(gast.Assert(test=test, msg=s.msg), s)]
+        if isinstance(s, gast.Raise):
+            return [s]
+        raise unsupported(self.parsed, s)
+
+    def assign(self, s):
+        value = s.value
+        pre = []
+        targets = s.targets
+        first = targets[-1]
+        if isinstance(first, gast.Name):
+            more, op = self.operation(value, s)
+            pre += more + [assign(first.id, op, s)]
+            source = first.id
+        elif isinstance(first, (gast.Tuple, gast.List)) and isinstance(value, (gast.Tuple, gast.List)) \
+                and len(first.elts) == len(value.elts) and all(isinstance(t, gast.Name) for t in first.elts):
+            atoms = []
+            for v in value.elts:
+                more, a = self.atom(v, s)
+                pre += more
+                atoms.append(a)
+            for t, a in zip(first.elts, atoms, strict=True):
+                pre.append(assign(t.id, copy.deepcopy(a), s))
+            source = None
+        else:
+            raise unsupported(self.parsed, s, f"assignment to {type(first).__name__.lower()}",
+                              "assign to plain names (unpacking of calls and in-place updates "
+                              "are not supported yet)")
+        for t in targets[:-1]:
+            if not isinstance(t, gast.Name) or source is None:
+                raise unsupported(self.parsed, s, "this chained assignment")
+            pre.append(assign(t.id, name(source), s))
+        return pre
+
+    # -- expressions --------------------------------------------------------
+
+    def atom(self, expr, at):
+        """Statements computing ``expr`` and an atom holding its value."""
+        if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, gast.USub) \
+                and isinstance(expr.operand, gast.Constant) and isinstance(expr.operand.value, (int, float)):
+            return [], gast.Constant(-expr.operand.value, None)
+        if is_atom(expr, self.scope):
+            return [], expr
+        if isinstance(expr, (gast.Tuple, gast.List)):
+            pre, elts = [], []
+            for e in expr.elts:
+                more, a = self.atom(e, at)
+                pre += more
+                elts.append(a)
+            return pre, type(expr)(elts=elts, ctx=gast.Load())
+        pre, op = self.operation(expr, at)
+        if isinstance(op, (gast.Name, gast.Constant)):
+            return pre, op
+        temp = self.namer.fresh(_temp_base(op))
+        return pre + [assign(temp, op, at)], name(temp)
+
+    def operation(self, expr, at):
+        """Statements and a single operation on atoms computing ``expr``."""
+        if is_atom(expr, self.scope):
+            return [], expr
+        if isinstance(expr, gast.BinOp):
+            pre, left = self.atom(expr.left, at)
+            more, right = self.atom(expr.right, at)
+            return pre + more, gast.BinOp(left=left, op=expr.op, right=right)
+        if isinstance(expr, gast.UnaryOp):
+            if isinstance(expr.op, gast.USub) and isinstance(expr.operand, gast.Constant):
+                return self.atom(expr, at)
+            pre, operand = self.atom(expr.operand, at)
+            return pre, gast.UnaryOp(op=expr.op, operand=operand)
+        if isinstance(expr, gast.Compare):
+            if len(expr.ops) == 1:
+                pre, left = self.atom(expr.left, at)
+                more, right = self.atom(expr.comparators[0], at)
+                return pre + more, gast.Compare(left=left, ops=expr.ops, comparators=[right])
+            return self.chained_compare(expr, at)
+        if isinstance(expr, gast.BoolOp):
+            return self.bool_op(expr, at)
+        if isinstance(expr, gast.IfExp):
+            temp = self.namer.fresh("t")
+            pre, test = self.atom(expr.test, at)
+            body_pre, body = self.operation(expr.body, at)
+            else_pre, orelse = self.operation(expr.orelse, at)
+            branch = _at(gast.If(test=test, body=body_pre + [assign(temp, body, at)],
+                                 orelse=else_pre + [assign(temp, orelse, at)]), at)
+            return pre + [branch], name(temp)
+        if isinstance(expr, gast.Call):
+            pre, func = self.callee(expr.func, at)
+            args = []
+            for a in expr.args:
+                if isinstance(a, gast.Starred):
+                    raise unsupported(self.parsed, a)
+                more, atom = self.atom(a, at)
+                pre += more
+                args.append(atom)
+            keywords = []
+            for kw in expr.keywords:
+                if kw.arg is None:
+                    raise unsupported(self.parsed, expr, "**kwargs in a call")
+                more, atom = self.atom(kw.value, at)
+                pre += more
+                keywords.append(gast.keyword(arg=kw.arg, value=atom))
+            return pre, gast.Call(func=func, args=args, keywords=keywords)
+        if isinstance(expr, gast.Attribute):
+            pre, value = self.atom(expr.value, at)
+            return pre, gast.Attribute(value=value, attr=expr.attr, ctx=gast.Load())
+        if isinstance(expr, gast.Subscript):
+            pre, value = self.atom(expr.value, at)
+            more, index = self.index(expr.slice, at)
+            return pre + more, gast.Subscript(value=value, slice=index, ctx=gast.Load())
+        if isinstance(expr, (gast.Tuple, gast.List)):
+            return self.atom(expr, at)
+        if isinstance(expr, gast.JoinedStr):
+            return [], expr
+        raise unsupported(self.parsed, expr)
+
+    def callee(self, func, at):
+        if isinstance(func, gast.Name) or (isinstance(func, gast.Attribute) and self.scope.is_global_chain(func)):
+            return [], func
+        if isinstance(func, gast.Attribute):
+            pre, receiver = self.atom(func.value, at)
+            return pre, gast.Attribute(value=receiver, attr=func.attr, ctx=gast.Load())
+        raise unsupported(self.parsed, func, "calling the result of an expression",
+                          "assign the function to a name first")
+
+    def index(self, index, at):
+        if isinstance(index, gast.Slice):
+            pre, parts = [], []
+            for part in (index.lower, index.upper, index.step):
+                if part is None:
+                    parts.append(None)
+                    continue
+                more, a = self.atom(part, at)
+                pre += more
+                parts.append(a)
+            return pre, gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
+        if isinstance(index, gast.Tuple):
+            pre, elts = [], []
+            for e in index.elts:
+                more, a = self.index(e, at)
+                pre += more
+                elts.append(a)
+            return pre, gast.Tuple(elts=elts, ctx=gast.Load())
+        return self.atom(index, at)
+
+    def bool_op(self, expr, at):
+        """``a and b`` -> ``t = a; if t: t = b`` (short-circuit kept)."""
+        temp = self.namer.fresh("t")
+        pre, first = self.operation(expr.values[0], at)
+        pre = pre + [assign(temp, first, at)]
+        rest = gast.BoolOp(op=expr.op, values=expr.values[1:]) if len(expr.values) > 2 else expr.values[1]
+        more, second = self.operation(rest, at)
+        test = name(temp) if isinstance(expr.op, gast.And) else gast.UnaryOp(op=gast.Not(), operand=name(temp))
+        if isinstance(test, gast.UnaryOp):
+            negated = self.namer.fresh("t")
+            pre.append(assign(negated, test, at))
+            test = name(negated)
+        pre.append(_at(gast.If(test=test, body=more + [assign(temp, second, at)], orelse=[]), at))
+        return pre, name(temp)
+
+    def chained_compare(self, expr, at):
+        """``a < b < c`` -> ``a < b and b < c`` with ``b`` evaluated once."""
+        pre, left = self.atom(expr.left, at)
+        atoms = [left]
+        for c in expr.comparators:
+            more, a = self.atom(c, at)
+            pre += more
+            atoms.append(a)
+        pairs = [gast.Compare(left=copy.deepcopy(atoms[i]), ops=[op], comparators=[copy.deepcopy(atoms[i + 1])])
+                 for i, op in enumerate(expr.ops)]
+        more, result = self.bool_op(gast.BoolOp(op=gast.And(), values=pairs), at)
+        return pre + more, result
+
+
+def _temp_base(op):
+    if isinstance(op, gast.Call):
+        func = op.func
+        return func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", "t")
+    if isinstance(op, gast.Attribute):
+        return op.attr
+    return "t"
+
+
+def _is_docstring(s):
+    return isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant) and isinstance(s.value.value, str)
+
+
+def _may_return(s):
+    return any(isinstance(n, gast.Return) for n in gast.walk(s))
+
+
+def _always_exits(stmts):
+    """Every path through ``stmts`` ends in return or raise."""
+    for s in stmts:
+        if isinstance(s, (gast.Return, gast.Raise)):
+            return True
+        if isinstance(s, gast.If) and _always_exits(s.body) and _always_exits(s.orelse):
+            return True
+    return False
+
+
+def normalize(parsed, scope, namer):
+    """The normalized copy of ``parsed.node``; ``namer`` supplies temporaries."""
+    normalizer = Normalizer(parsed, scope, namer)
+    return normalizer.function(copy.deepcopy(parsed.node))

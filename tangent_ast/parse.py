@@ -1,0 +1,84 @@
+"""Stage 1, parse: a Python function object -> its gast ``FunctionDef``.
+
+Takes a function; guarantees a :class:`ParsedFunction` holding the gast tree
+of its (dedented) source, without decorators, plus where it came from, so
+every later error and every generated comment can cite ``file:line``.
+
+    def f(x):            ->   FunctionDef(name='f', args=[x],
+        return x * 2                      body=[Return(BinOp(x, Mult, 2))])
+"""
+
+import hashlib
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+
+import gast
+
+from .errors import NoSourceError, UnsupportedSyntaxError
+
+
+@dataclass
+class ParsedFunction:
+    fn: object = field(repr=False)
+    node: gast.FunctionDef = field(repr=False)
+    filename: str
+    first_line: int          # line of the function's first source line in ``filename``
+    source: str = field(repr=False)
+    source_hash: str
+    module: str
+    qualname: str
+
+    @property
+    def name(self):
+        return self.node.name
+
+    def line(self, node):
+        """The line in ``filename`` of a node of this function's tree."""
+        lineno = getattr(node, "lineno", None)
+        return self.first_line + lineno - 1 if lineno else self.first_line
+
+    def where(self, node=None):
+        return f"{self.filename}:{self.line(node) if node is not None else self.first_line}"
+
+
+def source_hash(text):
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def parse(fn):
+    """Read and parse the source of ``fn``."""
+    fn = getattr(fn, "__func__", fn)
+    name = getattr(fn, "__qualname__", repr(fn))
+    if not inspect.isfunction(fn):
+        raise NoSourceError(f"{name} is not a Python function (it is {type(fn).__name__})",
+                            hint="tangent_ast differentiates functions written in Python; "
+                                 "for a builtin or extension function, register rules with "
+                                 "tangent_ast.defjvp / tangent_ast.defvjp")
+    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise NoSourceError(
+            f"cannot read the source of {name} (defined in {fn.__code__.co_filename})",
+            where=f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}",
+            hint="define the function in a .py file or a notebook cell; functions made "
+                 "with exec/eval or typed at a bare interpreter prompt have no source") from exc
+    source = textwrap.dedent("".join(lines))
+    if fn.__name__ == "<lambda>":
+        raise UnsupportedSyntaxError(
+            "a lambda cannot be differentiated directly", where=f"{filename}:{first_line}",
+            hint="define the function with def")
+    try:
+        module = gast.parse(source)
+    except SyntaxError as exc:
+        raise NoSourceError(f"the source of {name} does not parse on its own: {exc.msg}",
+                            where=f"{filename}:{first_line}") from exc
+    node = module.body[0]
+    if not isinstance(node, gast.FunctionDef):
+        raise UnsupportedSyntaxError(f"{name} is not a plain def (found {type(node).__name__})",
+                                     where=f"{filename}:{first_line}")
+    node.decorator_list = []
+    return ParsedFunction(fn=fn, node=node, filename=filename, first_line=first_line,
+                          source=source, source_hash=source_hash(source),
+                          module=fn.__module__ or "__main__", qualname=fn.__qualname__)

@@ -1,0 +1,396 @@
+"""The recipe: every stage of a derivation, in order.
+
+    parse      function object -> gast FunctionDef with file/line      parse.py
+    resolve    free names -> objects (closure cells, globals, builtins)  resolve.py
+    normalize  one operation per statement, structured returns          normalize.py
+    ssa        each name assigned once per path, explicit joins         ssa.py
+    kinds      what each value is, from the signature                   kinds.py
+    activity   which values carry derivatives                           activity.py
+    forward    (mode="forward") tangent statement after each one        forward.py
+    reverse    (mode="reverse") forward sweep + transposed reverse sweep reverse.py
+    simplify   copies, single-use temporaries, dead code, constants     simplify.py
+    emit       FunctionDefs -> module text with header and imports      emit.py
+    load       write atomically to the cache, import                   load.py
+
+``derive_module`` runs them; ``Session`` remembers rules derived in this
+process and derives the rules of called user functions (recursion included).
+"""
+
+import ast
+import copy
+import inspect
+from dataclasses import dataclass, field, replace
+
+import gast
+
+from . import __version__
+from .activity import analyze
+from .derivatives import Derivation
+from .emit import ModuleNamespace, to_ast, Provenance, function_source, module_source, rule_source_hash
+from .errors import NotDifferentiableError, TangentAstError
+from .forward import forward
+from .kinds import UNKNOWN, describe_signature, infer
+from .load import cache_dir, import_module, state_of, warn_stale, write_atomic
+from .naming import Namer, sanitize
+from .normalize import Normalizer, name
+from .parse import parse
+from .resolve import resolve
+from .reverse import reverse
+from .simplify import simplify
+from .ssa import to_ssa
+
+MODES = ("forward", "reverse")
+STAGE_NAMES = ("parse", "normalize", "ssa", "forward", "reverse", "simplify", "module")
+
+
+@dataclass
+class Front:
+    """What the mode-independent stages produce."""
+
+    parsed: object
+    scope: object
+    namer: object
+    function: object      # SSA FunctionDef
+    ssa_info: object
+    kinds: dict
+    temps: set
+    snapshots: dict = field(default_factory=dict)
+
+
+def front(fn, signature, trace=False):
+    parsed = parse(fn)
+    scope = resolve(parsed)
+    namer = Namer(scope.locals | set(scope.free))
+    normalizer = Normalizer(parsed, scope, namer)
+    normalized = normalizer.function(copy.deepcopy(parsed.node))
+    temps = namer.taken - scope.locals - set(scope.free)
+    snapshots = {"parse": parsed.source} if trace else {}
+    if trace:
+        snapshots["normalize"] = _source(normalized)
+    ssa_fn = copy.deepcopy(normalized)
+    info = to_ssa(ssa_fn, namer)
+    scope.locals |= set(info.origin) | temps
+    if trace:
+        snapshots["ssa"] = _source(ssa_fn)
+    kinds = infer(ssa_fn, scope, signature)
+    temps |= {v for v, user in info.origin.items() if user in temps}
+    return Front(parsed, scope, namer, ssa_fn, info, kinds, temps, snapshots)
+
+
+def _source(fn):
+    return ast.unparse(to_ast(copy.deepcopy(fn))) + "\n"
+
+
+def wrt_names(fn_node, wrt, parsed):
+    params = [a.id for a in fn_node.args.args]
+    items = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
+    names = []
+    for item in items:
+        if isinstance(item, int) and not isinstance(item, bool):
+            if not -len(params) <= item < len(params):
+                raise TangentAstError(f"wrt={item}: {parsed.qualname} has {len(params)} parameters",
+                                      where=parsed.where())
+            names.append(params[item])
+        elif isinstance(item, str) and item in params:
+            names.append(item)
+        else:
+            raise TangentAstError(f"wrt={item!r} is not a parameter of {parsed.qualname} "
+                                  f"(parameters: {', '.join(params)})", where=parsed.where())
+    if len(set(names)) != len(names):
+        raise TangentAstError(f"wrt names a parameter twice: {names}", where=parsed.where())
+    return tuple(names)
+
+
+def module_name_for(fn, mode, wrt, signature):
+    sig = "any" if signature is None else "_".join(str(k) for k in signature) or "noargs"
+    if len(sig) > 40:
+        import hashlib
+        sig = "sig" + hashlib.sha256(sig.encode()).hexdigest()[:10]
+    module = "main" if fn.__module__ == "__main__" else fn.__module__ or "main"
+    return "__".join([sanitize(module), sanitize(fn.__qualname__), mode, "_".join(wrt) or "none", sig])
+
+
+def canonical(signature):
+    if signature is None:
+        return None
+    return tuple(replace(k, shape=None) for k in signature)
+
+
+@dataclass
+class CalleeRule:
+    """A derived rule of a called user function, as the caller refers to it."""
+
+    fn: object
+    module_name: str
+    same_module: bool
+    source_hash: str
+
+    def function_name(self, suffix, namespace):
+        local = f"{self.fn.__name__}_{suffix}"
+        if self.same_module:
+            return local
+        return namespace.bind_relative(local, self.module_name, local)
+
+    @property
+    def dependency(self):
+        return f"{self.fn.__module__}:{self.fn.__qualname__}={self.source_hash}"
+
+
+@dataclass
+class GeneratedModule:
+    name: str
+    text: str
+    functions: tuple          # names of the functions it defines
+    loader_names: list        # names the loader binds
+    rules_used: set
+    callees: list
+    snapshots: dict
+
+
+def derive_module(fn, mode, wrt, signature, session, trace=False):
+    """Run every stage but load: the text of the module of ``fn``'s rule."""
+    if mode not in MODES:
+        raise TangentAstError(f"mode must be one of {MODES}, not {mode!r}")
+    f = front(fn, signature, trace)
+    wrt = wrt_names(f.function, wrt, f.parsed)
+    params = [a.id for a in f.function.args.args]
+    for w in wrt:
+        kind = f.kinds.get(w, UNKNOWN)
+        if not kind.differentiable:
+            raise NotDifferentiableError(
+                f"parameter {w!r} of {f.parsed.qualname} is {kind.describe()}: it has no derivative",
+                where=f.parsed.where(), hint="differentiate with respect to float arguments or float arrays")
+    module_name = module_name_for(fn, mode, wrt, signature)
+    base = f.parsed.name
+    functions = (f"{base}_jvp",) if mode == "forward" else (f"{base}_fwd", f"{base}_bwd")
+    f.namer.reserve(*functions, "saved")
+    namespace = ModuleNamespace(f.namer)
+    for free_name, obj in f.scope.free.items():
+        namespace.bind_user(free_name, obj)
+
+    def derive_callee(callee_fn, callee_mode, positions, kinds, where):
+        return session.callee(callee_fn, callee_mode, positions, kinds, where, module_name)
+
+    d = Derivation(parsed=f.parsed, scope=f.scope, namer=f.namer, kinds=f.kinds, activity=None,
+                   mode=mode, namespace=namespace, derive_callee=derive_callee, temps=f.temps)
+    d.activity = analyze(f.function, f.kinds, wrt, d.differentiable_args)
+    user_names = {v for v, user in f.ssa_info.origin.items() if user not in f.temps} | set(params)
+
+    def rewritable(fn_def):
+        return {n.id for n in gast.walk(fn_def) if isinstance(n, gast.Name)} - user_names
+
+    snapshots = dict(f.snapshots)
+    if mode == "forward":
+        jvp = forward(d, f.function, wrt)
+        if trace:
+            snapshots["forward"] = _source(jvp)
+        user_derivatives = {d.tangent_names[v] for v in user_names if v in d.tangent_names}
+        generated = [simplify(jvp, rewritable(jvp), namespace, keep=user_derivatives)]
+    else:
+        fwd, bwd = reverse(d, f.function, wrt)
+        if trace:
+            snapshots["reverse"] = _source(fwd) + "\n" + _source(bwd)
+        bwd = simplify(bwd, rewritable(bwd) - {"saved"}, namespace)
+        residuals = _residuals(fwd, bwd, params)
+        _finish_reverse(fwd, bwd, residuals)
+        fwd = simplify(fwd, rewritable(fwd) - set(residuals), namespace)
+        generated = [fwd, bwd]
+    if trace:
+        snapshots["simplify"] = "\n".join(_source(g) for g in generated)
+    provenance = Provenance(
+        qualname=f.parsed.qualname, module=f.parsed.module, filename=f.parsed.filename,
+        line=f.parsed.first_line, source_hash=f.parsed.source_hash, rules_hash=rule_source_hash(),
+        signature=describe_signature(signature), mode=mode, wrt=wrt, version=__version__,
+        depends=sorted({c.dependency for c in d.callees if not c.same_module}))
+    text, loader = module_source(generated, namespace, provenance, lambda line: _absolute(f.parsed, line))
+    if trace:
+        snapshots["module"] = text
+    return GeneratedModule(module_name, text, functions, loader, d.rules_used, d.callees, snapshots)
+
+
+def _absolute(parsed, line):
+    return parsed.first_line + line - 1 if line else None
+
+
+def _residuals(fwd, bwd, params):
+    """Primal names the reverse sweep reads, in the order the forward sweep defines them."""
+    ct_params = {a.id for a in bwd.args.args}
+    bwd_local = {n.id for n in gast.walk(bwd) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    read = {n.id for n in gast.walk(bwd) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    order = list(params)
+    for n in gast.walk(fwd):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in order:
+            order.append(n.id)
+    return [v for v in order if v in read and v not in ct_params and v not in bwd_local]
+
+
+def _finish_reverse(fwd, bwd, residuals):
+    """Return the residuals from the forward sweep and unpack them in the reverse sweep."""
+    result = fwd.body[-1].value
+    saved = gast.Tuple(elts=[name(r) for r in residuals], ctx=gast.Load())
+    ret = gast.Return(value=gast.Tuple(elts=[result, saved], ctx=gast.Load()))
+    ret.lineno = getattr(fwd.body[-1], "lineno", None)
+    fwd.body[-1] = ret
+    _define_on_every_path(fwd.body, set(residuals), set(a.id for a in fwd.args.args))
+    if residuals:
+        unpack = gast.Assign(targets=[gast.Tuple(elts=[name(r, gast.Store()) for r in residuals],
+                                                 ctx=gast.Store())],
+                             value=name("saved"), type_comment=None)
+        bwd.body.insert(0, unpack)
+
+
+def _define_on_every_path(stmts, residuals, defined):
+    """A residual defined in one branch only is set to None in the other (it is unused there)."""
+    for s in stmts:
+        if isinstance(s, gast.Assign):
+            defined |= {n.id for n in gast.walk(s.targets[0]) if isinstance(n, gast.Name)}
+        elif isinstance(s, gast.If):
+            in_body = _define_on_every_path(s.body, residuals, set(defined))
+            in_else = _define_on_every_path(s.orelse, residuals, set(defined))
+            for missing, block in ((in_else - in_body, s.body), (in_body - in_else, s.orelse)):
+                for r in sorted(missing & residuals):
+                    block.append(gast.Assign(targets=[name(r, gast.Store())],
+                                             value=gast.Constant(None, None), type_comment=None))
+            defined |= in_body | in_else
+    return defined
+
+
+class DerivedRule:
+    """A derived rule: its module on disk, imported.
+
+    ``source`` is the module text, ``path`` the file. Forward rules are called
+    as ``rule(*args, *tangents) -> (out, tangent_out)``; reverse rules expose
+    ``rule.fwd(*args) -> (out, saved)`` and ``rule.bwd(saved, ct) -> cotangents``.
+    """
+
+    def __init__(self, fn, mode, wrt, signature, module, path, rules_used=()):
+        self.fn = fn
+        self.mode = mode
+        self.wrt = wrt
+        self.signature = signature
+        self.module = module
+        self.path = path
+        self.rules_used = set(rules_used)
+        base = fn.__name__
+        if mode == "forward":
+            self.jvp = getattr(module, f"{base}_jvp")
+        else:
+            self.fwd = getattr(module, f"{base}_fwd")
+            self.bwd = getattr(module, f"{base}_bwd")
+
+    @property
+    def source(self):
+        return self.path.read_text()
+
+    def __call__(self, *args):
+        return self.jvp(*args) if self.mode == "forward" else self.fwd(*args)
+
+    def __repr__(self):
+        return f"<{self.mode} rule of {self.fn.__qualname__} wrt {', '.join(self.wrt)} at {self.path}>"
+
+
+class Session:
+    """Derived rules of this process, keyed by function, mode, wrt and signature."""
+
+    def __init__(self, directory=None, strict=False):
+        self.directory = cache_dir(directory)
+        self.strict = strict
+        self.rules = {}
+        self.in_progress = set()
+
+    def key(self, fn, mode, wrt, signature):
+        return (fn, mode, wrt, canonical(signature))
+
+    def rule(self, fn, mode="forward", wrt=0, signature=None):
+        fn = getattr(fn, "__func__", fn)
+        if not inspect.isfunction(fn):
+            from .parse import parse as parse_fn
+            parse_fn(fn)  # raises the NoSourceError that explains
+        params = list(inspect.signature(fn).parameters)
+        wrt = _wrt_from_signature(fn, params, wrt)
+        signature = canonical(signature)
+        key = self.key(fn, mode, wrt, signature)
+        if key in self.rules:
+            return self.rules[key]
+        module_name = module_name_for(fn, mode, wrt, signature)
+        generated = self.ensure(fn, mode, wrt, signature, module_name)
+        module = import_module(self.directory, module_name, self.bindings(fn, generated),
+                               reload=generated is not None)
+        rule = DerivedRule(fn, mode, wrt, signature, module, self.directory / f"{module_name}.py",
+                           generated.rules_used if generated else ())
+        self.rules[key] = rule
+        return rule
+
+    def bindings(self, fn, generated):
+        return _loader_values(fn, generated.loader_names if generated else None)
+
+    def ensure(self, fn, mode, wrt, signature, module_name):
+        """Make the module on disk current; return the GeneratedModule if it was (re)derived."""
+        path = self.directory / f"{module_name}.py"
+        expected = self.expected_header(fn)
+        state = state_of(path, expected) if expected is not None else "stale"
+        if state in ("fresh", "edited"):
+            return None
+        if state == "edited-stale":
+            warn_stale(path, fn.__qualname__, self.strict)
+            return None
+        self.in_progress.add((fn, mode, wrt, signature))
+        try:
+            generated = derive_module(fn, mode, wrt, signature, self)
+        finally:
+            self.in_progress.discard((fn, mode, wrt, signature))
+        write_atomic(path, generated.text)
+        return generated
+
+    def expected_header(self, fn):
+        """Header fields a fresh module of ``fn`` has, or None if they cannot be known cheaply."""
+        try:
+            source = inspect.getsource(fn)
+        except (OSError, TypeError):
+            return None
+        import textwrap
+        from .parse import source_hash
+        return {"source-hash": source_hash(textwrap.dedent(source)), "rules-hash": rule_source_hash(),
+                "tangent-ast-version": __version__}
+
+    def callee(self, fn, mode, positions, kinds, where, caller_module):
+        params = list(inspect.signature(fn).parameters)
+        wrt = tuple(params[i] for i in positions)
+        signature = canonical(kinds)
+        module_name = module_name_for(fn, mode, wrt, signature)
+        from .parse import parse as parse_fn
+        source_hash = parse_fn(fn).source_hash
+        if (fn, mode, wrt, signature) not in self.in_progress:
+            self.ensure(fn, mode, wrt, signature, module_name)
+        return CalleeRule(fn, module_name, module_name == caller_module, source_hash)
+
+
+def _loader_values(fn, names):
+    """Values for names a generated module cannot import: from the closure and globals."""
+    values = {}
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+    for n in list(cells) + list(fn.__code__.co_names):
+        if names is not None and n not in names:
+            continue
+        if n in cells:
+            try:
+                values[n] = cells[n].cell_contents
+            except ValueError:
+                pass
+        elif n in fn.__globals__:
+            values[n] = fn.__globals__[n]
+    return values
+
+
+def _wrt_from_signature(fn, params, wrt):
+    items = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
+    out = []
+    for item in items:
+        if isinstance(item, int) and not isinstance(item, bool) and -len(params) <= item < len(params):
+            out.append(params[item])
+        elif isinstance(item, str) and item in params:
+            out.append(item)
+        else:
+            raise TangentAstError(f"wrt={item!r} is not a parameter of {fn.__qualname__} "
+                                  f"(parameters: {', '.join(params)})")
+    return tuple(out)

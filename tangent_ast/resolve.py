@@ -1,0 +1,146 @@
+"""Stage 2, resolve: every free name of the function -> the object it denotes.
+
+Takes a :class:`ParsedFunction`; guarantees a :class:`Scope` that knows the
+function's local names and, for every other name it reads, the object found
+in its closure cells, its module globals or the builtins (in that order),
+plus :func:`callee`, which says what a call or operator in the tree calls.
+
+    import numpy as np
+    def f(x):                  locals: {x, y}
+        y = np.sin(x)    ->    free:   {np: <module numpy>}
+        return y               callee(np.sin(x)) = numpy.sin
+"""
+
+import builtins
+import operator
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+from .errors import UnsupportedSyntaxError
+
+BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+          gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
+          gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
+          gast.BitAnd: operator.and_, gast.BitOr: operator.or_, gast.BitXor: operator.xor}
+UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_,
+            gast.Invert: operator.invert}
+COMPAREOPS = {gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt,
+              gast.GtE: operator.ge, gast.Eq: operator.eq, gast.NotEq: operator.ne,
+              gast.Is: operator.is_, gast.IsNot: operator.is_not, gast.In: operator.contains}
+
+
+@dataclass
+class Scope:
+    locals: set
+    free: dict = field(repr=False)        # name -> object
+    cells: set = field(default_factory=set)  # free names that are closure cells
+
+    def is_local(self, name):
+        return name in self.locals
+
+    def lookup(self, expr):
+        """The object a global name or dotted chain (``np.linalg.norm``) denotes, or None."""
+        if isinstance(expr, gast.Name):
+            if expr.id in self.locals:
+                return None
+            return self.free.get(expr.id)
+        if isinstance(expr, gast.Attribute):
+            base = self.lookup(expr.value)
+            if base is None:
+                return None
+            return getattr(base, expr.attr, None)
+        return None
+
+    def is_global_chain(self, expr):
+        while isinstance(expr, gast.Attribute):
+            expr = expr.value
+        return isinstance(expr, gast.Name) and expr.id not in self.locals
+
+
+@dataclass
+class CallSite:
+    """One primitive operation: what is called and with which arguments.
+
+    Syntax is mapped to functions: ``x * y`` calls ``operator.mul(x, y)``,
+    ``x.sum(axis=0)`` calls ``numpy.ndarray.sum(x, axis=0)``, ``x.T`` reads
+    the attribute ``(numpy.ndarray, "T")`` of ``x``.
+    """
+
+    fn: object
+    func: object            # the gast expression called (for calls), else None
+    args: list              # gast atoms; a method's receiver comes first
+    keywords: list
+    method: str | None = None
+
+
+def assigned_names(node):
+    names = {a.id for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs}
+    for extra in (node.args.vararg, node.args.kwarg):
+        if extra is not None:
+            names.add(extra.id)
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            names.add(n.id)
+    return names
+
+
+def resolve(parsed):
+    fn = parsed.fn
+    local = assigned_names(parsed.node)
+    cells = {}
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=True):
+            try:
+                cells[name] = cell.cell_contents
+            except ValueError:  # an empty cell: the name is not bound yet
+                pass
+    free = {}
+    for n in gast.walk(parsed.node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in local:
+            if n.id in cells:
+                free[n.id] = cells[n.id]
+            elif n.id in fn.__globals__:
+                free[n.id] = fn.__globals__[n.id]
+            elif hasattr(builtins, n.id):
+                free[n.id] = getattr(builtins, n.id)
+            else:
+                raise UnsupportedSyntaxError(f"name {n.id!r} is not defined", where=parsed.where(n),
+                                             hint="define it before deriving the function")
+    return Scope(locals=local, free=free, cells=set(cells) & set(free))
+
+
+def callee(expr, scope, kind_of):
+    """The :class:`CallSite` of a one-operation expression, or None for atoms.
+
+    ``kind_of(atom)`` gives the kind of a local value (to resolve methods).
+    """
+    if isinstance(expr, gast.BinOp):
+        return CallSite(BINOPS[type(expr.op)], None, [expr.left, expr.right], [])
+    if isinstance(expr, gast.UnaryOp):
+        return CallSite(UNARYOPS[type(expr.op)], None, [expr.operand], [])
+    if isinstance(expr, gast.Compare):
+        return CallSite(COMPAREOPS.get(type(expr.ops[0]), operator.eq), None,
+                        [expr.left, expr.comparators[0]], [])
+    if isinstance(expr, gast.Subscript):
+        return CallSite(operator.getitem, None, [expr.value, expr.slice], [])
+    if isinstance(expr, gast.Attribute) and not scope.is_global_chain(expr):
+        return CallSite((_receiver_type(kind_of(expr.value)), expr.attr), None, [expr.value], [])
+    if isinstance(expr, gast.Call):
+        func = expr.func
+        if isinstance(func, gast.Attribute) and not scope.is_global_chain(func):
+            owner = _receiver_type(kind_of(func.value))
+            fn = getattr(owner, func.attr, None) or (owner, func.attr)
+            return CallSite(fn, func, [func.value] + list(expr.args), list(expr.keywords), method=func.attr)
+        if isinstance(func, gast.Name) and scope.is_local(func.id):
+            return CallSite(None, func, list(expr.args), list(expr.keywords))
+        return CallSite(scope.lookup(func), func, list(expr.args), list(expr.keywords))
+    return None
+
+
+def _receiver_type(kind):
+    """The class whose methods a receiver of ``kind`` has (ndarray when unknown)."""
+    if kind is None or kind.tag in ("array", "unknown", "float", "int", "bool"):
+        return np.ndarray
+    return object

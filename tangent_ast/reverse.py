@@ -1,0 +1,246 @@
+"""Stage 7b, reverse: unzip and transpose.
+
+Takes the SSA function with kinds and activity; guarantees two functions:
+
+* ``f_fwd(*params) -> (out, saved)``: the primal computation (calls to user
+  functions replaced by their forward sweeps) returning the residuals the
+  reverse sweep reads, as an explicit tuple;
+* ``f_bwd(saved, ct_out) -> cotangents of the wrt parameters``: the adjoint
+  of each active statement in reverse order. The cotangents of a value used
+  several times are *added*: the first contribution assigns, later ones add.
+  A branch is replayed with the condition the forward sweep saved.
+
+    def f(x, y):                def f_fwd(x, y):         def f_bwd(saved, ct_out):
+        z = x * y                   z = x * y                x, y = saved
+        return z        ->          return z, (x, y)         ct_x = ct_out * y
+                                                             ct_y = ct_out * x
+                                                             return ct_x, ct_y
+
+Residuals are found after simplification: they are exactly the primal names
+the simplified reverse sweep reads.
+"""
+
+import copy
+import functools
+
+import gast
+
+from .derivatives import unsupported_call
+from .normalize import assign, name
+
+
+def _sum(terms):
+    return functools.reduce(lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), terms)
+
+
+def _at(new, old):
+    new.lineno = getattr(old, "lineno", None)
+    return new
+
+
+def _assigned(stmts):
+    out = set()
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                out.add(n.id)
+    return out
+
+
+class Reverse:
+    def __init__(self, derivation):
+        self.d = derivation
+        self.ct_names = {}
+
+    def ct(self, primal):
+        if primal not in self.ct_names:
+            self.ct_names[primal] = self.d.namer.cotangent(primal)
+        return self.ct_names[primal]
+
+    # -- forward sweep --------------------------------------------------------
+
+    def forward_sweep(self, stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.If):
+                new = copy.copy(s)
+                new.body = self.forward_sweep(s.body)
+                new.orelse = self.forward_sweep(s.orelse)
+                out.append(new)
+            elif isinstance(s, gast.Assign) and self.d.activity.active(s.targets[0].id) \
+                    and self._user_call(s) is not None:
+                out.append(self._user_call(s)[0])
+            else:
+                out.append(s)
+        return out
+
+    def _user_call(self, s):
+        """For ``v = g(...)`` with g a user function and active arguments:
+        the forward-sweep statement and how to call its reverse sweep."""
+        if not hasattr(self, "_calls"):
+            self._calls = {}
+        if id(s) in self._calls:
+            return self._calls[id(s)]
+        site = self.d.site(s.value)
+        result = None
+        if site is not None and (site.fn is None or self.d.is_user_function(site.fn)):
+            if site.fn is None:
+                raise unsupported_call(self.d, s, "calling a local function value",
+                                       "call a function defined at module level")
+            if site.keywords:
+                raise unsupported_call(self.d, s, f"keyword arguments to {site.fn.__qualname__}",
+                                       "pass arguments positionally")
+            active = self.d.active_args(site)
+            if active:
+                kinds = tuple(self.d.kind(a) for a in site.args)
+                rule = self.d.derive_callee(site.fn, "reverse", tuple(active), kinds, self.d.where(s))
+                self.d.callees.append(rule)
+                target = s.targets[0].id
+                saved = self.d.namer.fresh(f"{target}_saved")
+                call = gast.Call(func=name(rule.function_name("fwd", self.d.namespace)),
+                                 args=[copy.deepcopy(a) for a in site.args], keywords=[])
+                targets = gast.Tuple(elts=[name(target, gast.Store()), name(saved, gast.Store())],
+                                     ctx=gast.Store())
+                fwd = _at(gast.Assign(targets=[targets], value=call, type_comment=None), s)
+                result = (fwd, rule, saved, [site.args[i] for i in active])
+        self._calls[id(s)] = result
+        return result
+
+    # -- reverse sweep --------------------------------------------------------
+
+    def reverse_block(self, stmts, pending, accumulated):
+        """Adjoint statements of ``stmts`` in reverse order.
+
+        ``pending[v]``: cotangent terms of ``v`` not yet added up;
+        ``accumulated``: names whose ``ct_`` variable already holds a running sum.
+        """
+        out = []
+        for s in reversed(stmts):
+            if isinstance(s, gast.Assign):
+                out.extend(self.adjoint(s, pending, accumulated))
+            elif isinstance(s, gast.If):
+                out.extend(self.adjoint_if(s, pending, accumulated))
+        return out
+
+    def take(self, v, pending, accumulated):
+        terms = pending.pop(v, [])
+        if v in accumulated:
+            terms = [name(self.ct(v))] + terms
+            accumulated.discard(v)
+        return _sum(terms) if terms else None
+
+    def add_term(self, v, expr, pending):
+        pending.setdefault(v, []).append(expr)
+
+    def adjoint(self, s, pending, accumulated):
+        target = s.targets[0].id
+        if not self.d.activity.active(target):
+            return []
+        total = self.take(target, pending, accumulated)
+        if total is None:
+            return []
+        ct = self.ct(target)
+        out = [] if isinstance(total, gast.Name) and total.id == ct else [_at(assign(ct, total), s)]
+        value = s.value
+        site = self.d.site(value)
+        if site is None:
+            if self.d.is_active(value):
+                self.add_term(value.id, name(ct), pending)
+            return out
+        call = self._user_call(s)
+        if call is not None:
+            _, rule, saved, args = call
+            cts = [self.d.namer.fresh(f"ct_{a.id}") for a in args]
+            bwd = gast.Call(func=name(rule.function_name("bwd", self.d.namespace)),
+                            args=[name(saved), name(ct)], keywords=[])
+            targets = name(cts[0], gast.Store()) if len(cts) == 1 else \
+                gast.Tuple(elts=[name(c, gast.Store()) for c in cts], ctx=gast.Store())
+            out.append(_at(gast.Assign(targets=[targets], value=bwd, type_comment=None), s))
+            for a, c in zip(args, cts, strict=True):
+                self.add_term(a.id, name(c), pending)
+            return out
+        for kw in site.keywords:
+            if self.d.is_active(kw.value):
+                raise unsupported_call(self.d, s, f"a differentiable value passed by keyword ({kw.arg}=...)",
+                                       "pass it positionally")
+        for i, expr in self.d.contributions(s, site, target, name(ct)):
+            arg = site.args[i]
+            if not isinstance(arg, gast.Name):
+                raise unsupported_call(self.d, s, "a differentiable value inside a tuple or list argument",
+                                       "containers of differentiable values are not supported yet")
+            self.add_term(arg.id, expr, pending)
+        return out
+
+    def adjoint_if(self, s, pending, accumulated):
+        inside = _assigned(s.body) | _assigned(s.orelse)
+        read = set()
+        for block in (s.body, s.orelse):
+            for st in block:
+                for n in gast.walk(st):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and self.d.activity.active(n.id):
+                        read.add(n.id)
+        outer = sorted(read - inside)
+        out = []
+        # Everything flowing into the branches or out of them is added up first.
+        for v in sorted(inside & set(pending)) + [v for v in outer if v in pending]:
+            total = self.take(v, pending, accumulated)
+            out.append(_at(assign(self.ct(v), total), s))
+            accumulated.add(v)
+        branches = []
+        for block in (s.body, s.orelse):
+            branch_pending = {}
+            branch_acc = set(accumulated)
+            stmts = self.reverse_block(block, branch_pending, branch_acc)
+            for v in outer:
+                total = self.take(v, branch_pending, branch_acc)
+                if total is not None:
+                    stmts.append(_at(assign(self.ct(v), total), s))
+            assigned_here = _assigned(stmts)
+            branches.append((stmts, {v for v in outer if self.ct(v) in assigned_here}))
+        contributed = set().union(*(assigned for _, assigned in branches))
+        bodies = []
+        for stmts, assigned in branches:
+            for v in sorted(contributed - assigned - accumulated):
+                stmts.append(_at(assign(self.ct(v), self.d.zero(v)), s))
+            bodies.append(stmts)
+        accumulated |= contributed
+        for v in inside:
+            accumulated.discard(v)
+        if any(bodies):
+            out.append(_at(gast.If(test=copy.deepcopy(s.test), body=bodies[0], orelse=bodies[1]), s))
+        return out
+
+
+def reverse(derivation, fn, wrt):
+    """The reverse rule of ``fn`` (SSA): ``(f_fwd, f_bwd)`` FunctionDefs, residuals not yet filled in."""
+    transform = Reverse(derivation)
+    result = fn.body[-1].value.id
+    ct_result = transform.ct(result)
+    pending = {result: [name(ct_result)]} if derivation.activity.active(result) else {}
+    accumulated = set()
+    forward_body = transform.forward_sweep(fn.body[:-1])
+    body = transform.reverse_block(fn.body[:-1], pending, accumulated)
+    results = []
+    for w in wrt:
+        total = transform.take(w, pending, accumulated)
+        ct = transform.ct(w)
+        if total is None:
+            body.append(assign(ct, derivation.zero(w)))
+        elif not (isinstance(total, gast.Name) and total.id == ct):
+            body.append(assign(ct, total))
+        results.append(name(ct))
+    ret = gast.Return(value=results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load()))
+    body.append(ret)
+
+    fwd = copy.copy(fn)
+    fwd.name = f"{fn.name}_fwd"
+    fwd.args = copy.deepcopy(fn.args)
+    fwd.body = forward_body + [fn.body[-1]]   # the return gets its residuals later
+
+    bwd = copy.copy(fn)
+    bwd.name = f"{fn.name}_bwd"
+    bwd.args = gast.arguments(args=[name("saved", gast.Param()), name(ct_result, gast.Param())],
+                              posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                              kwarg=None, defaults=[])
+    bwd.body = body
+    return fwd, bwd

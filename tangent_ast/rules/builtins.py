@@ -1,0 +1,32 @@
+"""Rules for Python builtins used on numbers."""
+
+import builtins
+
+import numpy as np
+
+from .registry import broadcasting, defjvp, defvjp, nondifferentiable
+
+defjvp(builtins.abs, lambda dx, ans, x: dx * np.sign(x))
+defvjp(builtins.abs, lambda ct, ans, x: ct * np.sign(x))
+broadcasting(builtins.abs)
+
+defjvp(builtins.pow, lambda dx, ans, x, y: dx * y * x ** (y - 1),
+                     lambda dy, ans, x, y: dy * ans * np.log(x))
+defvjp(builtins.pow, lambda ct, ans, x, y: ct * y * x ** (y - 1),
+                     lambda ct, ans, x, y: ct * ans * np.log(x))
+
+defjvp(builtins.float, lambda dx, ans, x: dx)
+defvjp(builtins.float, lambda ct, ans, x: ct)
+
+# max(x, y) returns x unless y > x; min(x, y) returns x unless y < x.
+defjvp(builtins.max, lambda dx, ans, x, y: dx if x >= y else 0.0,
+                     lambda dy, ans, x, y: dy if y > x else 0.0)
+defvjp(builtins.max, lambda ct, ans, x, y: ct if x >= y else 0.0,
+                     lambda ct, ans, x, y: ct if y > x else 0.0)
+defjvp(builtins.min, lambda dx, ans, x, y: dx if x <= y else 0.0,
+                     lambda dy, ans, x, y: dy if y < x else 0.0)
+defvjp(builtins.min, lambda ct, ans, x, y: ct if x <= y else 0.0,
+                     lambda ct, ans, x, y: ct if y < x else 0.0)
+
+nondifferentiable(builtins.len, builtins.int, builtins.round, builtins.bool,
+                  builtins.isinstance, builtins.range, builtins.print, builtins.str)

@@ -1,0 +1,74 @@
+"""Rules for Python's operators (``+ - * / ** @``, unary ``-``, comparisons).
+
+The transformer maps syntax to these functions: ``x * y`` is
+``operator.mul(x, y)``, ``-x`` is ``operator.neg(x)``, ``x[i]`` is
+``operator.getitem(x, i)``.
+"""
+
+import operator
+
+import numpy as np
+
+from .. import runtime
+from .registry import broadcasting, defjvp, defvjp, nondifferentiable, specialize
+
+broadcasting(operator.add, operator.sub, operator.mul, operator.truediv,
+             operator.pow, operator.mod)
+
+defjvp(operator.add, lambda dx, ans, x, y: dx,
+                     lambda dy, ans, x, y: dy)
+defvjp(operator.add, lambda ct, ans, x, y: ct,
+                     lambda ct, ans, x, y: ct)
+
+defjvp(operator.sub, lambda dx, ans, x, y: dx,
+                     lambda dy, ans, x, y: -dy)
+defvjp(operator.sub, lambda ct, ans, x, y: ct,
+                     lambda ct, ans, x, y: -ct)
+
+defjvp(operator.mul, lambda dx, ans, x, y: dx * y,
+                     lambda dy, ans, x, y: x * dy)
+defvjp(operator.mul, lambda ct, ans, x, y: ct * y,
+                     lambda ct, ans, x, y: ct * x)
+
+defjvp(operator.truediv, lambda dx, ans, x, y: dx / y,
+                         lambda dy, ans, x, y: -dy * ans / y)
+defvjp(operator.truediv, lambda ct, ans, x, y: ct / y,
+                         lambda ct, ans, x, y: -ct * ans / y)
+
+defjvp(operator.pow, lambda dx, ans, x, y: dx * y * x ** (y - 1),
+                     lambda dy, ans, x, y: dy * ans * np.log(x))
+defvjp(operator.pow, lambda ct, ans, x, y: ct * y * x ** (y - 1),
+                     lambda ct, ans, x, y: ct * ans * np.log(x))
+
+# x % y == x - floor(x / y) * y
+defjvp(operator.mod, lambda dx, ans, x, y: dx,
+                     lambda dy, ans, x, y: -dy * np.floor(x / y))
+defvjp(operator.mod, lambda ct, ans, x, y: ct,
+                     lambda ct, ans, x, y: -ct * np.floor(x / y))
+
+defjvp(operator.neg, lambda dx, ans, x: -dx)
+defvjp(operator.neg, lambda ct, ans, x: -ct)
+defjvp(operator.pos, lambda dx, ans, x: dx)
+defvjp(operator.pos, lambda ct, ans, x: ct)
+
+defjvp(operator.matmul, lambda dx, ans, x, y: dx @ y,
+                        lambda dy, ans, x, y: x @ dy)
+defvjp(operator.matmul, lambda ct, ans, x, y: runtime.matmul_vjp_left(ct, x, y),
+                        lambda ct, ans, x, y: runtime.matmul_vjp_right(ct, x, y))
+specialize(operator.matmul, "vjp", lambda x, y: x.ndim == 2 and y.ndim == 2,
+           lambda ct, ans, x, y: ct @ y.T,
+           lambda ct, ans, x, y: x.T @ ct)
+specialize(operator.matmul, "vjp", lambda x, y: x.ndim == 2 and y.ndim == 1,
+           lambda ct, ans, x, y: np.outer(ct, y),
+           lambda ct, ans, x, y: x.T @ ct)
+specialize(operator.matmul, "vjp", lambda x, y: x.ndim == 1 and y.ndim == 2,
+           lambda ct, ans, x, y: y @ ct,
+           lambda ct, ans, x, y: np.outer(x, ct))
+
+defjvp(operator.getitem, lambda dx, ans, x, index: dx[index], None)
+defvjp(operator.getitem, lambda ct, ans, x, index: runtime.getitem_vjp(ct, x, index), None)
+
+nondifferentiable(operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
+                  operator.ne, operator.not_, operator.floordiv, operator.invert,
+                  operator.and_, operator.or_, operator.xor, operator.is_, operator.is_not,
+                  operator.contains)

@@ -1,0 +1,216 @@
+"""The rule table and its public registration API.
+
+A :class:`Primitive` is a function tangent_ast does not look inside: it has
+hand-written rules, one per differentiable argument and mode.
+
+* ``defjvp(fn, *jvps)``: forward rules, one per positional argument, each
+  ``jvp(d_arg, ans, *args, **kwargs) -> tangent contribution``.
+* ``defvjp(fn, *vjps)``: reverse rules, one per positional argument, each
+  ``vjp(ct, ans, *args, **kwargs) -> cotangent of that argument``.
+* ``def_linear(fn)``: the forward rule of a function linear in its first
+  argument is the function itself applied to the tangent.
+* ``elementwise(fn, derivative)``: ``y = fn(x)`` elementwise with
+  ``dy/dx = derivative(ans, x)``; gives both modes.
+* ``nondifferentiable(fn)``: the result carries no tangent (``floor``, ``len``).
+* ``broadcasting(fn)``: arguments broadcast against each other, so a
+  cotangent is summed back to its argument's shape where shapes can differ.
+
+``None`` in place of a rule marks an argument with no derivative (an axis,
+a shape, a condition). Both decorator and call forms work::
+
+    @defjvp(np.sin)
+    def sin_jvp(dx, ans, x):
+        return dx * np.cos(x)
+
+    defvjp(operator.mul, lambda ct, ans, x, y: ct * y,
+                         lambda ct, ans, x, y: ct * x)
+"""
+
+import copy
+from dataclasses import dataclass, field
+
+import gast
+
+from .template import Template, expression_template, template_of
+
+
+@dataclass
+class SameCall:
+    """Forward rule of a linear function: the call itself, on the tangent."""
+
+    fn: object = None
+    inlinable = True
+
+    def instantiate(self, leading, args, keywords, bind_global, *, func=None, argnum=0, method=None):
+        new_args = [copy.deepcopy(a) for a in args]
+        new_args[argnum] = leading[0]
+        if method is not None:  # x.sum(axis=0) -> dx.sum(axis=0)
+            func = gast.Attribute(value=new_args.pop(0), attr=method, ctx=gast.Load())
+            return gast.Call(func=func, args=new_args, keywords=[copy.deepcopy(k) for k in keywords])
+        return gast.Call(func=copy.deepcopy(func), args=new_args,
+                         keywords=[copy.deepcopy(k) for k in keywords])
+
+
+@dataclass
+class Primitive:
+    """A function with hand-written rules."""
+
+    fn: object
+    jvps: dict = field(default_factory=dict)   # argnum -> Template | SameCall | None
+    vjps: dict = field(default_factory=dict)   # argnum -> Template | None
+    nondiff: bool = False
+    broadcasts: bool = False
+    kind: object = None                        # optional kind inference: (*arg_kinds) -> Kind
+    variants: list = field(default_factory=list)  # (mode, predicate(*arg_kinds), {argnum: rule})
+
+    @property
+    def name(self):
+        return qualified_name(self.fn)
+
+    def rule(self, mode, argnum, kinds=None):
+        """The rule for ``argnum``; a variant whose predicate holds for ``kinds`` wins."""
+        if kinds is not None:
+            for variant_mode, predicate, rules in self.variants:
+                if variant_mode == mode and argnum in rules and predicate(*kinds):
+                    return rules[argnum]
+        table = self.jvps if mode == "forward" else self.vjps
+        return table.get(argnum)
+
+    def has(self, mode):
+        return self.nondiff or bool(self.jvps if mode == "forward" else self.vjps)
+
+
+_TABLE = {}
+
+
+def _key(fn):
+    return ("attr",) + fn if isinstance(fn, tuple) else fn
+
+
+def primitive(fn, create=True):
+    """The table entry of ``fn`` (``None`` if it has none and not ``create``)."""
+    key = _key(fn)
+    try:
+        entry = _TABLE.get(key)
+    except TypeError:  # unhashable callables cannot have rules
+        return None
+    if entry is None and create:
+        entry = _TABLE[key] = Primitive(fn)
+    return entry
+
+
+def lookup(fn):
+    return primitive(fn, create=False)
+
+
+def all_primitives():
+    return list(_TABLE.values())
+
+
+def _as_template(rule):
+    if rule is None or isinstance(rule, (Template, SameCall)):
+        return rule
+    return template_of(rule)
+
+
+def _register(table_name, fn, rules, argnum):
+    entry = primitive(fn)
+    table = getattr(entry, table_name)
+    if argnum is not None:
+        rules_by_arg = {argnum: rules[0]}
+    else:
+        rules_by_arg = dict(enumerate(rules))
+    for i, rule in rules_by_arg.items():
+        table[i] = _as_template(rule)
+    return entry
+
+
+def _decorator_or_call(table_name, fn, rules, argnum):
+    if rules:
+        _register(table_name, fn, rules, argnum)
+        return None
+
+    def decorate(rule):
+        _register(table_name, fn, [rule], argnum if argnum is not None else 0)
+        return rule
+
+    return decorate
+
+
+def defjvp(fn, *jvps, argnum=None):
+    """Register forward rules for ``fn``: one per positional argument."""
+    return _decorator_or_call("jvps", fn, jvps, argnum)
+
+
+def defvjp(fn, *vjps, argnum=None):
+    """Register reverse rules for ``fn``: one per positional argument."""
+    return _decorator_or_call("vjps", fn, vjps, argnum)
+
+
+def specialize(fn, mode, when, *rules):
+    """Rules used instead of the general ones when ``when(*arg_kinds)`` holds.
+
+    This is how a rule is specialised to a signature: ``x @ y`` on two
+    matrices gets ``ct @ y.T`` inline, other shapes the general helper.
+    """
+    mode = {"jvp": "forward", "vjp": "reverse"}.get(mode, mode)
+    primitive(fn).variants.append((mode, when, {i: _as_template(r) for i, r in enumerate(rules)}))
+
+
+def def_linear(*fns):
+    """``fn`` is linear in its first argument: its forward rule is ``fn(dx, ...)``."""
+    for fn in fns:
+        primitive(fn).jvps[0] = SameCall(fn)
+
+
+def nondifferentiable(*fns):
+    """The results of ``fns`` carry no derivative."""
+    for fn in fns:
+        primitive(fn).nondiff = True
+
+
+def broadcasting(*fns):
+    """``fns`` broadcast their arguments: cotangents are summed back to shape."""
+    for fn in fns:
+        primitive(fn).broadcasts = True
+
+
+def elementwise(fn, derivative, *, broadcasts=True):
+    """Register both modes of a unary elementwise ``fn`` from ``derivative(ans, x)``.
+
+    The forward rule is ``dx * derivative`` and the reverse rule
+    ``ct * derivative``; a derivative of the form ``1 / e`` reads as a division.
+    """
+    deriv = template_of(derivative)
+    params = ["ans"] + deriv.params[1:]
+    for table_name, lead in (("jvps", "dx"), ("vjps", "ct")):
+        body = _scale(gast.Name(lead, gast.Load(), None, None), deriv.body)
+        template = expression_template(body, [lead] + params, deriv.globals, fn=derivative)
+        getattr(primitive(fn), table_name)[0] = template
+    if broadcasts:
+        primitive(fn).broadcasts = True
+
+
+def _scale(factor, derivative):
+    """``factor * derivative``, written ``factor / e`` when the derivative is ``1 / e``."""
+    d = copy.deepcopy(derivative)
+    if (isinstance(d, gast.BinOp) and isinstance(d.op, gast.Div)
+            and isinstance(d.left, gast.Constant) and d.left.value == 1):
+        return gast.BinOp(left=factor, op=gast.Div(), right=d.right)
+    return gast.BinOp(left=factor, op=gast.Mult(), right=d)
+
+
+def qualified_name(fn):
+    if isinstance(fn, tuple):
+        owner, attr = fn
+        return f"{qualified_name(owner)}.{attr}"
+    module = getattr(fn, "__module__", None) or ""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    if module in ("builtins", "_operator"):
+        module = "" if module == "builtins" else "operator"
+    if type(fn).__name__ == "ufunc":
+        module = "numpy"
+    if isinstance(fn, type(len)) and module == "" and hasattr(fn, "__self__") and fn.__self__ is not None \
+            and type(fn.__self__).__name__ == "module":
+        module = fn.__self__.__name__
+    return f"{module}.{name}" if module else name

@@ -1,0 +1,154 @@
+"""Stage 4, SSA: each name is assigned once on every path.
+
+Takes a normalized function; guarantees
+
+* in straight-line code each name is assigned once: re-assignments of ``y``
+  become ``y_1``, ``y_2`` (the first keeps the user's name);
+* after ``if``/``else`` a name that differs between the branches is *joined*:
+  both branches assign the same join name (the branch's own version is
+  renamed to it when it is defined there, else a copy ``y_2 = y`` ends the
+  branch), so each path still assigns it once;
+* :class:`SSAInfo` says which user name each version stands for.
+
+    y = x * 2              y = x * 2
+    if y > 1:              t = y > 1
+        y = y * y    ->    if t:
+    return y                   y_1 = y * y
+                           else:
+                               y_1 = y
+                           return y_1
+
+:func:`verify` checks these invariants; the tests run it after this stage.
+"""
+
+from dataclasses import dataclass, field
+
+import gast
+
+
+@dataclass
+class SSAInfo:
+    origin: dict = field(default_factory=dict)   # SSA name -> user's name
+    joins: set = field(default_factory=set)      # names assigned on both sides of an if
+
+
+class _Rename(gast.NodeTransformer):
+    def __init__(self, env):
+        self.env = env
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.env:
+            node.id = self.env[node.id]
+        return node
+
+
+def _rename_block(stmts, old, new):
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and n.id == old:
+                n.id = new
+
+
+def _copy(target, source, at):
+    node = gast.Assign(targets=[gast.Name(target, gast.Store(), None, None)],
+                       value=gast.Name(source, gast.Load(), None, None), type_comment=None)
+    node.lineno = getattr(at, "lineno", None)
+    return node
+
+
+class _SSA:
+    def __init__(self, namer):
+        self.namer = namer
+        self.defined = set()
+        self.info = SSAInfo()
+
+    def define(self, user_name):
+        if user_name not in self.defined:
+            self.defined.add(user_name)
+            ssa = user_name
+        else:
+            ssa = self.namer.version(user_name)
+            self.defined.add(ssa)
+        self.info.origin[ssa] = user_name
+        return ssa
+
+    def block(self, stmts, env):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.Assign):
+                s.value = _Rename(env).visit(s.value)
+                target = s.targets[0]
+                new = self.define(target.id)
+                env[target.id] = new
+                target.id = new
+                out.append(s)
+            elif isinstance(s, gast.If):
+                s.test = _Rename(env).visit(s.test)
+                body_env, else_env = dict(env), dict(env)
+                s.body = self.block(s.body, body_env)
+                s.orelse = self.block(s.orelse, else_env)
+                self.join(s, env, body_env, else_env)
+                out.append(s)
+            else:
+                out.append(_Rename(env).visit(s))
+        return out
+
+    def join(self, node, env, body_env, else_env):
+        for user in sorted(set(body_env) | set(else_env)):
+            b, e = body_env.get(user), else_env.get(user)
+            if b == e or b is None or e is None:
+                if b is not None and e is None and user not in env:
+                    env[user] = b  # defined on one path only, as in the user's code
+                elif e is not None and b is None and user not in env:
+                    env[user] = e
+                continue
+            before = env.get(user)
+            in_body, in_else = b != before, e != before
+            joined = b if in_body else e
+            if in_body and in_else:
+                _rename_block(node.orelse, e, joined)
+            elif in_body:
+                node.orelse.append(_copy(joined, e, node))
+            else:
+                node.body.append(_copy(joined, b, node))
+            self.info.joins.add(joined)
+            env[user] = joined
+
+
+def to_ssa(fn, namer):
+    """Rename ``fn`` (normalized) in place into SSA form; returns :class:`SSAInfo`."""
+    ssa = _SSA(namer)
+    env = {}
+    for arg in fn.args.args:
+        ssa.defined.add(arg.id)
+        ssa.info.origin[arg.id] = arg.id
+        env[arg.id] = arg.id
+    fn.body = ssa.block(fn.body, env)
+    return ssa.info
+
+
+def verify(fn):
+    """Raise AssertionError unless ``fn`` is in SSA form (see module docstring)."""
+    params = {a.id for a in fn.args.args}
+
+    def block(stmts, defined):
+        for s in stmts:
+            for n in gast.walk(s if not isinstance(s, gast.If) else s.test):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                    assert n.id in defined or n.id not in assigned, \
+                        f"line {getattr(s, 'lineno', '?')}: {n.id} used before it is assigned"
+            if isinstance(s, gast.Assign):
+                for t in s.targets:
+                    for n in gast.walk(t):
+                        if isinstance(n, gast.Name):
+                            assert n.id not in defined, \
+                                f"line {getattr(s, 'lineno', '?')}: {n.id} assigned twice on one path"
+                            defined = defined | {n.id}
+            elif isinstance(s, gast.If):
+                defined = block(s.body, defined) | block(s.orelse, defined)
+        return defined
+
+    assigned = {n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    block(fn.body, set(params))
+    returns = [s for s in fn.body if isinstance(s, gast.Return)]
+    assert len(returns) == 1 and fn.body[-1] is returns[0], "exactly one return, at the end"

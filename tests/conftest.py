@@ -1,0 +1,15 @@
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory):
+    """Derived modules go to a fresh cache directory for the whole test run."""
+    import os
+    path = tmp_path_factory.mktemp("tangent_ast_cache")
+    old = os.environ.get("TANGENT_AST_CACHE")
+    os.environ["TANGENT_AST_CACHE"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("TANGENT_AST_CACHE", None)
+    else:
+        os.environ["TANGENT_AST_CACHE"] = old

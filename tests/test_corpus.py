@@ -1,0 +1,19 @@
+"""The one generic checker: every corpus case, both modes, via check_grads."""
+
+import pytest
+
+from tangent_ast.testing import check_grads
+
+from .corpus import calls, straight_line
+
+CASES = straight_line.CASES + calls.CASES
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_both_modes(case):
+    check_grads(case.fn, case.args, modes=("fwd", "rev"), wrt=case.wrt)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_reverse_against_finite_differences(case):
+    check_grads(case.fn, case.args, modes=("rev",), wrt=case.wrt)
