@@ -120,7 +120,5 @@ def show(f, mode="forward", wrt=0, *, stage="module", args=None):
     if stage in ("forward", "reverse") and stage != mode:
         mode = stage
     signature = signature_of(args) if args is not None else None
-    session = _session()
-    wrt_names = session.rule.__self__ and wrt
-    generated = derive_module(getattr(f, "__func__", f), mode, wrt_names, signature, session, trace=True)
+    generated = derive_module(getattr(f, "__func__", f), mode, wrt, signature, _session(), trace=True)
     return generated.snapshots[stage]

@@ -27,6 +27,7 @@ import gast
 
 from .derivatives import unsupported_call
 from .normalize import assign, name
+from .simplify import MAX_LINE, line_length as _length
 
 
 def _sum(terms):
@@ -123,11 +124,26 @@ class Reverse:
         return out
 
     def take(self, v, pending, accumulated):
+        """The terms of ``v``'s cotangent (its running sum first), now added up."""
         terms = pending.pop(v, [])
         if v in accumulated:
             terms = [name(self.ct(v))] + terms
             accumulated.discard(v)
-        return _sum(terms) if terms else None
+        return terms
+
+    def assign_sum(self, ct, terms, at=None):
+        """``ct = t1 + t2``; when that line gets long, the first contribution
+        assigns and each later one adds (``ct = ct + t2``)."""
+        if len(terms) == 1 and isinstance(terms[0], gast.Name) and terms[0].id == ct:
+            return []
+        whole = assign(ct, _sum(terms))
+        if len(terms) == 1 or _length(whole) <= MAX_LINE:
+            return [_at(whole, at)]
+        first, rest = terms[0], terms[1:]
+        out = [] if isinstance(first, gast.Name) and first.id == ct else [_at(assign(ct, first), at)]
+        for term in rest:
+            out.append(_at(assign(ct, gast.BinOp(left=name(ct), op=gast.Add(), right=term)), at))
+        return out
 
     def add_term(self, v, expr, pending):
         pending.setdefault(v, []).append(expr)
@@ -136,11 +152,11 @@ class Reverse:
         target = s.targets[0].id
         if not self.d.activity.active(target):
             return []
-        total = self.take(target, pending, accumulated)
-        if total is None:
+        terms = self.take(target, pending, accumulated)
+        if not terms:
             return []
         ct = self.ct(target)
-        out = [] if isinstance(total, gast.Name) and total.id == ct else [_at(assign(ct, total), s)]
+        out = self.assign_sum(ct, terms, s)
         value = s.value
         site = self.d.site(value)
         if site is None:
@@ -183,8 +199,7 @@ class Reverse:
         out = []
         # Everything flowing into the branches or out of them is added up first.
         for v in sorted(inside & set(pending)) + [v for v in outer if v in pending]:
-            total = self.take(v, pending, accumulated)
-            out.append(_at(assign(self.ct(v), total), s))
+            out.extend(self.assign_sum(self.ct(v), self.take(v, pending, accumulated), s))
             accumulated.add(v)
         branches = []
         for block in (s.body, s.orelse):
@@ -192,9 +207,9 @@ class Reverse:
             branch_acc = set(accumulated)
             stmts = self.reverse_block(block, branch_pending, branch_acc)
             for v in outer:
-                total = self.take(v, branch_pending, branch_acc)
-                if total is not None:
-                    stmts.append(_at(assign(self.ct(v), total), s))
+                terms = self.take(v, branch_pending, branch_acc)
+                if terms:
+                    stmts.extend(self.assign_sum(self.ct(v), terms, s))
             assigned_here = _assigned(stmts)
             branches.append((stmts, {v for v in outer if self.ct(v) in assigned_here}))
         contributed = set().union(*(assigned for _, assigned in branches))
@@ -222,12 +237,12 @@ def reverse(derivation, fn, wrt):
     body = transform.reverse_block(fn.body[:-1], pending, accumulated)
     results = []
     for w in wrt:
-        total = transform.take(w, pending, accumulated)
+        terms = transform.take(w, pending, accumulated)
         ct = transform.ct(w)
-        if total is None:
+        if not terms:
             body.append(assign(ct, derivation.zero(w)))
-        elif not (isinstance(total, gast.Name) and total.id == ct):
-            body.append(assign(ct, total))
+        else:
+            body.extend(transform.assign_sum(ct, terms))
         results.append(name(ct))
     ret = gast.Return(value=results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load()))
     body.append(ret)

@@ -16,9 +16,12 @@ them, and never moves a computation into or out of a branch.
     dout = dz + dsin         ->
 """
 
+import ast
 import copy
 
 import gast
+
+from .emit import to_ast
 
 MAX_LINE = 88
 PURE_MODULES = ("numpy", "math", "operator", "tangent_ast.runtime", "tangent_ast.rules",
@@ -195,7 +198,7 @@ class Simplifier:
                          and not isinstance(later.value, gast.Call)):
                     return False
                 candidate = _Replace(target, value).visit(copy.deepcopy(later))
-                if _line_length(candidate) > MAX_LINE and _line_length(value) > 28:
+                if line_length(candidate) > MAX_LINE and line_length(value) > 28:
                     return False  # one operation per line reads better than a long one
                 _Replace(target, value).visit(later)
                 return True
@@ -214,9 +217,8 @@ class Simplifier:
                 return
 
 
-def _line_length(node):
-    from .emit import to_ast
-    import ast
+def line_length(node):
+    """Length of ``node`` printed as one line of a function body."""
     return len(ast.unparse(to_ast(copy.deepcopy(node)))) + 4
 
 

@@ -2,7 +2,8 @@
 
 import math
 
-from .registry import defjvp, defvjp, elementwise, nondifferentiable
+from ..kinds import FLOAT
+from .registry import all_primitives, defjvp, defvjp, elementwise, nondifferentiable, specialize
 
 
 def _unary(table):
@@ -37,10 +38,12 @@ _unary([
 ])
 
 # math.log(x) or math.log(x, base)
-defjvp(math.log, lambda dx, ans, x, base=math.e: dx / (x * math.log(base)),
+defjvp(math.log, lambda dx, ans, x, base: dx / (x * math.log(base)),
                  lambda dbase, ans, x, base: -dbase * ans / (base * math.log(base)))
-defvjp(math.log, lambda ct, ans, x, base=math.e: ct / (x * math.log(base)),
+defvjp(math.log, lambda ct, ans, x, base: ct / (x * math.log(base)),
                  lambda ct, ans, x, base: -ct * ans / (base * math.log(base)))
+specialize(math.log, "jvp", lambda x: True, lambda dx, ans, x: dx / x)
+specialize(math.log, "vjp", lambda x: True, lambda ct, ans, x: ct / x)
 
 defjvp(math.pow, lambda dx, ans, x, y: dx * y * x ** (y - 1),
                  lambda dy, ans, x, y: dy * ans * math.log(x))
@@ -67,3 +70,8 @@ defvjp(math.copysign, lambda ct, ans, x, y: ct * math.copysign(1.0, x) * math.co
 
 nondifferentiable(math.floor, math.ceil, math.trunc, math.isfinite, math.isinf,
                   math.isnan, math.isclose, math.factorial, math.gcd, math.comb, math.perm)
+
+# Every differentiable math function returns a float.
+for _entry in all_primitives():
+    if getattr(_entry.fn, "__module__", None) == "math" and not _entry.nondiff:
+        _entry.kind = lambda *args: FLOAT

@@ -71,7 +71,7 @@ class Primitive:
         """The rule for ``argnum``; a variant whose predicate holds for ``kinds`` wins."""
         if kinds is not None:
             for variant_mode, predicate, rules in self.variants:
-                if variant_mode == mode and argnum in rules and predicate(*kinds):
+                if variant_mode == mode and argnum in rules and _holds(predicate, kinds):
                     return rules[argnum]
         table = self.jvps if mode == "forward" else self.vjps
         return table.get(argnum)
@@ -81,6 +81,14 @@ class Primitive:
 
 
 _TABLE = {}
+
+
+def _holds(predicate, kinds):
+    """A variant's predicate; one that does not take this many arguments does not hold."""
+    try:
+        return bool(predicate(*kinds))
+    except TypeError:
+        return False
 
 
 def _key(fn):

@@ -178,3 +178,7 @@ CASES = [
     Case(logistic, (V * 0.1, M, np.array([0.0, 1.0, 1.0]))),
     Case(logistic, (V * 0.1, M, np.array([0.0, 1.0, 1.0])), wrt=(0, 1)),
 ]
+
+
+def vector_like(x):
+    return np.sin(x)

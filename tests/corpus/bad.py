@@ -1,0 +1,51 @@
+"""Functions tangent_ast must refuse with a clear error naming file and line."""
+
+import numpy as np
+
+COUNTER = [0]
+
+
+def has_class(x):
+    class Local:
+        pass
+    return x * 2
+
+
+def has_global(x):
+    global COUNTER
+    COUNTER = x
+    return x
+
+
+def has_yield(x):
+    yield x * 2
+
+
+def has_loop(x):
+    for i in range(3):
+        x = x * 2
+    return x
+
+
+def has_try(x):
+    try:
+        return x * 2
+    except ValueError:
+        return x
+
+
+def calls_no_rule(x):
+    return np.frexp(x)[0] * x
+
+
+def int_argument(n, x):
+    return n * x
+
+
+def vector_output(x):
+    return x * 2.0
+
+
+exec_namespace = {}
+exec("def from_string(x):\n    return x * 2\n", exec_namespace)
+from_string = exec_namespace["from_string"]

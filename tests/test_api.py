@@ -1,0 +1,76 @@
+"""The public API: jvp, grad, value_and_grad, vjp, derive, show."""
+
+import numpy as np
+import pytest
+
+import tangent_ast as ta
+
+from .corpus import straight_line as sl
+
+
+def test_jvp_none_tangent_means_not_differentiated():
+    out, tangent = ta.jvp(sl.design_example, (1.0, 2.0), (1.0, None))
+    assert out == pytest.approx(2.0 + np.sin(1.0))
+    assert tangent == pytest.approx(2.0 + np.cos(1.0))
+
+
+def test_grad_single_and_tuple_wrt():
+    assert ta.grad(sl.design_example)(1.0, 2.0) == pytest.approx(2.0 + np.cos(1.0))
+    gx, gy = ta.grad(sl.design_example, wrt=("x", "y"))(1.0, 2.0)
+    assert (gx, gy) == pytest.approx((2.0 + np.cos(1.0), 1.0))
+    assert ta.grad(sl.design_example, wrt=1)(1.0, 2.0) == pytest.approx(1.0)
+
+
+def test_value_and_grad():
+    value, g = ta.value_and_grad(sl.poly)(2.0)
+    assert value == pytest.approx(sl.poly(2.0))
+    assert g == pytest.approx(9 * 4 - 4 * 2 + 1)
+
+
+def test_vjp_pullback_can_be_called_twice():
+    x = np.linspace(0.1, 1.0, 4)
+    out, pullback = ta.vjp(sl.np_elementwise, x)
+    first = pullback(1.0)
+    second = pullback(1.0)
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_allclose(pullback(2.0), 2 * first)
+
+
+def test_vjp_of_vector_output_takes_any_cotangent():
+    x = np.array([0.3, 0.5])
+    out, pullback = ta.vjp(sl.vector_like, x)
+    ct = np.array([1.0, -2.0])
+    np.testing.assert_allclose(pullback(ct), ct * np.cos(x))
+
+
+def test_generic_rule_without_example_arguments():
+    rule = ta.derive(sl.design_example, "reverse", wrt=("x", "y"))
+    out, saved = rule.fwd(np.ones(3), 2.0)
+    ct_x, ct_y = rule.bwd(saved, np.ones(3))
+    np.testing.assert_allclose(ct_x, 2.0 + np.cos(1.0))
+    assert np.shape(ct_y) == ()
+    assert ct_y == pytest.approx(3.0)
+
+
+def test_scalar_specialised_rule_has_no_helper_calls():
+    source = ta.derive(sl.math_chain, "reverse", args=(0.8,)).source
+    assert "runtime" not in source
+
+
+def test_show_every_stage():
+    for stage in ("parse", "normalize", "ssa", "forward", "simplify", "module"):
+        assert "def " in ta.show(sl.quotient, wrt=("x", "y"), stage=stage)
+    assert "_bwd" in ta.show(sl.quotient, stage="reverse")
+
+
+def test_derive_twice_is_byte_identical(tmp_path):
+    first = ta.derive(sl.logistic, "reverse", args=(np.ones(2), np.ones((3, 2)), np.ones(3)),
+                      cache=tmp_path / "a").source
+    second = ta.derive(sl.logistic, "reverse", args=(np.ones(2), np.ones((3, 2)), np.ones(3)),
+                       cache=tmp_path / "b").source
+    assert first == second
+
+
+def test_rules_used_are_recorded():
+    rule = ta.derive(sl.np_trig, "reverse", args=(np.ones(3),), cache=None)
+    assert {"numpy.sin", "numpy.cos", "numpy.arctan", "numpy.sum"} <= rule.rules_used
