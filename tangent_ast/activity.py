@@ -40,6 +40,8 @@ def _assignments(stmts):
         elif isinstance(s, gast.If):
             yield from _assignments(s.body)
             yield from _assignments(s.orelse)
+        elif isinstance(s, (gast.For, gast.While)):
+            yield from _assignments(s.body)
 
 
 def analyze(fn, kinds, wrt, differentiable_args):

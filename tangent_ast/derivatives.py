@@ -34,6 +34,7 @@ class Derivation:
     namespace: object                  # emit.ModuleNamespace of the generated module
     derive_callee: object              # (fn, mode, wrt positions, signature, where) -> CalleeRule
     temps: set = field(default_factory=set)        # normalization temporaries
+    carried: set = field(default_factory=set)      # loop header names
     rules_used: set = field(default_factory=set)   # qualified names of primitives used
     callees: list = field(default_factory=list)    # CalleeRules this rule calls
     tangent_names: dict = field(default_factory=dict)

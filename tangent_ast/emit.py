@@ -148,6 +148,13 @@ def statement_lines(stmt, indent, line_of, last_line):
     comment = f"  # line {lineno}" if lineno is not None and lineno != last_line[0] else ""
     if lineno is not None:
         last_line[0] = lineno
+    if isinstance(stmt, (ast.For, ast.While)):
+        head = (f"for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}:"
+                if isinstance(stmt, ast.For) else f"while {ast.unparse(stmt.test)}:")
+        lines = [f"{pad}{head}{comment}"]
+        for s in stmt.body:
+            lines += statement_lines(s, indent + 1, line_of, last_line)
+        return lines
     if isinstance(stmt, ast.If):
         lines = [f"{pad}if {ast.unparse(stmt.test)}:{comment}"]
         for s in stmt.body:

@@ -3,7 +3,8 @@
 Takes the SSA function with kinds and activity; guarantees a function
 ``f_jvp(*params, *d_wrt)`` returning ``(out, dout)`` in which every active
 statement ``v = op(...)`` is followed by ``dv = <sum of rule contributions>``
-inside the same control flow, and a call to a user function with active
+inside the same control flow (branches and loops are kept as they are:
+conditions read primal values), and a call to a user function with active
 arguments becomes a call to its derived forward rule.
 
     def f(x, y):                def f_jvp(x, y, dx, dy):
@@ -50,6 +51,10 @@ class Forward:
                 new = copy.copy(s)
                 new.body = self.block(s.body)
                 new.orelse = self.block(s.orelse)
+                out.append(new)
+            elif isinstance(s, (gast.For, gast.While)):
+                new = copy.copy(s)
+                new.body = self.block(s.body)
                 out.append(new)
             else:
                 out.append(s)

@@ -211,27 +211,60 @@ class _Inference:
         return replace(kind, shape=shapes.pop()) if same else self.new_shape(kind)
 
 
+def join(a, b):
+    """The kind of a name assigned ``a`` on one path and ``b`` on another."""
+    if a == b:
+        return a
+    numbers = {"bool": 0, "int": 1, "float": 2, "complex": 3}
+    if a.tag in numbers and b.tag in numbers:
+        return a if numbers[a.tag] >= numbers[b.tag] else b
+    if a.tag == b.tag == "array" and a.ndim == b.ndim:
+        return Kind("array", a.ndim, a.dtype if a.dtype == b.dtype else None)
+    return UNKNOWN
+
+
 def infer(fn, scope, signature):
-    """Kinds of every SSA name of ``fn`` given the ``signature`` (None: all unknown)."""
+    """Kinds of every SSA name of ``fn`` given the ``signature`` (None: all unknown).
+
+    Names assigned more than once (branch joins, loop headers) get the join of
+    their kinds; loops are iterated until nothing changes, so ``s = 0`` followed
+    by ``s = s + x`` in a loop is a float, not an int.
+    """
     kinds = {}
     inference = _Inference(scope, kinds)
     for i, arg in enumerate(fn.args.args):
         kind = signature[i] if signature is not None and i < len(signature) else UNKNOWN
         kinds[arg.id] = inference.new_shape(kind)
+    params = set(kinds)
 
-    def block(stmts):
+    def block(stmts, seen):
         for s in stmts:
             if isinstance(s, gast.Assign):
                 target = s.targets[0].id
                 kind = inference.expr(s.value)
-                if target in kinds and kinds[target] != kind:  # a join: both sides must agree
-                    kind = kind if kinds[target].tag == kind.tag == "float" else \
-                        (replace(kind, shape=None) if kinds[target] == replace(kind, shape=kinds[target].shape)
-                         else UNKNOWN)
+                if target in seen:
+                    kind = join(kinds[target], kind)
+                seen.add(target)
                 kinds[target] = kind
             elif isinstance(s, gast.If):
-                block(s.body)
-                block(s.orelse)
+                block(s.body, seen)
+                block(s.orelse, seen)
+            elif isinstance(s, gast.For):
+                kinds[s.target.id] = INT
+                block(s.body, seen)
+            elif isinstance(s, gast.While):
+                block(s.body, seen)
 
-    block(fn.body)
+    for _ in range(10):
+        before = dict(kinds)
+        block(fn.body, set(params) | {n for n in kinds if n not in params and n in before
+                                      and _assigned_twice(fn, n)})
+        if kinds == before:
+            break
     return kinds
+
+
+def _assigned_twice(fn, name):
+    count = sum(1 for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+                and n.id == name)
+    return count > 1

@@ -7,6 +7,7 @@ uses (parameters, locals, globals it reads), so generated code never shadows
 a user's name.
 """
 
+import builtins
 import re
 
 
@@ -14,7 +15,8 @@ class Namer:
     """Deterministic supply of fresh identifiers."""
 
     def __init__(self, taken=()):
-        self.taken = set(taken)
+        # Builtins are never shadowed: lowered loops call range, len and min.
+        self.taken = set(taken) | set(dir(builtins))
 
     def reserve(self, *names):
         self.taken.update(names)

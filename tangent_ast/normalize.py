@@ -8,6 +8,13 @@ contains only
   comparison, a call, an attribute read, a subscript;
 * ``if atom: ... else: ...`` (``elif``, ``a if c else b``, ``and``/``or``
   and chained comparisons are lowered to it);
+* ``for i in range(a, b, c):`` (loops over sequences, ``enumerate``, ``zip``
+  and ``reversed`` become index loops with an explicit ``x = xs[i]``) and
+  ``while t:`` (the test atom is recomputed at the end of the body);
+* inside loops, ``continue`` is gone (what follows it moves into the branch
+  that does not continue) and ``break`` only ends a branch; a ``return``
+  inside a loop sets a flag and breaks, and the loop is followed by
+  ``if flag: return``;
 * bare calls kept for their effect (``print(x)``), ``assert``, ``raise``;
 * exactly one ``return atom``, as the last statement.
 
@@ -24,35 +31,40 @@ Early returns become assignments to one result name; statements after an
                                        return out
 """
 
+import builtins
 import copy
 
 import gast
 
 from .errors import UnsupportedSyntaxError
 
+_MOVE_OUT = "move it outside the differentiated function"
 _UNSUPPORTED = {
-    gast.For: ("a for loop", "loops are not supported yet"),
-    gast.AsyncFor: ("an async for loop", None),
-    gast.While: ("a while loop", "loops are not supported yet"),
-    gast.Break: ("break", None), gast.Continue: ("continue", None),
+    gast.AsyncFor: ("an async for loop", "use a plain for loop"),
     gast.ClassDef: ("a class definition inside the function", "define the class at module level"),
     gast.FunctionDef: ("a nested def", "define the helper at module level and call it"),
-    gast.AsyncFunctionDef: ("a nested async def", None),
+    gast.AsyncFunctionDef: ("a nested async def", "define the helper at module level"),
     gast.Global: ("a global statement", "mutable globals are not supported: pass the value "
                   "as an argument and return the new value"),
     gast.Nonlocal: ("a nonlocal statement", "pass the value as an argument and return it"),
-    gast.With: ("a with block", None), gast.AsyncWith: ("an async with block", None),
+    gast.With: ("a with block", _MOVE_OUT),
+    gast.AsyncWith: ("an async with block", _MOVE_OUT),
     gast.Try: ("a try block", "move the try/except outside the differentiated function"),
-    gast.Delete: ("del", None), gast.Import: ("an import inside the function", "import at module level"),
+    gast.Delete: ("del", "drop the del: a name going out of use needs no statement"),
+    gast.Import: ("an import inside the function", "import at module level"),
     gast.ImportFrom: ("an import inside the function", "import at module level"),
     gast.Lambda: ("a lambda", "define the helper with def at module level"),
-    gast.Yield: ("yield", "generators cannot be differentiated"),
-    gast.YieldFrom: ("yield from", "generators cannot be differentiated"),
-    gast.Await: ("await", None), gast.NamedExpr: ("an assignment expression (:=)", None),
-    gast.ListComp: ("a list comprehension", None), gast.SetComp: ("a set comprehension", None),
-    gast.DictComp: ("a dict comprehension", None), gast.GeneratorExp: ("a generator expression", None),
-    gast.Dict: ("a dict literal", None), gast.Set: ("a set literal", None),
-    gast.Starred: ("starred arguments (*args)", None),
+    gast.Yield: ("yield", "generators cannot be differentiated: return a value"),
+    gast.YieldFrom: ("yield from", "generators cannot be differentiated: return a value"),
+    gast.Await: ("await", "async functions cannot be differentiated"),
+    gast.NamedExpr: ("an assignment expression (:=)", "assign on a line of its own"),
+    gast.ListComp: ("a list comprehension", "write the loop out, or use a NumPy expression"),
+    gast.SetComp: ("a set comprehension", "write the loop out"),
+    gast.DictComp: ("a dict comprehension", "write the loop out"),
+    gast.GeneratorExp: ("a generator expression", "write the loop out, or use a NumPy expression"),
+    gast.Dict: ("a dict literal", "pass the values as separate arguments"),
+    gast.Set: ("a set literal", _MOVE_OUT),
+    gast.Starred: ("starred arguments (*args)", "pass the arguments one by one"),
 }
 
 
@@ -101,7 +113,7 @@ class Normalizer:
     # -- statements ---------------------------------------------------------
 
     def function(self, node):
-        self.check(node)
+        check_supported(self.parsed)
         body = [s for s in node.body if not _is_docstring(s)]
         tail = body[-1] if body else None
         simple_return = (isinstance(tail, gast.Return) and isinstance(tail.value, gast.Name)
@@ -120,14 +132,6 @@ class Normalizer:
             arg.annotation = None
         return new
 
-    def check(self, node):
-        for n in gast.walk(node):
-            if n is not node and type(n) in _UNSUPPORTED and not isinstance(n, (gast.Starred,)):
-                raise unsupported(self.parsed, n)
-        args = node.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-            raise unsupported(self.parsed, node, "*args, **kwargs, keyword-only or positional-only "
-                              "parameters in the differentiated function")
 
     def lower_returns(self, stmts):
         """Replace ``return e`` by ``<result> = e``, moving what follows an ``if``
@@ -136,9 +140,18 @@ class Normalizer:
         for i, s in enumerate(stmts):
             if isinstance(s, gast.Return):
                 value = s.value if s.value is not None else gast.Constant(None, None)
-                out.append(_at(gast.Assign(targets=[name(self.result, gast.Store())], value=value,
-                                           type_comment=None), s))
+                if not (isinstance(value, gast.Name) and value.id == self.result):
+                    out.append(_at(gast.Assign(targets=[name(self.result, gast.Store())], value=value,
+                                               type_comment=None), s))
                 return out
+            if isinstance(s, (gast.For, gast.While)) and _may_return(s):
+                flag = self.namer.fresh("returned")
+                loop = copy.copy(s)
+                loop.body = self.returns_to_breaks(s.body, flag)
+                after = _at(gast.If(test=name(flag), body=[_at(gast.Return(value=name(self.result)), s)],
+                                    orelse=[]), s)
+                start = assign(flag, gast.Constant(False, None), s)
+                return out + self.lower_returns([start, loop, after] + stmts[i + 1:])
             if isinstance(s, gast.If) and _may_return(s):
                 rest = stmts[i + 1:]
                 body = s.body if _always_exits(s.body) else s.body + copy.deepcopy(rest)
@@ -150,6 +163,147 @@ class Normalizer:
                 return out
             out.append(s)
         return out
+
+    def returns_to_breaks(self, stmts, flag):
+        """Inside a loop: ``return e`` -> ``<result> = e; flag = True; break``."""
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.Return):
+                value = s.value if s.value is not None else gast.Constant(None, None)
+                out += [_at(gast.Assign(targets=[name(self.result, gast.Store())], value=value,
+                                        type_comment=None), s),
+                        assign(flag, gast.Constant(True, None), s), _at(gast.Break(), s)]
+                return out
+            if isinstance(s, gast.If) and _may_return(s):
+                new = copy.copy(s)
+                new.body = self.returns_to_breaks(s.body, flag)
+                new.orelse = self.returns_to_breaks(s.orelse, flag)
+                out.append(new)
+            elif isinstance(s, (gast.For, gast.While)) and _may_return(s):
+                loop = copy.copy(s)
+                loop.body = self.returns_to_breaks(s.body, flag)
+                out += [loop, _at(gast.If(test=name(flag), body=[_at(gast.Break(), s)], orelse=[]), s)]
+            else:
+                out.append(s)
+        return out
+
+    def lower_jumps(self, stmts):
+        """In a loop body: drop ``continue`` and make ``break`` end its branch,
+        moving what follows an ``if`` that jumps into the branches that fall through."""
+        out = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, gast.Continue):
+                return out
+            if isinstance(s, gast.Break):
+                return out + [s]
+            if isinstance(s, gast.If) and _may_jump(s):
+                rest = stmts[i + 1:]
+                new = copy.copy(s)
+                new.body = self.lower_jumps(s.body if _always_jumps(s.body) else s.body + copy.deepcopy(rest))
+                new.orelse = self.lower_jumps(s.orelse if _always_jumps(s.orelse)
+                                              else s.orelse + copy.deepcopy(rest))
+                return out + [new]
+            out.append(s)
+        return out
+
+    def builtin(self, name_):
+        """A builtin the lowering introduces (``range``, ``len``, ``min``)."""
+        self.scope.free.setdefault(name_, getattr(builtins, name_))
+        return name(name_)
+
+    def loop_body(self, body, at):
+        return self.block(self.lower_jumps(body))
+
+    def while_loop(self, s):
+        if s.orelse:
+            raise unsupported(self.parsed, s, "while ... else", "move the else block after the loop")
+        if isinstance(s.test, gast.Name):
+            body = self.loop_body(s.body, s)
+            return [_at(gast.While(test=s.test, body=body, orelse=[]), s)]
+        test = self.namer.fresh("t")
+        pre, op = self.operation(s.test, s)
+        again, op_again = self.operation(copy.deepcopy(s.test), s)
+        body = self.loop_body(s.body, s)
+        append_fallthrough(body, again + [assign(test, op_again, s)])
+        return pre + [assign(test, op, s), _at(gast.While(test=name(test), body=body, orelse=[]), s)]
+
+    def for_loop(self, s):
+        """``for x in <iterable>`` -> ``for i in range(...)`` with ``x = xs[i]`` first in the body."""
+        pre, header, prefix, range_args = self.loop_header(s.target, s.iter, s)
+        broke = None
+        orelse = []
+        if s.orelse:
+            if any(isinstance(n, gast.Break) for n in _loop_level(s.body)):
+                broke = self.namer.fresh("broke")
+                s = copy.copy(s)
+                s.body = _mark_breaks(s.body, broke)
+                pre.append(assign(broke, gast.Constant(False, None), s))
+                orelse = [_at(gast.If(test=name(broke), body=[], orelse=s.orelse), s)]
+            else:
+                orelse = s.orelse
+        body = self.loop_body(prefix + s.body, s)
+        loop = _at(gast.For(target=name(header, gast.Store()), iter=None, body=body, orelse=[],
+                            type_comment=None), s)
+        range_pre, loop.iter = self.range_call(range_args, s)
+        return pre + range_pre + [loop] + self.block(orelse)
+
+    def range_call(self, args, at):
+        pre, atoms = [], []
+        for a in args:
+            more, atom = self.atom(a, at)
+            pre += more
+            atoms.append(atom)
+        return pre, gast.Call(func=self.builtin("range"), args=atoms, keywords=[])
+
+    def loop_header(self, target, iterable, at):
+        """(statements before the loop, loop variable, statements starting the body,
+        arguments of the ``range`` it runs over)."""
+        kind = _call_name(iterable, self.scope)
+        if kind == "range":
+            if not isinstance(target, gast.Name):
+                raise unsupported(self.parsed, at, "unpacking the variable of a range loop")
+            return [], target.id, [], list(iterable.args)
+        index = self.namer.fresh("i")
+        if kind == "enumerate" and len(iterable.args) == 1 and not iterable.keywords \
+                and isinstance(target, gast.Tuple) and len(target.elts) == 2 \
+                and isinstance(target.elts[0], gast.Name):
+            pre, seq = self.atom(iterable.args[0], at)
+            index = target.elts[0].id
+            return pre, index, [self._item(target.elts[1], seq, index, at)], [self._len(seq)]
+        if kind == "zip" and isinstance(target, gast.Tuple) and len(target.elts) == len(iterable.args) \
+                and not iterable.keywords:
+            pre, seqs = [], []
+            for a in iterable.args:
+                more, seq = self.atom(a, at)
+                pre += more
+                seqs.append(seq)
+            lengths = [self._len(q) for q in seqs]
+            count = lengths[0] if len(lengths) == 1 else gast.Call(func=self.builtin("min"), args=lengths,
+                                                                      keywords=[])
+            items = [self._item(t, q, index, at) for t, q in zip(target.elts, seqs, strict=True)]
+            return pre, index, items, [count]
+        if kind == "reversed" and len(iterable.args) == 1:
+            pre, seq = self.atom(iterable.args[0], at)
+            last = gast.BinOp(left=self._len(seq), op=gast.Sub(), right=gast.Constant(1, None))
+            return pre, index, [self._item(target, seq, index, at)], [last, gast.Constant(-1, None),
+                                                                       gast.Constant(-1, None)]
+        if kind in ("enumerate", "zip", "reversed"):
+            raise unsupported(self.parsed, at, f"this use of {kind} in a for loop",
+                              "loop over range(len(...)) and index explicitly")
+        pre, seq = self.atom(iterable, at)
+        return pre, index, [self._item(target, seq, index, at)], [self._len(seq)]
+
+    def _len(self, seq):
+        return gast.Call(func=self.builtin("len"), args=[copy.deepcopy(seq)], keywords=[])
+
+    def _item(self, target, seq, index, at):
+        if not isinstance(target, gast.Name):
+            raise unsupported(self.parsed, at, "unpacking the loop variable",
+                              "assign the element to a name and index it in the body")
+        return _at(gast.Assign(targets=[name(target.id, gast.Store())],
+                               value=gast.Subscript(value=copy.deepcopy(seq), slice=name(index),
+                                                    ctx=gast.Load()),
+                               type_comment=None), at)
 
     def block(self, stmts):
         out = []
@@ -188,6 +342,12 @@ class Normalizer:
             pre, test = self.atom(s.test, s)
             return pre + [_at(gast.Assert(test=test, msg=s.msg), s)]
         if isinstance(s, gast.Raise):
+            return [s]
+        if isinstance(s, gast.For):
+            return self.for_loop(s)
+        if isinstance(s, gast.While):
+            return self.while_loop(s)
+        if isinstance(s, gast.Break):
             return [s]
         raise unsupported(self.parsed, s)
 
@@ -357,6 +517,80 @@ class Normalizer:
                  for i, op in enumerate(expr.ops)]
         more, result = self.bool_op(gast.BoolOp(op=gast.And(), values=pairs), at)
         return pre + more, result
+
+
+def append_fallthrough(stmts, tail):
+    """Append ``tail`` where control reaches the end of ``stmts`` (not after a ``break``)."""
+    last = stmts[-1] if stmts else None
+    if isinstance(last, (gast.Break, gast.Return, gast.Raise)):
+        return
+    if isinstance(last, gast.If) and (_always_jumps(last.body) or _always_jumps(last.orelse)):
+        for block in (last.body, last.orelse):
+            if not _always_jumps(block):
+                append_fallthrough(block, copy.deepcopy(tail))
+        return
+    stmts.extend(tail)
+
+
+def _loop_level(stmts):
+    """Nodes of ``stmts`` not inside nested loops (what break/continue there refer to)."""
+    for s in stmts:
+        yield s
+        if isinstance(s, gast.If):
+            yield from _loop_level(s.body)
+            yield from _loop_level(s.orelse)
+
+
+def _may_jump(s):
+    return any(isinstance(n, (gast.Break, gast.Continue)) for n in _loop_level([s]))
+
+
+def _always_jumps(stmts):
+    """Every path through ``stmts`` ends in break, continue, return or raise."""
+    for s in stmts:
+        if isinstance(s, (gast.Break, gast.Continue, gast.Return, gast.Raise)):
+            return True
+        if isinstance(s, gast.If) and _always_jumps(s.body) and _always_jumps(s.orelse):
+            return True
+    return False
+
+
+def _mark_breaks(stmts, flag):
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Break):
+            out += [assign(flag, gast.Constant(True, None), s), s]
+        elif isinstance(s, gast.If):
+            new = copy.copy(s)
+            new.body = _mark_breaks(s.body, flag)
+            new.orelse = _mark_breaks(s.orelse, flag)
+            out.append(new)
+        else:
+            out.append(s)
+    return out
+
+
+def _call_name(expr, scope):
+    """``"range"``/``"enumerate"``/``"zip"``/``"reversed"`` if ``expr`` calls that builtin."""
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and not scope.is_local(expr.func.id):
+        obj = scope.free.get(expr.func.id)
+        for candidate in ("range", "enumerate", "zip", "reversed"):
+            if obj is getattr(builtins, candidate):
+                return candidate
+    return None
+
+
+def check_supported(parsed):
+    """Raise UnsupportedSyntaxError at the first construct outside what the stages handle."""
+    node = parsed.node
+    for n in gast.walk(node):
+        if n is not node and type(n) in _UNSUPPORTED and not isinstance(n, gast.Starred):
+            raise unsupported(parsed, n)
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        raise unsupported(parsed, node, "*args, **kwargs, keyword-only or positional-only "
+                          "parameters in the differentiated function",
+                          "give the differentiated function plain positional parameters")
 
 
 def _temp_base(op):

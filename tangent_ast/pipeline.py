@@ -9,6 +9,7 @@
     forward    (mode="forward") tangent statement after each one        forward.py
     reverse    (mode="reverse") forward sweep + transposed reverse sweep reverse.py
     simplify   copies, single-use temporaries, dead code, constants     simplify.py
+    tapes      (reverse) save what reverse loops read, by iteration     tapes.py
     emit       FunctionDefs -> module text with header and imports      emit.py
     load       write atomically to the cache, import                   load.py
 
@@ -32,11 +33,12 @@ from .forward import forward
 from .kinds import UNKNOWN, describe_signature, infer
 from .load import cache_dir, import_module, state_of, warn_stale, write_atomic
 from .naming import Namer, sanitize
-from .normalize import Normalizer, name
+from .normalize import Normalizer, check_supported, name
 from .parse import parse
 from .resolve import resolve
 from .reverse import reverse
-from .simplify import simplify
+from .simplify import restore_names, simplify
+from .tapes import install_tapes
 from .ssa import to_ssa
 
 MODES = ("forward", "reverse")
@@ -59,6 +61,7 @@ class Front:
 
 def front(fn, signature, trace=False):
     parsed = parse(fn)
+    check_supported(parsed)
     scope = resolve(parsed)
     namer = Namer(scope.locals | set(scope.free))
     normalizer = Normalizer(parsed, scope, namer)
@@ -172,29 +175,37 @@ def derive_module(fn, mode, wrt, signature, session, trace=False):
         return session.callee(callee_fn, callee_mode, positions, kinds, where, module_name)
 
     d = Derivation(parsed=f.parsed, scope=f.scope, namer=f.namer, kinds=f.kinds, activity=None,
-                   mode=mode, namespace=namespace, derive_callee=derive_callee, temps=f.temps)
+                   mode=mode, namespace=namespace, derive_callee=derive_callee, temps=f.temps,
+                   carried=set(f.ssa_info.carried))
     d.activity = analyze(f.function, f.kinds, wrt, d.differentiable_args)
     user_names = {v for v, user in f.ssa_info.origin.items() if user not in f.temps} | set(params)
 
     def rewritable(fn_def):
         return {n.id for n in gast.walk(fn_def) if isinstance(n, gast.Name)} - user_names
 
+    origin = dict(f.ssa_info.origin)
+    for primal, tangent in d.tangent_names.items():
+        origin.setdefault(tangent, "d" + origin.get(primal, primal))
     snapshots = dict(f.snapshots)
     if mode == "forward":
         jvp = forward(d, f.function, wrt)
         if trace:
             snapshots["forward"] = _source(jvp)
         user_derivatives = {d.tangent_names[v] for v in user_names if v in d.tangent_names}
-        generated = [simplify(jvp, rewritable(jvp), namespace, keep=user_derivatives)]
+        generated = [simplify(jvp, rewritable(jvp), namespace, keep=user_derivatives, origin=origin)]
     else:
         fwd, bwd = reverse(d, f.function, wrt)
         if trace:
             snapshots["reverse"] = _source(fwd) + "\n" + _source(bwd)
-        bwd = simplify(bwd, rewritable(bwd) - {"saved"}, namespace)
+        bwd = simplify(bwd, rewritable(bwd) - {"saved"}, namespace, origin=origin)
+        install_tapes(fwd, bwd, f.namer, d.carried)
         residuals = _residuals(fwd, bwd, params)
         _finish_reverse(fwd, bwd, residuals)
-        fwd = simplify(fwd, rewritable(fwd) - set(residuals), namespace)
+        fwd = simplify(fwd, rewritable(fwd) - set(residuals), namespace, origin=origin)
         generated = [fwd, bwd]
+    forbidden = set(namespace.objects) | set(namespace.relative) | set(functions)
+    for g in generated:
+        restore_names(g, forbidden)
     if trace:
         snapshots["simplify"] = "\n".join(_source(g) for g in generated)
     provenance = Provenance(

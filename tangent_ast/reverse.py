@@ -68,6 +68,11 @@ class Reverse:
                 new.body = self.forward_sweep(s.body)
                 new.orelse = self.forward_sweep(s.orelse)
                 out.append(new)
+            elif isinstance(s, (gast.For, gast.While)):
+                new = copy.copy(s)
+                new.body = self.forward_sweep(s.body)
+                new.loop_id = id(s)
+                out.append(new)
             elif isinstance(s, gast.Assign) and self.d.activity.active(s.targets[0].id) \
                     and self._user_call(s) is not None:
                 out.append(self._user_call(s)[0])
@@ -121,6 +126,8 @@ class Reverse:
                 out.extend(self.adjoint(s, pending, accumulated))
             elif isinstance(s, gast.If):
                 out.extend(self.adjoint_if(s, pending, accumulated))
+            elif isinstance(s, (gast.For, gast.While)):
+                out.extend(self.adjoint_loop(s, pending, accumulated))
         return out
 
     def take(self, v, pending, accumulated):
@@ -155,8 +162,14 @@ class Reverse:
         terms = self.take(target, pending, accumulated)
         if not terms:
             return []
-        ct = self.ct(target)
-        out = self.assign_sum(ct, terms, s)
+        if target in self.d.carried:
+            # A loop header is assigned again and again: its cotangent variable is
+            # reused across iterations, so this use of it is copied out first.
+            ct = self.d.namer.fresh(f"ct_{target}")
+            out = [_at(assign(ct, _sum(terms)), s)]
+        else:
+            ct = self.ct(target)
+            out = self.assign_sum(ct, terms, s)
         value = s.value
         site = self.d.site(value)
         if site is None:
@@ -223,6 +236,50 @@ class Reverse:
             accumulated.discard(v)
         if any(bodies):
             out.append(_at(gast.If(test=copy.deepcopy(s.test), body=bodies[0], orelse=bodies[1]), s))
+        return out
+
+
+    def adjoint_loop(self, s, pending, accumulated):
+        """The loop run backwards: ``for k in reversed(range(trips))``.
+
+        The cotangents of loop headers and of values from before the loop are
+        accumulators across iterations; the values the body's adjoint reads are
+        restored from tapes at the top of each reverse iteration (filled in by
+        :func:`install_tapes` once it is known what the adjoint really reads).
+        """
+        inside = _assigned(s.body) | ({s.target.id} if isinstance(s, gast.For) else set())
+        read = {n.id for st in s.body for n in gast.walk(st)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and self.d.activity.active(n.id)}
+        carried = sorted(v for v in inside if v in self.d.carried and self.d.activity.active(v))
+        outer = sorted(read - inside)
+        out = []
+        for v in carried + outer:
+            terms = self.take(v, pending, accumulated)
+            out.extend(self.assign_sum(self.ct(v), terms, s) if terms
+                       else [_at(assign(self.ct(v), self.d.zero(v)), s)])
+            accumulated.add(v)
+        body_pending = {}
+        body_acc = set(accumulated)
+        body = self.reverse_block(s.body, body_pending, body_acc)
+        for v in outer:
+            terms = self.take(v, body_pending, body_acc)
+            if terms:
+                body.extend(self.assign_sum(self.ct(v), terms, s))
+        for v in carried:
+            terms = self.take(v, body_pending, body_acc)
+            body.extend(self.assign_sum(self.ct(v), terms, s) if terms
+                        else [_at(assign(self.ct(v), self.d.zero(v)), s)])
+        trips = self.d.namer.fresh("trips")
+        index = self.d.namer.fresh("k")
+        loop = gast.For(target=name(index, gast.Store()),
+                        iter=gast.Call(func=name("reversed"), args=[
+                            gast.Call(func=name("range"), args=[name(trips)], keywords=[])], keywords=[]),
+                        body=body or [gast.Pass()], orelse=[], type_comment=None)
+        loop.loop_id = id(s)
+        loop.trips = trips
+        out.append(_at(loop, s))
+        for v in carried + outer:
+            accumulated.add(v)
         return out
 
 

@@ -91,22 +91,96 @@ def _pure(expr, namespace):
 
 
 class Simplifier:
-    def __init__(self, fn, rewritable, namespace, keep=()):
+    def __init__(self, fn, rewritable, namespace, keep=(), origin=None):
         self.fn = fn
         self.rewritable = rewritable
         self.keep = set(keep)
+        self.origin = origin or {}
         self.namespace = namespace
 
     def run(self):
         for _ in range(50):
             before = gast.dump(self.fn)
             self.fn.body = self.fold(self.fn.body)
+            self.coalesce_block(self.fn.body)
             self.propagate_copies()
+            self.propagate_local_block(self.fn.body)
             self.inline_block(self.fn.body)
             self.remove_dead()
             if gast.dump(self.fn) == before:
                 break
         return self.fn
+
+    def _same_variable(self, a, b):
+        return b in self.rewritable or (self.origin.get(a, a) == self.origin.get(b, b))
+
+    def coalesce_block(self, stmts):
+        """``b = e; ...; a = b`` with ``b`` used nowhere else -> ``a = e; ...``.
+
+        This undoes SSA where it only added copies: loop headers and branch
+        joins read as the user wrote them (``s = s + x``)."""
+        for s in stmts:
+            for block in _blocks(s):
+                self.coalesce_block(block)
+        changed = True
+        while changed:
+            changed = False
+            loads = _load_counts(self.fn)
+            stores = _stores([self.fn])
+            for p, copy_stmt in enumerate(stmts):
+                if not (_is_copy(copy_stmt) and copy_stmt.targets[0].id != copy_stmt.value.id):
+                    continue
+                a, b = copy_stmt.targets[0].id, copy_stmt.value.id
+                if stores.get(b) != 1 or not self._same_variable(a, b):
+                    continue
+                q = next((i for i in range(p) if isinstance(stmts[i], gast.Assign)
+                          and isinstance(stmts[i].targets[0], gast.Name) and stmts[i].targets[0].id == b), None)
+                if q is None:
+                    continue
+                between = stmts[q + 1:p]
+                if any(n.id == a for st in between for n in gast.walk(st) if isinstance(n, gast.Name)):
+                    continue
+                used_here = sum(1 for st in stmts[q + 1:p + 1] for n in _names_loaded(st) if n.id == b)
+                if used_here != loads.get(b, 0):
+                    continue
+                for st in stmts[q:p]:
+                    for n in gast.walk(st):
+                        if isinstance(n, gast.Name) and n.id == b:
+                            n.id = a
+                del stmts[p]
+                changed = True
+                break
+
+    def propagate_local_block(self, stmts):
+        """``a = b`` (``a`` assigned once) -> uses of ``a`` read ``b`` while ``b`` is unchanged."""
+        for s in stmts:
+            for block in _blocks(s):
+                self.propagate_local_block(block)
+        stores = _stores([self.fn])
+        loads = _load_counts(self.fn)
+        p = 0
+        while p < len(stmts):
+            s = stmts[p]
+            if _is_copy(s) and s.targets[0].id in self.rewritable and stores.get(s.targets[0].id) == 1:
+                a, b = s.targets[0].id, s.value.id
+                replaced, done = 0, False
+                for later in stmts[p + 1:]:
+                    here = [n for n in _names_loaded(later) if n.id == a]
+                    stores_b = b in _stores([later])
+                    if here and (not stores_b or isinstance(later, gast.Assign)):
+                        for n in here:
+                            n.id = b
+                        replaced += len(here)
+                    elif here:
+                        break
+                    if stores_b or replaced == loads.get(a, 0):
+                        done = replaced == loads.get(a, 0)
+                        break
+                if done or replaced == loads.get(a, 0):
+                    if replaced == loads.get(a, 0):
+                        del stmts[p]
+                        continue
+            p += 1
 
     def fold(self, stmts):
         out = []
@@ -117,6 +191,8 @@ class Simplifier:
             elif isinstance(s, gast.If):
                 s.body = self.fold(s.body)
                 s.orelse = self.fold(s.orelse)
+            elif isinstance(s, (gast.For, gast.While)):
+                s.body = self.fold(s.body)
             out.append(s)
         return out
 
@@ -147,7 +223,7 @@ class Simplifier:
     def _drop(self, stmts, predicate):
         out = []
         for s in stmts:
-            if predicate(s):
+            if predicate(s) or (_is_copy(s) and s.targets[0].id == s.value.id):
                 continue
             if isinstance(s, gast.If):
                 s.body = self._drop(s.body, predicate)
@@ -157,6 +233,13 @@ class Simplifier:
                 if not s.body:
                     s.test = gast.UnaryOp(op=gast.Not(), operand=s.test)
                     s.body, s.orelse = s.orelse, []
+                if s.orelse and [gast.dump(x) for x in s.body] == [gast.dump(x) for x in s.orelse]:
+                    out.extend(s.body)  # both branches do the same
+                    continue
+            elif isinstance(s, (gast.For, gast.While)):
+                s.body = self._drop(s.body, predicate)
+                if not s.body:
+                    s.body = [gast.Pass()]
             out.append(s)
         return out
 
@@ -171,6 +254,8 @@ class Simplifier:
             if isinstance(s, gast.If):
                 self.inline_block(s.body)
                 self.inline_block(s.orelse)
+            elif isinstance(s, (gast.For, gast.While)):
+                self.inline_block(s.body)
             elif self._inlinable(s, uses, stores):
                 target = s.targets[0].id
                 if self._inline_into(stmts, i, target, s.value):
@@ -193,9 +278,10 @@ class Simplifier:
         for later in stmts[i + 1:]:
             uses_here = [n for n in _names_loaded(later) if n.id == target]
             if uses_here:
-                if not isinstance(later, (gast.Assign, gast.Expr)) or \
-                        (isinstance(later, gast.Assign) and not isinstance(later.targets[0], gast.Name)
-                         and not isinstance(later.value, gast.Call)):
+                if isinstance(later, gast.For) and all(n.id != target for b in later.body
+                                                       for n in _names_loaded(b)):
+                    later = later.iter  # evaluated once, before the loop
+                elif not isinstance(later, (gast.Assign, gast.Expr)):
                     return False
                 candidate = _Replace(target, value).visit(copy.deepcopy(later))
                 if line_length(candidate) > MAX_LINE and line_length(value) > 28:
@@ -217,6 +303,48 @@ class Simplifier:
                 return
 
 
+def _blocks(stmt):
+    if isinstance(stmt, gast.If):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, (gast.For, gast.While)):
+        return [stmt.body]
+    return []
+
+
+def _is_copy(stmt):
+    return (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+            and isinstance(stmt.value, gast.Name))
+
+
+def _load_counts(node):
+    counts = {}
+    for n in _names_loaded(node):
+        counts[n.id] = counts.get(n.id, 0) + 1
+    return counts
+
+
+def restore_names(fn, forbidden):
+    """``y_2`` -> ``y`` when it is the only version of ``y`` left in ``fn``.
+
+    Run last, on a finished function: it must not see names shared with another
+    function (residuals are passed positionally, so each function is on its own)."""
+    import builtins
+    import re
+    names = {n.id for n in gast.walk(fn) if isinstance(n, gast.Name)}
+    stems = {}
+    for n in names:
+        stem = re.sub(r"_\d+$", "", n)
+        stems.setdefault(stem, set()).add(n)
+    renames = {}
+    for stem, versions in stems.items():
+        if len(versions) == 1 and stem not in names and stem not in forbidden \
+                and not hasattr(builtins, stem) and stem != fn.name:
+            renames[versions.pop()] = stem
+    for n in gast.walk(fn):
+        if isinstance(n, gast.Name) and n.id in renames:
+            n.id = renames[n.id]
+
+
 def line_length(node):
     """Length of ``node`` printed as one line of a function body."""
     return len(ast.unparse(to_ast(copy.deepcopy(node)))) + 4
@@ -233,8 +361,8 @@ class _Replace(gast.NodeTransformer):
         return node
 
 
-def simplify(fn, rewritable, namespace, keep=()):
+def simplify(fn, rewritable, namespace, keep=(), origin=None):
     """Simplify ``fn`` in place. Names in ``rewritable`` may be propagated, inlined
     or removed; names in ``keep`` (tangents of the user's variables) are never
     inlined, so the derivative code mirrors the user's statements."""
-    return Simplifier(fn, rewritable, namespace, keep).run()
+    return Simplifier(fn, rewritable, namespace, keep, origin).run()

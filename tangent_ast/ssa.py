@@ -30,6 +30,7 @@ import gast
 class SSAInfo:
     origin: dict = field(default_factory=dict)   # SSA name -> user's name
     joins: set = field(default_factory=set)      # names assigned on both sides of an if
+    carried: set = field(default_factory=set)    # loop header names (set before a loop and at its exits)
 
 
 class _Rename(gast.NodeTransformer):
@@ -56,11 +57,41 @@ def _copy(target, source, at):
     return node
 
 
+def _stored(stmts):
+    return {n.id for s in stmts for n in gast.walk(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+def _loaded(node, skip=None):
+    out = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is skip:
+            continue
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            out.add(n.id)
+        stack.extend(gast.iter_child_nodes(n))
+    return out
+
+
+def _exits(stmts):
+    """Every path through ``stmts`` ends in break, return or raise."""
+    for s in stmts:
+        if isinstance(s, (gast.Break, gast.Return, gast.Raise)):
+            return True
+        if isinstance(s, gast.If) and _exits(s.body) and _exits(s.orelse):
+            return True
+    return False
+
+
 class _SSA:
-    def __init__(self, namer):
+    def __init__(self, namer, function):
         self.namer = namer
+        self.function = function
         self.defined = set()
         self.info = SSAInfo()
+        self.loops = []          # carried {user name: header name} of the enclosing loops
 
     def define(self, user_name):
         if user_name not in self.defined:
@@ -87,11 +118,56 @@ class _SSA:
                 body_env, else_env = dict(env), dict(env)
                 s.body = self.block(s.body, body_env)
                 s.orelse = self.block(s.orelse, else_env)
-                self.join(s, env, body_env, else_env)
+                if _exits(s.body) and not _exits(s.orelse):
+                    env.update(else_env)
+                elif _exits(s.orelse) and not _exits(s.body):
+                    env.update(body_env)
+                else:
+                    self.join(s, env, body_env, else_env)
+                out.append(s)
+            elif isinstance(s, (gast.For, gast.While)):
+                out.extend(self.loop(s, env))
+            elif isinstance(s, gast.Break):
+                out.extend(self.carry(self.loops[-1], env, s))
                 out.append(s)
             else:
                 out.append(_Rename(env).visit(s))
         return out
+
+    def loop(self, node, env):
+        """A loop: names it carries from one iteration to the next get a header
+        version, set before the loop and at every exit of the body."""
+        assigned = _stored(node.body)
+        outside = _loaded(self.function, skip=node)
+        carried = {}
+        before = []
+        for user in sorted(assigned):
+            if user in env or user in outside or (isinstance(node, gast.While) and user == node.test.id):
+                header = self.define(user)
+                if user in env:
+                    before.append(_copy(header, env[user], node))
+                carried[user] = header
+                env[user] = header
+        if isinstance(node, gast.For):
+            node.iter = _Rename(env).visit(node.iter)
+            target = self.define(node.target.id)
+            env[node.target.id] = target
+            node.target.id = target
+        else:
+            node.test = _Rename(env).visit(node.test)
+        self.info.carried.update(carried.values())
+        body_env = dict(env)
+        self.loops.append(carried)
+        node.body = self.block(node.body, body_env)
+        self.loops.pop()
+        from .normalize import append_fallthrough
+        append_fallthrough(node.body, self.carry(carried, body_env, node))
+        return before + [node]
+
+    def carry(self, carried, env, at):
+        """Copies that hand the current versions to the loop's header names."""
+        return [_copy(header, env[user], at) for user, header in carried.items()
+                if env.get(user, header) != header]
 
     def join(self, node, env, body_env, else_env):
         for user in sorted(set(body_env) | set(else_env)):
@@ -117,7 +193,7 @@ class _SSA:
 
 def to_ssa(fn, namer):
     """Rename ``fn`` (normalized) in place into SSA form; returns :class:`SSAInfo`."""
-    ssa = _SSA(namer)
+    ssa = _SSA(namer, fn)
     env = {}
     for arg in fn.args.args:
         ssa.defined.add(arg.id)
@@ -127,8 +203,11 @@ def to_ssa(fn, namer):
     return ssa.info
 
 
-def verify(fn):
-    """Raise AssertionError unless ``fn`` is in SSA form (see module docstring)."""
+def verify(fn, carried=None):
+    """Raise AssertionError unless ``fn`` is in SSA form (see module docstring).
+
+    ``carried``: the loop header names (SSAInfo.carried), which are assigned
+    before their loop and again at the exits of its body."""
     params = {a.id for a in fn.args.args}
 
     def block(stmts, defined):
@@ -146,9 +225,16 @@ def verify(fn):
                             defined = defined | {n.id}
             elif isinstance(s, gast.If):
                 defined = block(s.body, defined) | block(s.orelse, defined)
+            elif isinstance(s, (gast.For, gast.While)):
+                # One iteration is one path; loop headers are assigned before the loop and
+                # at the exits of the body, the loop variable by the loop itself.
+                inner = defined | ({s.target.id} if isinstance(s, gast.For) else set())
+                block(s.body, inner - carried)
+                defined = defined | inner | _stored(s.body)
         return defined
 
     assigned = {n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    carried = carried or set()
     block(fn.body, set(params))
     returns = [s for s in fn.body if isinstance(s, gast.Return)]
     assert len(returns) == 1 and fn.body[-1] is returns[0], "exactly one return, at the end"

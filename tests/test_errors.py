@@ -24,7 +24,7 @@ def line_of(fn, text):
     (bad.has_class, "a class definition", "class Local"),
     (bad.has_global, "a global statement", "global COUNTER"),
     (bad.has_yield, "yield", "yield x"),
-    (bad.has_loop, "a for loop", "for i in"),
+    (bad.has_with, "a with block", "with np.errstate"),
     (bad.has_try, "a try block", "try:"),
 ])
 @pytest.mark.parametrize("mode", ["forward", "reverse"])

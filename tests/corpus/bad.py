@@ -21,10 +21,10 @@ def has_yield(x):
     yield x * 2
 
 
-def has_loop(x):
-    for i in range(3):
-        x = x * 2
-    return x
+def has_with(x):
+    with np.errstate(all="ignore"):
+        y = x * 2
+    return y
 
 
 def has_try(x):
