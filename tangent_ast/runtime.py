@@ -84,3 +84,579 @@ def getitem_vjp(ct, x, index):
     result = np.zeros(np.shape(x), dtype=np.result_type(ct, float))
     np.add.at(result, index, ct)
     return result
+
+
+# ---------------------------------------------------------------------------
+# Helpers for the NumPy and linear-algebra rule tables (tangent_ast/rules/numpy.py,
+# tangent_ast/rules/linalg.py). Each mirrors the parameter order of the NumPy
+# function it serves, after the leading (co)tangent and result.
+
+def _axes(axis, ndim):
+    """``axis`` (None, int or tuple) as a sorted tuple of non-negative ints."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(a % ndim for a in axis))
+    return (axis % ndim,)
+
+
+def _keep(g, x, axis, keepdims):
+    """A reduction's result (or cotangent) ``g`` with the reduced axes kept as size 1."""
+    ndim = np.ndim(x)
+    if keepdims or ndim == 0:
+        return g
+    return np.reshape(g, [1 if i in _axes(axis, ndim) else n for i, n in enumerate(np.shape(x))])
+
+
+def _like(g, x):
+    """``g`` as a value of the kind of ``x``: a Python float for a Python scalar."""
+    if not isinstance(x, np.ndarray) and np.ndim(g) == 0:
+        return float(np.real(g)) if not np.iscomplexobj(g) else complex(g)
+    return g
+
+
+def reduce_count(x, axis=None):
+    """How many elements a reduction over ``axis`` combines."""
+    shape = np.shape(x)
+    return int(np.prod([shape[a] for a in _axes(axis, len(shape))]))
+
+
+def extremum_mask(ans, x, axis=None, keepdims=False):
+    """Where ``x`` attains a max/min ``ans`` along ``axis``, as weights summing to 1 (ties share)."""
+    mask = (np.asarray(x) == _keep(ans, x, axis, keepdims)).astype(float)
+    return mask / np.sum(mask, axis=_axes(axis, np.ndim(x)), keepdims=True)
+
+
+def extremum_jvp(dx, ans, x, axis=None, out=None, keepdims=False, **kwargs):
+    """Tangent of ``np.max``/``np.min``: the tangent at the extremum (averaged over ties)."""
+    w = extremum_mask(ans, x, axis, keepdims)
+    t = np.sum(w * dx, axis=_axes(axis, np.ndim(x)), keepdims=keepdims)
+    return _like(t, ans)
+
+
+def extremum_vjp(ct, ans, x, axis=None, out=None, keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.max``/``np.min``: ``ct`` at the extremum (shared over ties)."""
+    w = extremum_mask(ans, x, axis, keepdims)
+    return _like(w * _keep(ct, x, axis, keepdims), x)
+
+
+def ptp_jvp(dx, ans, x, axis=None, out=None, keepdims=False):
+    hi, lo = np.max(x, axis=axis, keepdims=keepdims), np.min(x, axis=axis, keepdims=keepdims)
+    return extremum_jvp(dx, hi, x, axis, keepdims=keepdims) - extremum_jvp(dx, lo, x, axis, keepdims=keepdims)
+
+
+def ptp_vjp(ct, ans, x, axis=None, out=None, keepdims=False):
+    hi, lo = np.max(x, axis=axis, keepdims=keepdims), np.min(x, axis=axis, keepdims=keepdims)
+    return extremum_vjp(ct, hi, x, axis, keepdims=keepdims) - extremum_vjp(ct, lo, x, axis, keepdims=keepdims)
+
+
+def _prod_others(x, axis):
+    """Per element, the product of the *other* elements along the reduced axes (no division)."""
+    x = np.asarray(x, dtype=np.result_type(x, float))
+    axes = _axes(axis, x.ndim)
+    if x.ndim == 0:
+        return np.ones_like(x)
+    rest = [a for a in range(x.ndim) if a not in axes]
+    moved = np.transpose(x, rest + list(axes))
+    flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    ones = np.ones(flat.shape[:-1] + (1,), dtype=flat.dtype)
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = np.flip(np.cumprod(np.flip(np.concatenate([flat[..., 1:], ones], axis=-1), -1), axis=-1), -1)
+    others = (left * right).reshape(moved.shape)
+    return np.transpose(others, np.argsort(rest + list(axes)))
+
+
+def prod_jvp(dx, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """Tangent of ``np.prod``: correct also where elements are zero."""
+    t = np.sum(_prod_others(x, axis) * dx, axis=_axes(axis, np.ndim(x)), keepdims=keepdims)
+    return _like(t, ans)
+
+
+def prod_vjp(ct, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.prod``."""
+    return _like(_prod_others(x, axis) * _keep(ct, x, axis, keepdims), x)
+
+
+def var_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """Tangent of ``np.var``: ``2 <x - mean, dx> / (N - ddof)``."""
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    t = 2 * np.sum(centered * dx, axis=_axes(axis, np.ndim(x)), keepdims=keepdims) / (reduce_count(x, axis) - ddof)
+    return _like(t, ans)
+
+
+def var_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.var``."""
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    return _like(2 * centered * _keep(ct, x, axis, keepdims) / (reduce_count(x, axis) - ddof), x)
+
+
+def std_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """Tangent of ``np.std``: the variance's over ``2 * std``."""
+    return var_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims) / (2 * ans)
+
+
+def std_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.std``."""
+    return var_vjp(ct / (2 * np.asarray(ans)), ans, x, axis, ddof=ddof, keepdims=keepdims)
+
+
+def cumsum_vjp(ct, x, axis=None, dtype=None, out=None):
+    """Cotangent of ``x`` for ``np.cumsum``: a reversed cumulative sum."""
+    if axis is None:
+        return np.reshape(np.flip(np.cumsum(np.flip(np.ravel(ct)))), np.shape(x))
+    return np.flip(np.cumsum(np.flip(ct, axis), axis), axis)
+
+
+def cumprod_jvp(dx, ans, x, axis=None, dtype=None, out=None):
+    """Tangent of ``np.cumprod`` (for non-zero elements): ``ans * cumsum(dx / x)``."""
+    if axis is None:
+        return ans * np.cumsum(np.ravel(dx) / np.ravel(x))
+    return ans * np.cumsum(dx / x, axis)
+
+
+def cumprod_vjp(ct, ans, x, axis=None, dtype=None, out=None):
+    """Cotangent of ``x`` for ``np.cumprod`` (for non-zero elements)."""
+    return cumsum_vjp(ct * ans, x, axis) / x
+
+
+def diff_vjp(ct, x, n=1, axis=-1, prepend=None, append=None):
+    """Cotangent of ``x`` for ``np.diff``: the adjoint of a difference, ``n`` times."""
+    if prepend is not None or append is not None:
+        raise NotImplementedError("the reverse rule of np.diff supports no prepend/append")
+    for _ in range(n):
+        pad = [(0, 0)] * np.ndim(ct)
+        pad[axis] = (1, 1)
+        ct = -np.diff(np.pad(ct, pad), axis=axis)
+    return ct
+
+
+def mean_jvp(dx, ans, x, axis=None, weights=None, returned=False, keepdims=False):
+    """Tangent of ``np.average`` without weights: a mean."""
+    if weights is not None or returned:
+        raise NotImplementedError("np.average rules support no weights and no returned=True")
+    return _like(np.mean(dx, axis=axis, keepdims=keepdims), ans)
+
+
+def average_vjp(ct, ans, x, axis=None, weights=None, returned=False, keepdims=False):
+    """Cotangent of ``x`` for ``np.average`` without weights."""
+    if weights is not None or returned:
+        raise NotImplementedError("np.average rules support no weights and no returned=True")
+    return _like(mean_vjp(ct, x, axis, keepdims), x)
+
+
+def moveaxis_vjp(ct, source, destination):
+    return np.moveaxis(ct, destination, source)
+
+
+def roll_vjp(ct, shift, axis=None):
+    """Cotangent for ``np.roll``: roll back."""
+    back = tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift
+    return np.roll(ct, back, axis)
+
+
+def tile_vjp(ct, x, reps):
+    """Cotangent of ``x`` for ``np.tile``: sum the copies."""
+    shape = np.shape(x)
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    ndim = max(len(shape), len(reps))
+    full = (1,) * (ndim - len(shape)) + tuple(shape)
+    reps = (1,) * (ndim - len(reps)) + reps
+    split = [n for pair in zip(reps, full, strict=True) for n in pair]
+    g = np.reshape(ct, split).sum(axis=tuple(range(0, 2 * ndim, 2)))
+    return np.reshape(g, shape)
+
+
+def repeat_vjp(ct, x, repeats, axis=None):
+    """Cotangent of ``x`` for ``np.repeat``: sum each element's repeats."""
+    shape = np.shape(x)
+    if axis is None:
+        ct, flat_len = np.ravel(ct), int(np.size(x))
+        axis_len, axis = flat_len, 0
+    else:
+        axis_len = shape[axis]
+    starts = np.concatenate([[0], np.cumsum(np.broadcast_to(repeats, (axis_len,)))[:-1]]).astype(int)
+    g = np.add.reduceat(ct, starts, axis=axis) if axis_len else ct
+    counts = np.broadcast_to(repeats, (axis_len,))
+    if np.any(counts == 0):  # reduceat cannot express empty groups
+        idx = [slice(None)] * np.ndim(g)
+        idx[axis] = counts == 0
+        g = np.array(g)
+        g[tuple(idx)] = 0
+    return np.reshape(g, shape)
+
+
+def diag_vjp(ct, x, k=0):
+    """Cotangent of ``x`` for ``np.diag``: the diagonal back, or a vector placed on it."""
+    if np.ndim(x) == 1:
+        return np.diagonal(ct, k).copy()
+    return _diag_into(ct, x, k)
+
+
+def _diag_into(ct, x, k):
+    g = np.zeros(np.shape(x), dtype=np.result_type(ct, float))
+    n = len(ct)
+    rows = np.arange(n) + max(-k, 0)
+    cols = np.arange(n) + max(k, 0)
+    g[rows, cols] = ct
+    return g
+
+
+def diagonal_vjp(ct, x, offset=0, axis1=0, axis2=1):
+    """Cotangent of ``x`` for ``np.diagonal``/``np.trace``: ``ct`` on the diagonal."""
+    x_shape = np.shape(x)
+    eye = np.eye(x_shape[axis1], x_shape[axis2], k=offset)
+    n = int(eye.sum())
+    eye = eye.reshape(eye.shape + (1,) * (len(x_shape) - 2))
+    # eye[i, j] * ct[..., d(i, j)] in moved-axes layout, then move the axes back
+    ct = np.asarray(ct)
+    rows = np.arange(n) + max(-offset, 0)
+    cols = np.arange(n) + max(offset, 0)
+    rest = [s for i, s in enumerate(x_shape) if i not in (axis1 % len(x_shape), axis2 % len(x_shape))]
+    g = np.zeros([x_shape[axis1], x_shape[axis2]] + rest, dtype=np.result_type(ct, float))
+    g[rows, cols] = np.moveaxis(ct, -1, 0) if ct.ndim else ct
+    return np.moveaxis(g, [0, 1], [axis1 % len(x_shape), axis2 % len(x_shape)])
+
+
+def trace_vjp(ct, x, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """Cotangent of ``x`` for ``np.trace``."""
+    n = len(np.diagonal(x, offset, axis1, axis2).T) if np.ndim(x) else 0
+    ct = np.broadcast_to(np.asarray(ct)[..., None], np.shape(ct) + (n,))
+    return diagonal_vjp(ct, x, offset, axis1, axis2)
+
+
+def sort_jvp(dx, x, axis=-1, kind=None, order=None):
+    """Tangent of ``np.sort``: the tangent permuted like ``x``."""
+    if axis is None:
+        return np.ravel(dx)[np.argsort(np.ravel(x), kind=kind)]
+    return np.take_along_axis(dx, np.argsort(x, axis=axis, kind=kind), axis=axis)
+
+
+def sort_vjp(ct, x, axis=-1, kind=None, order=None):
+    """Cotangent of ``x`` for ``np.sort``: ``ct`` permuted back."""
+    if axis is None:
+        g = np.empty(np.size(x), dtype=np.result_type(ct, float))
+        g[np.argsort(np.ravel(x), kind=kind)] = ct
+        return np.reshape(g, np.shape(x))
+    g = np.empty(np.shape(x), dtype=np.result_type(ct, float))
+    np.put_along_axis(g, np.argsort(x, axis=axis, kind=kind), ct, axis=axis)
+    return g
+
+
+def clip_mask(x, a_min, a_max):
+    """Where ``np.clip(x, a_min, a_max)`` passes ``x`` through."""
+    inside = np.ones(np.shape(x), dtype=bool)
+    if a_min is not None:
+        inside = inside & (x >= a_min)
+    if a_max is not None:
+        inside = inside & (x <= a_max)
+    return inside
+
+
+def sinc_derivative(x):
+    """``d sinc(x) / dx`` with its limit 0 at ``x = 0``."""
+    x = np.asarray(x, dtype=float)
+    safe = np.where(x == 0, 1.0, x)
+    d = np.where(x == 0, 0.0, (np.cos(np.pi * safe) - np.sinc(safe)) / safe)
+    return d if d.ndim else float(d)
+
+
+def astype_vjp(ct, x):
+    """Cotangent of ``x`` for ``x.astype(...)``: ``ct`` in ``x``'s dtype."""
+    return np.asarray(ct).astype(np.result_type(x, float)) if isinstance(x, np.ndarray) else ct
+
+
+# --- linear algebra -------------------------------------------------------------------
+
+def _T(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def inner_vjp_left(ct, x, y):
+    """Cotangent of ``x`` for ``np.inner(x, y)``."""
+    nx, ny = np.ndim(x), np.ndim(y)
+    if nx == 0:
+        return _like(np.sum(ct * y), x)
+    if ny == 0:
+        return ct * y
+    g = np.tensordot(ct, y, axes=(list(range(nx - 1, np.ndim(ct))), list(range(ny - 1))))
+    return np.reshape(g, np.shape(x))
+
+
+def inner_vjp_right(ct, x, y):
+    """Cotangent of ``y`` for ``np.inner(x, y)``."""
+    nx, ny = np.ndim(x), np.ndim(y)
+    if ny == 0:
+        return _like(np.sum(ct * x), y)
+    if nx == 0:
+        return ct * x
+    g = np.tensordot(ct, x, axes=(list(range(nx - 1)), list(range(nx - 1))))
+    return np.reshape(g, np.shape(y))
+
+
+def _tensordot_axes(x, y, axes):
+    if np.ndim(axes) == 0:
+        n = int(axes)
+        return list(range(np.ndim(x) - n, np.ndim(x))), list(range(n))
+    a, b = axes
+    a = [a] if np.ndim(a) == 0 else list(a)
+    b = [b] if np.ndim(b) == 0 else list(b)
+    return [i % np.ndim(x) for i in a], [i % np.ndim(y) for i in b]
+
+
+def tensordot_vjp_left(ct, x, y, axes=2):
+    """Cotangent of ``x`` for ``np.tensordot(x, y, axes)``."""
+    ax, ay = _tensordot_axes(x, y, axes)
+    free_x = [i for i in range(np.ndim(x)) if i not in ax]
+    free_y = [i for i in range(np.ndim(y)) if i not in ay]
+    g = np.tensordot(ct, y, axes=(list(range(len(free_x), np.ndim(ct))), free_y))
+    order = free_x + [ax[k] for k in np.argsort(ay)]
+    return np.transpose(g, np.argsort(order))
+
+
+def tensordot_vjp_right(ct, x, y, axes=2):
+    """Cotangent of ``y`` for ``np.tensordot(x, y, axes)``."""
+    ax, ay = _tensordot_axes(x, y, axes)
+    free_x = [i for i in range(np.ndim(x)) if i not in ax]
+    free_y = [i for i in range(np.ndim(y)) if i not in ay]
+    g = np.tensordot(x, ct, axes=(free_x, list(range(len(free_x)))))
+    order = [ay[k] for k in np.argsort(ax)] + free_y
+    return np.transpose(g, np.argsort(order))
+
+
+def kron_vjp_left(ct, x, y):
+    """Cotangent of ``x`` for ``np.kron(x, y)``."""
+    nd = max(np.ndim(x), np.ndim(y))
+    xs = (1,) * (nd - np.ndim(x)) + np.shape(x)
+    ys = (1,) * (nd - np.ndim(y)) + np.shape(y)
+    r = np.reshape(ct, [n for pair in zip(xs, ys, strict=True) for n in pair])
+    g = np.tensordot(r, np.reshape(y, ys), axes=(list(range(1, 2 * nd, 2)), list(range(nd))))
+    return _like(np.reshape(g, np.shape(x)), x)
+
+
+def kron_vjp_right(ct, x, y):
+    """Cotangent of ``y`` for ``np.kron(x, y)``."""
+    nd = max(np.ndim(x), np.ndim(y))
+    xs = (1,) * (nd - np.ndim(x)) + np.shape(x)
+    ys = (1,) * (nd - np.ndim(y)) + np.shape(y)
+    r = np.reshape(ct, [n for pair in zip(xs, ys, strict=True) for n in pair])
+    g = np.tensordot(r, np.reshape(x, xs), axes=(list(range(0, 2 * nd, 2)), list(range(nd))))
+    return _like(np.reshape(g, np.shape(y)), y)
+
+
+def det_jvp(dx, ans, x):
+    """Tangent of ``det(x)``: ``det(x) tr(x^-1 dx)``."""
+    return _like(ans * np.einsum("...ij,...ji->...", np.linalg.inv(x), dx), ans)
+
+
+def det_vjp(ct, ans, x):
+    """Cotangent of ``x`` for ``det(x)``: ``ct det(x) x^-T``."""
+    return (np.asarray(ct) * ans)[..., None, None] * _T(np.linalg.inv(x))
+
+
+def solve_jvp_a(da, ans, a, b):
+    """Tangent of ``solve(a, b)`` along ``a``: ``-a^-1 da ans``."""
+    if np.ndim(b) == 1:
+        return -np.linalg.solve(a, (da @ ans[..., None]))[..., 0]
+    return -np.linalg.solve(a, da @ ans)
+
+
+def solve_vjp_a(ct, ans, a, b):
+    """Cotangent of ``a`` for ``solve(a, b)``: ``-(a^-T ct) ans^T``."""
+    if np.ndim(b) == 1:
+        gb = np.linalg.solve(_T(a), ct[..., None])
+        return unbroadcast(-gb @ ans[..., None, :], a)
+    return unbroadcast(-np.linalg.solve(_T(a), ct) @ _T(ans), a)
+
+
+def solve_vjp_b(ct, ans, a, b):
+    """Cotangent of ``b`` for ``solve(a, b)``: ``a^-T ct``."""
+    if np.ndim(b) == 1:
+        return unbroadcast(np.linalg.solve(_T(a), ct[..., None])[..., 0], b)
+    return unbroadcast(np.linalg.solve(_T(a), ct), b)
+
+
+def _phi(x):
+    """The lower triangle of ``x`` with its diagonal halved."""
+    return np.tril(x) - 0.5 * np.eye(x.shape[-1]) * x
+
+
+def _symmetric_from_lower(x):
+    """The symmetric matrix whose lower triangle is that of ``x`` (what cholesky reads)."""
+    return np.tril(x) + _T(np.tril(x, -1))
+
+
+def cholesky_jvp(dx, ans, x):
+    """Tangent of ``L = cholesky(x)``: ``L phi(L^-1 dx L^-T)`` (the lower triangle of ``dx``)."""
+    inv_l = np.linalg.inv(ans)
+    return ans @ _phi(inv_l @ _symmetric_from_lower(dx) @ _T(inv_l))
+
+
+def cholesky_vjp(ct, ans, x):
+    """Cotangent of ``x`` for ``cholesky(x)``, on the lower triangle it reads."""
+    inv_l = np.linalg.inv(ans)
+    s = _T(inv_l) @ _phi(_T(ans) @ ct) @ inv_l
+    g = 0.5 * (s + _T(s))
+    return np.tril(g + _T(g)) - np.eye(g.shape[-1]) * g
+
+
+def _norm_kind(x, ord, axis):
+    ndim = np.ndim(x)
+    if axis is None:
+        return ("vector" if ndim <= 1 or ord is None else "matrix"), (None if ndim <= 1 or ord is None else (0, 1))
+    if isinstance(axis, (tuple, list)) and len(axis) == 2:
+        return "matrix", tuple(axis)
+    return "vector", axis
+
+
+def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
+    """``d norm(x) / dx`` for the supported orders, with the result's axes kept."""
+    kind, ax = _norm_kind(x, ord, axis)
+    x = np.asarray(x, dtype=np.result_type(x, float))
+    n = _keep(ans, x, ax, keepdims) if np.ndim(x) else ans
+    if kind == "vector" or ord == "fro":
+        if ord in (None, 2, "fro"):
+            return x / np.where(n == 0, 1.0, n)
+        if ord == 1:
+            return np.sign(x)
+        if ord in (np.inf, -np.inf):
+            return np.sign(x) * extremum_mask(n, np.abs(x), ax, keepdims=True)
+        if np.ndim(ord) == 0 and ord not in (0,):
+            return np.sign(x) * (np.abs(x) / n) ** (ord - 1)
+    if kind == "matrix" and ord in (2, "nuc") and ax in ((0, 1), (-2, -1)) and np.ndim(x) == 2:
+        u, s, vt = np.linalg.svd(x, full_matrices=False)
+        return np.outer(u[:, 0], vt[0]) if ord == 2 else u @ vt
+    raise NotImplementedError(f"no derivative of np.linalg.norm for ord={ord!r}, axis={axis!r}")
+
+
+def norm_jvp(dx, ans, x, ord=None, axis=None, keepdims=False):
+    """Tangent of ``np.linalg.norm``."""
+    kind, ax = _norm_kind(x, ord, axis)
+    g = norm_grad(ans, x, ord, axis, keepdims)
+    return _like(np.sum(g * dx, axis=ax, keepdims=keepdims), ans)
+
+
+def norm_vjp(ct, ans, x, ord=None, axis=None, keepdims=False):
+    """Cotangent of ``x`` for ``np.linalg.norm``."""
+    kind, ax = _norm_kind(x, ord, axis)
+    g = norm_grad(ans, x, ord, axis, keepdims)
+    return _like(g * (_keep(ct, x, ax, keepdims) if np.ndim(x) else ct), x)
+
+
+def matrix_power_jvp(dx, ans, x, n):
+    """Tangent of ``matrix_power(x, n)``."""
+    if n < 0:
+        inv = np.linalg.inv(x)
+        return matrix_power_jvp(-inv @ dx @ inv, ans, inv, -n)
+    powers = [np.broadcast_to(np.eye(np.shape(x)[-1]), np.shape(x))]
+    for _ in range(n - 1):
+        powers.append(powers[-1] @ x)
+    return sum((powers[k] @ dx @ powers[n - 1 - k] for k in range(n)), np.zeros(np.shape(x)))
+
+
+def matrix_power_vjp(ct, ans, x, n):
+    """Cotangent of ``x`` for ``matrix_power(x, n)``."""
+    if n < 0:
+        inv = np.linalg.inv(x)
+        g = matrix_power_vjp(ct, ans, inv, -n)
+        return -_T(inv) @ g @ _T(inv)
+    xt = _T(np.asarray(x))
+    powers = [np.broadcast_to(np.eye(np.shape(x)[-1]), np.shape(x))]
+    for _ in range(n - 1):
+        powers.append(powers[-1] @ xt)
+    return sum((powers[k] @ ct @ powers[n - 1 - k] for k in range(n)), np.zeros(np.shape(x)))
+
+
+def pinv_jvp(dx, ans, x, *args, **kwargs):
+    """Tangent of ``pinv(x)`` (constant rank): Golub and Pereyra's formula."""
+    p, dxt = ans, _T(dx)
+    eye_m, eye_n = np.eye(np.shape(x)[-2]), np.eye(np.shape(x)[-1])
+    return -p @ dx @ p + p @ _T(p) @ dxt @ (eye_m - x @ p) + (eye_n - p @ x) @ dxt @ _T(p) @ p
+
+
+def pinv_vjp(ct, ans, x, *args, **kwargs):
+    """Cotangent of ``x`` for ``pinv(x)`` (constant rank)."""
+    p, gt = ans, _T(ct)
+    eye_m, eye_n = np.eye(np.shape(x)[-2]), np.eye(np.shape(x)[-1])
+    return -_T(p) @ ct @ _T(p) + (eye_m - x @ p) @ gt @ p @ _T(p) + _T(p) @ p @ gt @ (eye_n - p @ x)
+
+
+def slogdet_jvp(dx, ans, x):
+    """Tangent of ``slogdet(x)``: ``(0, tr(x^-1 dx))`` (the sign is locally constant)."""
+    return (np.zeros_like(ans[0], dtype=float) if np.ndim(ans[0]) else 0.0,
+            _like(np.einsum("...ij,...ji->...", np.linalg.inv(x), dx), ans[1]))
+
+
+def slogdet_vjp(ct, ans, x):
+    """Cotangent of ``x`` for ``slogdet(x)``: ``ct[1] x^-T`` (``ct`` indexed like the result)."""
+    return np.asarray(ct[1])[..., None, None] * _T(np.linalg.inv(x))
+
+
+def eigvalsh_jvp(dx, ans, x, UPLO="L"):
+    """Tangent of ``eigvalsh(x)`` (distinct eigenvalues): ``diag(V^T dx V)`` on the triangle read."""
+    _, v = np.linalg.eigh(x, UPLO)
+    d = _symmetric_from_lower(dx) if UPLO == "L" else _T(_symmetric_from_lower(_T(dx)))
+    return np.einsum("...ji,...jk,...ki->...i", v, d, v)
+
+
+def eigvalsh_vjp(ct, ans, x, UPLO="L"):
+    """Cotangent of ``x`` for ``eigvalsh(x)``: ``V diag(ct) V^T`` on the triangle read."""
+    _, v = np.linalg.eigh(x, UPLO)
+    g = (v * np.asarray(ct)[..., None, :]) @ _T(v)
+    lower = np.tril(g + _T(g)) - np.eye(g.shape[-1]) * g
+    return lower if UPLO == "L" else _T(lower)
+
+
+def take_vjp(ct, x, indices, axis=None, out=None, mode="raise"):
+    """Cotangent of ``x`` for ``np.take``: ``ct`` added back at the indices taken."""
+    g = np.zeros(np.shape(x) if axis is not None else (np.size(x),), dtype=np.result_type(ct, float))
+    if axis is None:
+        np.add.at(g, np.asarray(indices), ct)
+        return np.reshape(g, np.shape(x))
+    axis = axis % np.ndim(x)
+    moved = np.moveaxis(g, axis, 0)   # a view: writes reach g
+    ct = np.asarray(ct)
+    idx_nd = np.ndim(indices)
+    np.add.at(moved, np.asarray(indices), np.moveaxis(ct, list(range(axis, axis + idx_nd)), list(range(idx_nd))))
+    return g
+
+
+def pad_vjp(ct, x, pad_width, mode="constant", **kwargs):
+    """Cotangent of ``x`` for ``np.pad`` in ``constant`` mode: the middle of ``ct``."""
+    if mode != "constant":
+        raise NotImplementedError(f"the reverse rule of np.pad supports mode='constant' only, not {mode!r}")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (np.ndim(x), 2))
+    return ct[tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, np.shape(x), strict=True))]
+
+
+def _einsum_parts(subscripts, n):
+    if "->" not in subscripts or "." in subscripts:
+        raise NotImplementedError("einsum rules need explicit '->' output subscripts and no ellipsis")
+    inputs, output = subscripts.replace(" ", "").split("->")
+    inputs = inputs.split(",")
+    if len(inputs) != n:
+        raise ValueError("einsum: the number of operands does not match the subscripts")
+    return inputs, output
+
+
+def einsum_jvp(dx, argnum, subscripts, *operands):
+    """Tangent of ``np.einsum`` along operand ``argnum``: the same contraction with ``dx`` there."""
+    ops = list(operands)
+    ops[argnum] = dx
+    return np.einsum(subscripts, *ops)
+
+
+def einsum_vjp(ct, argnum, subscripts, *operands):
+    """Cotangent of operand ``argnum`` of ``np.einsum`` (explicit output, no ellipsis)."""
+    inputs, output = _einsum_parts(subscripts, len(operands))
+    target = inputs[argnum]
+    if len(set(target)) != len(target):
+        raise NotImplementedError("einsum rules support no repeated index within one operand")
+    others = [(s, op) for i, (s, op) in enumerate(zip(inputs, operands, strict=True)) if i != argnum]
+    present = set(output).union(*(set(s) for s, _ in others))
+    kept = "".join(c for c in target if c in present)
+    g = np.einsum(",".join([output] + [s for s, _ in others]) + "->" + kept, ct, *[op for _, op in others])
+    if kept != target:  # an index only this operand has: the contraction sums it, so spread ct over it
+        shape = np.shape(operands[argnum])
+        g = np.reshape(g, [shape[i] if c in kept else 1 for i, c in enumerate(target)])
+        g = np.broadcast_to(g, shape).copy()
+    return g

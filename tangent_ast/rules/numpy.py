@@ -155,3 +155,164 @@ nondifferentiable(np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc,
                   np.logical_and, np.logical_or, np.logical_not,
                   (np.ndarray, "shape"), (np.ndarray, "ndim"), (np.ndarray, "size"),
                   (np.ndarray, "dtype"))
+
+
+# ---------------------------------------------------------------------------
+# Issue 5: the wider NumPy table. Multi-statement rules live in ``runtime`` as
+# named helpers whose parameters mirror the NumPy function's; the rules here
+# are one-line calls to them, inlined at the call site.
+
+ELEMENTWISE_MORE = [
+    (np.deg2rad, lambda ans, x: np.pi / 180),
+    (np.radians, lambda ans, x: np.pi / 180),
+    (np.rad2deg, lambda ans, x: 180 / np.pi),
+    (np.degrees, lambda ans, x: 180 / np.pi),
+    (np.sinc,    lambda ans, x: runtime.sinc_derivative(x)),
+]
+for _fn, _derivative in ELEMENTWISE_MORE:
+    elementwise(_fn, _derivative)
+
+broadcasting(np.logaddexp2, np.fmod, np.remainder, np.float_power, np.clip)
+defjvp(np.logaddexp2, lambda dx, ans, x, y: dx * np.exp2(x - ans),
+                      lambda dy, ans, x, y: dy * np.exp2(y - ans))
+defvjp(np.logaddexp2, lambda ct, ans, x, y: ct * np.exp2(x - ans),
+                      lambda ct, ans, x, y: ct * np.exp2(y - ans))
+# fmod(x, y) == x - trunc(x / y) * y; remainder(x, y) == x - floor(x / y) * y
+defjvp(np.fmod, lambda dx, ans, x, y: dx,
+                lambda dy, ans, x, y: -dy * np.trunc(x / y))
+defvjp(np.fmod, lambda ct, ans, x, y: ct,
+                lambda ct, ans, x, y: -ct * np.trunc(x / y))
+defjvp(np.remainder, lambda dx, ans, x, y: dx,
+                     lambda dy, ans, x, y: -dy * np.floor(x / y))
+defvjp(np.remainder, lambda ct, ans, x, y: ct,
+                     lambda ct, ans, x, y: -ct * np.floor(x / y))
+defjvp(np.float_power, lambda dx, ans, x, y: dx * y * np.float_power(x, y - 1),
+                       lambda dy, ans, x, y: dy * ans * np.log(x))
+defvjp(np.float_power, lambda ct, ans, x, y: ct * y * np.float_power(x, y - 1),
+                       lambda ct, ans, x, y: ct * ans * np.log(x))
+
+# clip: the derivative goes to x inside the bounds, to a bound where it clips.
+for _fn in (np.clip, np.ndarray.clip):
+    broadcasting(_fn)
+    defjvp(_fn, lambda dx, ans, x, lo=None, hi=None, **kw: dx * runtime.clip_mask(x, lo, hi),
+                lambda dlo, ans, x, lo=None, hi=None, **kw: dlo * (x < lo),
+                lambda dhi, ans, x, lo=None, hi=None, **kw: dhi * (x > hi))
+    defvjp(_fn, lambda ct, ans, x, lo=None, hi=None, **kw: ct * runtime.clip_mask(x, lo, hi),
+                lambda ct, ans, x, lo=None, hi=None, **kw: ct * (x < lo),
+                lambda ct, ans, x, lo=None, hi=None, **kw: ct * (x > hi))
+
+# --- reductions -----------------------------------------------------------------------
+for _fn in (np.max, np.min, np.amax, np.amin, np.ndarray.max, np.ndarray.min):
+    defjvp(_fn, lambda dx, ans, x, *args, **kw: runtime.extremum_jvp(dx, ans, x, *args, **kw))
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.extremum_vjp(ct, ans, x, *args, **kw))
+defjvp(np.ptp, lambda dx, ans, x, *args, **kw: runtime.ptp_jvp(dx, ans, x, *args, **kw))
+defvjp(np.ptp, lambda ct, ans, x, *args, **kw: runtime.ptp_vjp(ct, ans, x, *args, **kw))
+for _fn in (np.prod, np.ndarray.prod):
+    defjvp(_fn, lambda dx, ans, x, *args, **kw: runtime.prod_jvp(dx, ans, x, *args, **kw))
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.prod_vjp(ct, ans, x, *args, **kw))
+for _fn in (np.var, np.ndarray.var):
+    defjvp(_fn, lambda dx, ans, x, *args, **kw: runtime.var_jvp(dx, ans, x, *args, **kw))
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.var_vjp(ct, ans, x, *args, **kw))
+for _fn in (np.std, np.ndarray.std):
+    defjvp(_fn, lambda dx, ans, x, *args, **kw: runtime.std_jvp(dx, ans, x, *args, **kw))
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.std_vjp(ct, ans, x, *args, **kw))
+defjvp(np.average, lambda dx, ans, x, *args, **kw: runtime.mean_jvp(dx, ans, x, *args, **kw))
+defvjp(np.average, lambda ct, ans, x, *args, **kw: runtime.average_vjp(ct, ans, x, *args, **kw))
+for _fn in (np.max, np.min, np.amax, np.amin, np.ndarray.max, np.ndarray.min, np.ptp,
+            np.prod, np.ndarray.prod, np.var, np.ndarray.var, np.std, np.ndarray.std):
+    primitive(_fn).kind = reduction_kind
+
+def_linear(np.cumsum, np.ndarray.cumsum, np.diff, np.trace, np.ndarray.trace,
+           np.diagonal, np.ndarray.diagonal)
+for _fn in (np.cumsum, np.ndarray.cumsum):
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.cumsum_vjp(ct, x, *args, **kw))
+for _fn in (np.cumprod, np.ndarray.cumprod):
+    defjvp(_fn, lambda dx, ans, x, *args, **kw: runtime.cumprod_jvp(dx, ans, x, *args, **kw))
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.cumprod_vjp(ct, ans, x, *args, **kw))
+defvjp(np.diff, lambda ct, ans, x, *args, **kw: runtime.diff_vjp(ct, x, *args, **kw))
+for _fn in (np.trace, np.ndarray.trace):
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.trace_vjp(ct, x, *args, **kw))
+for _fn in (np.diagonal, np.ndarray.diagonal):
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.diagonal_vjp(ct, x, *args, **kw))
+
+# --- shape functions: linear; the reverse rule undoes the rearrangement -----------------
+def_linear(np.swapaxes, np.moveaxis, np.expand_dims, np.squeeze, np.atleast_1d, np.atleast_2d,
+           np.atleast_3d, np.flip, np.fliplr, np.flipud, np.roll, np.broadcast_to, np.tile,
+           np.repeat, np.diag, np.triu, np.tril, np.rot90,
+           np.ndarray.swapaxes, np.ndarray.squeeze, np.ndarray.flatten, np.ndarray.repeat,
+           np.ndarray.copy, np.ndarray.astype, np.copy, np.array, np.asarray, np.ascontiguousarray)
+for _fn in (np.expand_dims, np.squeeze, np.atleast_1d, np.atleast_2d, np.atleast_3d,
+            np.ndarray.squeeze, np.ndarray.flatten):
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: np.reshape(ct, np.shape(x)))
+for _fn in (np.swapaxes, np.ndarray.swapaxes):
+    defvjp(_fn, lambda ct, ans, x, axis1, axis2: np.swapaxes(ct, axis1, axis2))
+defvjp(np.moveaxis, lambda ct, ans, x, source, destination: runtime.moveaxis_vjp(ct, source, destination))
+defvjp(np.flip, lambda ct, ans, x, axis=None: np.flip(ct, axis))
+defvjp(np.fliplr, lambda ct, ans, x: np.fliplr(ct))
+defvjp(np.flipud, lambda ct, ans, x: np.flipud(ct))
+defvjp(np.rot90, lambda ct, ans, x, k=1, axes=(0, 1): np.rot90(ct, -k, axes))
+defvjp(np.roll, lambda ct, ans, x, shift, axis=None: runtime.roll_vjp(ct, shift, axis))
+defvjp(np.broadcast_to, lambda ct, ans, x, shape, **kw: runtime.unbroadcast(ct, x))
+defvjp(np.tile, lambda ct, ans, x, reps: runtime.tile_vjp(ct, x, reps))
+for _fn in (np.repeat, np.ndarray.repeat):
+    defvjp(_fn, lambda ct, ans, x, repeats, axis=None: runtime.repeat_vjp(ct, x, repeats, axis))
+defvjp(np.diag, lambda ct, ans, x, k=0: runtime.diag_vjp(ct, x, k))
+defvjp(np.triu, lambda ct, ans, x, k=0: np.triu(ct, k))
+defvjp(np.tril, lambda ct, ans, x, k=0: np.tril(ct, k))
+for _fn in (np.sort,):
+    defjvp(_fn, lambda dx, ans, x, *args, **kw: runtime.sort_jvp(dx, x, *args, **kw))
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.sort_vjp(ct, x, *args, **kw))
+# identities: copies and conversions of one array
+for _fn in (np.copy, np.array, np.asarray, np.ascontiguousarray, np.ndarray.copy):
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: ct)
+defvjp(np.ndarray.astype, lambda ct, ans, x, *args, **kw: runtime.astype_vjp(ct, x))
+
+# --- products -------------------------------------------------------------------------
+defjvp(np.inner, lambda dx, ans, x, y: np.inner(dx, y),
+                 lambda dy, ans, x, y: np.inner(x, dy))
+defvjp(np.inner, lambda ct, ans, x, y: runtime.inner_vjp_left(ct, x, y),
+                 lambda ct, ans, x, y: runtime.inner_vjp_right(ct, x, y))
+defjvp(np.outer, lambda dx, ans, x, y: np.outer(dx, y),
+                 lambda dy, ans, x, y: np.outer(x, dy))
+defvjp(np.outer, lambda ct, ans, x, y: np.reshape(ct @ np.ravel(y), np.shape(x)),
+                 lambda ct, ans, x, y: np.reshape(np.ravel(x) @ ct, np.shape(y)))
+# vdot of real arrays (complex arguments would need conjugates)
+defjvp(np.vdot, lambda dx, ans, x, y: np.vdot(dx, y),
+                lambda dy, ans, x, y: np.vdot(x, dy))
+defvjp(np.vdot, lambda ct, ans, x, y: ct * np.reshape(y, np.shape(x)),
+                lambda ct, ans, x, y: ct * np.reshape(x, np.shape(y)))
+defjvp(np.tensordot, lambda dx, ans, x, y, axes=2: np.tensordot(dx, y, axes),
+                     lambda dy, ans, x, y, axes=2: np.tensordot(x, dy, axes))
+defvjp(np.tensordot, lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_left(ct, x, y, axes),
+                     lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_right(ct, x, y, axes))
+defjvp(np.kron, lambda dx, ans, x, y: np.kron(dx, y),
+                lambda dy, ans, x, y: np.kron(x, dy))
+defvjp(np.kron, lambda ct, ans, x, y: runtime.kron_vjp_left(ct, x, y),
+                lambda ct, ans, x, y: runtime.kron_vjp_right(ct, x, y))
+broadcasting(np.cross)
+defjvp(np.cross, lambda dx, ans, x, y, **kw: np.cross(dx, y, **kw),
+                 lambda dy, ans, x, y, **kw: np.cross(x, dy, **kw))
+defvjp(np.cross, lambda ct, ans, x, y: np.cross(y, ct),
+                 lambda ct, ans, x, y: np.cross(ct, x))
+
+nondifferentiable(np.floor_divide, np.isclose, np.allclose, np.array_equal, np.argwhere,
+                  np.nonzero, np.count_nonzero, np.searchsorted, np.full, np.eye, np.identity,
+                  np.linspace, np.heaviside, np.signbit, np.iscomplex, np.isreal, np.any, np.all,
+                  np.ndarray.argmax, np.ndarray.argmin, np.ndarray.argsort, np.ndarray.any,
+                  np.ndarray.all, np.ndarray.nonzero)
+
+def_linear(np.take, np.pad)
+defvjp(np.take, lambda ct, ans, x, indices, *args, **kw: runtime.take_vjp(ct, x, indices, *args, **kw), None)
+defvjp(np.pad, lambda ct, ans, x, pad_width, *args, **kw: runtime.pad_vjp(ct, x, pad_width, *args, **kw), None)
+
+# einsum: the subscripts come first; one rule per operand position (up to four operands).
+defjvp(np.einsum, None,
+       lambda d, ans, sub, *ops: runtime.einsum_jvp(d, 0, sub, *ops),
+       lambda d, ans, sub, *ops: runtime.einsum_jvp(d, 1, sub, *ops),
+       lambda d, ans, sub, *ops: runtime.einsum_jvp(d, 2, sub, *ops),
+       lambda d, ans, sub, *ops: runtime.einsum_jvp(d, 3, sub, *ops))
+defvjp(np.einsum, None,
+       lambda ct, ans, sub, *ops: runtime.einsum_vjp(ct, 0, sub, *ops),
+       lambda ct, ans, sub, *ops: runtime.einsum_vjp(ct, 1, sub, *ops),
+       lambda ct, ans, sub, *ops: runtime.einsum_vjp(ct, 2, sub, *ops),
+       lambda ct, ans, sub, *ops: runtime.einsum_vjp(ct, 3, sub, *ops))

@@ -1,0 +1,342 @@
+"""Table-driven checks of the NumPy and numpy.linalg rules: both modes, via check_grads.
+
+Each case is a small module-level function calling one primitive, its
+arguments, and the qualified name of the primitive whose rule must run.
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tangent_ast.testing import check_grads
+
+rng = np.random.default_rng(5)
+V = rng.standard_normal(4)
+W = rng.standard_normal(4)
+V3 = rng.standard_normal(3)
+W3 = rng.standard_normal(3)
+M = rng.standard_normal((3, 4))
+N = rng.standard_normal((4, 2))
+S = rng.standard_normal((3, 3))
+T = rng.standard_normal((2, 3, 4))
+P = rng.uniform(0.5, 2.0, 4)
+PM = rng.uniform(0.5, 2.0, (3, 4))
+ROW = rng.standard_normal((1, 4))
+COL = rng.standard_normal((3, 1))
+SQ = rng.standard_normal((3, 3)) + 4 * np.eye(3)        # well-conditioned
+_B = rng.standard_normal((3, 3))
+SPD = _B @ _B.T + 3 * np.eye(3)                           # symmetric positive definite
+DISTINCT = np.array([0.3, -1.2, 2.5, 0.9])                # no ties for max/min/sort
+DISTINCT_M = np.array([[0.3, -1.2, 2.5, 0.9], [1.7, 0.1, -0.4, -2.2], [0.6, 1.1, -1.5, 0.2]])
+
+
+# --- elementwise ----------------------------------------------------------------------
+def f_deg2rad(x): return np.deg2rad(x)
+def f_rad2deg(x): return np.rad2deg(x)
+def f_radians(x): return np.radians(x)
+def f_degrees(x): return np.degrees(x)
+def f_sinc(x): return np.sinc(x)
+def f_clip(x): return np.clip(x, -0.5, 0.5)
+def f_clip_bounds(x, lo, hi): return np.clip(x, lo, hi)
+def f_logaddexp2(x, y): return np.logaddexp2(x, y)
+def f_fmod(x, y): return np.fmod(x, y)
+def f_remainder(x, y): return np.remainder(x, y)
+def f_float_power(x, y): return np.float_power(x, y)
+
+
+# --- reductions -----------------------------------------------------------------------
+def f_prod(x): return np.prod(x)
+def f_prod_axis(x): return np.prod(x, axis=1)
+def f_prod_keep(x): return np.prod(x, axis=0, keepdims=True)
+def f_max(x): return np.max(x)
+def f_max_axis(x): return np.max(x, axis=1)
+def f_min_keep(x): return np.min(x, axis=0, keepdims=True)
+def f_amax(x): return np.amax(x, axis=0)
+def f_amin(x): return np.amin(x)
+def f_ptp(x): return np.ptp(x, axis=1)
+def f_var(x): return np.var(x)
+def f_var_axis_ddof(x): return np.var(x, axis=1, ddof=1)
+def f_std(x): return np.std(x)
+def f_std_keep(x): return np.std(x, axis=0, ddof=1, keepdims=True)
+def f_cumsum(x): return np.cumsum(x)
+def f_cumsum_axis(x): return np.cumsum(x, axis=1)
+def f_cumprod(x): return np.cumprod(x, axis=0)
+def f_cumprod_flat(x): return np.cumprod(x)
+def f_diff(x): return np.diff(x)
+def f_diff_n_axis(x): return np.diff(x, n=2, axis=1)
+def f_average(x): return np.average(x, axis=0)
+def f_sum_keep(x): return np.sum(x, axis=1, keepdims=True)
+def f_sum_tuple_axis(x): return np.sum(x, axis=(0, 2))
+def f_mean_axis(x): return np.mean(x, axis=0)
+def f_trace(x): return np.trace(x)
+def f_trace_offset(x): return np.trace(x, offset=1)
+def f_diagonal(x): return np.diagonal(x, 1)
+
+
+# --- shapes ---------------------------------------------------------------------------
+def f_reshape(x): return np.reshape(x, (4, 3))
+def f_ravel(x): return np.ravel(x)
+def f_transpose(x): return np.transpose(x, (1, 2, 0))
+def f_swapaxes(x): return np.swapaxes(x, 0, 2)
+def f_moveaxis(x): return np.moveaxis(x, 0, -1)
+def f_expand_dims(x): return np.expand_dims(x, 1)
+def f_squeeze(x): return np.squeeze(x)
+def f_atleast_1d(x): return np.atleast_1d(x)
+def f_atleast_2d(x): return np.atleast_2d(x)
+def f_atleast_3d(x): return np.atleast_3d(x)
+def f_flip(x): return np.flip(x, 1)
+def f_fliplr(x): return np.fliplr(x)
+def f_flipud(x): return np.flipud(x)
+def f_rot90(x): return np.rot90(x)
+def f_roll(x): return np.roll(x, 2)
+def f_roll_axis(x): return np.roll(x, 1, axis=1)
+def f_broadcast_to(x): return np.broadcast_to(x, (3, 4))
+def f_tile(x): return np.tile(x, (2, 3))
+def f_repeat(x): return np.repeat(x, 2)
+def f_repeat_axis(x): return np.repeat(x, 3, axis=0)
+def f_diag_vec(x): return np.diag(x)
+def f_diag_mat(x): return np.diag(x)
+def f_diag_k(x): return np.diag(x, 1)
+def f_triu(x): return np.triu(x)
+def f_tril(x): return np.tril(x, -1)
+def f_sort(x): return np.sort(x)
+def f_sort_axis(x): return np.sort(x, axis=0)
+def f_copy(x): return np.copy(x)
+def f_array(x): return np.array(x)
+def f_asarray(x): return np.asarray(x)
+
+
+# --- products and linear algebra ------------------------------------------------------
+def f_dot(x, y): return np.dot(x, y)
+def f_matmul(x, y): return np.matmul(x, y)
+def f_inner(x, y): return np.inner(x, y)
+def f_inner_mat(x, y): return np.inner(x, y)
+def f_outer(x, y): return np.outer(x, y)
+def f_vdot(x, y): return np.vdot(x, y)
+def f_tensordot(x, y): return np.tensordot(x, y, axes=1)
+def f_tensordot_axes(x, y): return np.tensordot(x, y, axes=([1, 0], [0, 1]))
+def f_kron(x, y): return np.kron(x, y)
+def f_cross(x, y): return np.cross(x, y)
+def f_inv(x): return np.linalg.inv(x)
+def f_det(x): return np.linalg.det(x)
+def f_solve(a, b): return np.linalg.solve(a, b)
+def f_solve_mat(a, b): return np.linalg.solve(a, b)
+def f_cholesky(x): return np.linalg.cholesky(x)
+def f_norm(x): return np.linalg.norm(x)
+def f_norm_2(x): return np.linalg.norm(x, 2)
+def f_norm_1(x): return np.linalg.norm(x, 1)
+def f_norm_fro(x): return np.linalg.norm(x, "fro")
+def f_norm_axis(x): return np.linalg.norm(x, axis=1)
+def f_norm_spectral(x): return np.linalg.norm(x, 2)
+def f_matrix_power(x): return np.linalg.matrix_power(x, 3)
+def f_matrix_power_neg(x): return np.linalg.matrix_power(x, -2)
+def f_pinv(x): return np.linalg.pinv(x)
+def f_slogdet(x): return np.linalg.slogdet(x)[1]
+def f_eigvalsh(x): return np.linalg.eigvalsh(x)
+def f_take(x): return np.take(x, [2, 0, 2])
+def f_take_axis(x): return np.take(x, [[1, 1], [3, 0]], axis=1)
+def f_pad(x): return np.pad(x, 1)
+def f_pad_widths(x): return np.pad(x, ((1, 0), (2, 3)))
+def f_einsum_matmul(x, y): return np.einsum("ij,jk->ik", x, y)
+def f_einsum_trace_sum(x, y): return np.einsum("ij,j->", x, y)
+def f_einsum_outer_sum(x, y): return np.einsum("i,jk->ik", x, y)
+def f_einsum_three(x, y, z): return np.einsum("ij,jk,k->i", x, y, z)
+
+
+# --- ndarray methods ------------------------------------------------------------------
+def m_sum(x): return x.sum(axis=0)
+def m_mean(x): return x.mean(axis=1, keepdims=True)
+def m_max(x): return x.max(axis=1)
+def m_min(x): return x.min()
+def m_prod(x): return x.prod(axis=0)
+def m_std(x): return x.std(ddof=1)
+def m_var(x): return x.var(axis=0)
+def m_dot(x, y): return x.dot(y)
+def m_clip(x): return x.clip(-0.5, 0.5)
+def m_flatten(x): return x.flatten()
+def m_ravel(x): return x.ravel()
+def m_squeeze(x): return x.squeeze()
+def m_transpose(x): return x.transpose()
+def m_reshape(x): return x.reshape(2, 6)
+def m_astype(x): return x.astype(float)
+def m_cumsum(x): return x.cumsum(axis=0)
+def m_cumprod(x): return x.cumprod(axis=1)
+def m_trace(x): return x.trace()
+def m_diagonal(x): return x.diagonal()
+def m_swapaxes(x): return x.swapaxes(0, 1)
+def m_copy(x): return x.copy()
+def m_repeat(x): return x.repeat(2, axis=1)
+def m_T(x): return x.T
+
+
+def c(fn, args, name):
+    return pytest.param(fn, args, name, id=fn.__name__)
+
+
+RULE_TEST_CASES = [
+    c(f_deg2rad, (V,), "numpy.deg2rad"),
+    c(f_rad2deg, (V,), "numpy.rad2deg"),
+    c(f_radians, (M,), "numpy.radians"),
+    c(f_degrees, (1.3,), "numpy.degrees"),
+    c(f_sinc, (V,), "numpy.sinc"),
+    c(f_clip, (DISTINCT * 0.4,), "numpy.clip"),
+    c(f_clip_bounds, (DISTINCT, -1.0, 1.0), "numpy.clip"),
+    c(f_logaddexp2, (V, W), "numpy.logaddexp2"),
+    c(f_logaddexp2, (M, ROW), "numpy.logaddexp2"),
+    c(f_logaddexp2, (M, 0.3), "numpy.logaddexp2"),
+    c(f_clip_bounds, (DISTINCT_M, -np.ones((3, 1)), np.ones(4)), "numpy.clip"),
+    c(f_clip_bounds, (DISTINCT_M * 0.3, -0.2, 0.25), "numpy.clip"),
+    c(f_fmod, (1.7, P), "numpy.fmod"),
+    c(f_fmod, (PM * 3, P), "numpy.fmod"),
+    c(f_remainder, (PM * 3, COL + 3), "numpy.remainder"),
+    c(f_float_power, (PM, P), "numpy.float_power"),
+
+    c(f_prod, (P,), "numpy.prod"),
+    c(f_prod, (np.array([0.0, 1.5, -2.0, 0.7]),), "numpy.prod"),
+    c(f_prod_axis, (PM,), "numpy.prod"),
+    c(f_prod_keep, (M,), "numpy.prod"),
+    c(f_max, (DISTINCT,), "numpy.max"),
+    c(f_max, (np.array([1.0, 2.0, 2.0, -1.0]),), "numpy.max"),
+    c(f_max_axis, (DISTINCT_M,), "numpy.max"),
+    c(f_min_keep, (DISTINCT_M,), "numpy.min"),
+    c(f_amax, (DISTINCT_M,), "numpy.amax"),
+    c(f_amin, (DISTINCT_M,), "numpy.amin"),
+    c(f_ptp, (DISTINCT_M,), "numpy.ptp"),
+    c(f_var, (M,), "numpy.var"),
+    c(f_var_axis_ddof, (M,), "numpy.var"),
+    c(f_std, (V,), "numpy.std"),
+    c(f_std_keep, (M,), "numpy.std"),
+    c(f_cumsum, (M,), "numpy.cumsum"),
+    c(f_cumsum_axis, (M,), "numpy.cumsum"),
+    c(f_cumprod, (PM,), "numpy.cumprod"),
+    c(f_cumprod_flat, (PM,), "numpy.cumprod"),
+    c(f_diff, (V,), "numpy.diff"),
+    c(f_diff_n_axis, (M,), "numpy.diff"),
+    c(f_average, (M,), "numpy.average"),
+    c(f_sum_keep, (M,), "numpy.sum"),
+    c(f_sum_tuple_axis, (T,), "numpy.sum"),
+    c(f_mean_axis, (M,), "numpy.mean"),
+    c(f_trace, (M,), "numpy.trace"),
+    c(f_trace_offset, (S,), "numpy.trace"),
+    c(f_diagonal, (M,), "numpy.diagonal"),
+
+    c(f_reshape, (M,), "numpy.reshape"),
+    c(f_ravel, (T,), "numpy.ravel"),
+    c(f_transpose, (T,), "numpy.transpose"),
+    c(f_swapaxes, (T,), "numpy.swapaxes"),
+    c(f_moveaxis, (T,), "numpy.moveaxis"),
+    c(f_expand_dims, (M,), "numpy.expand_dims"),
+    c(f_squeeze, (ROW,), "numpy.squeeze"),
+    c(f_atleast_1d, (V,), "numpy.atleast_1d"),
+    c(f_atleast_2d, (V,), "numpy.atleast_2d"),
+    c(f_atleast_3d, (M,), "numpy.atleast_3d"),
+    c(f_flip, (M,), "numpy.flip"),
+    c(f_fliplr, (M,), "numpy.fliplr"),
+    c(f_flipud, (M,), "numpy.flipud"),
+    c(f_rot90, (M,), "numpy.rot90"),
+    c(f_roll, (M,), "numpy.roll"),
+    c(f_roll_axis, (M,), "numpy.roll"),
+    c(f_broadcast_to, (ROW,), "numpy.broadcast_to"),
+    c(f_broadcast_to, (V,), "numpy.broadcast_to"),
+    c(f_tile, (M,), "numpy.tile"),
+    c(f_tile, (V,), "numpy.tile"),
+    c(f_repeat, (M,), "numpy.repeat"),
+    c(f_repeat_axis, (M,), "numpy.repeat"),
+    c(f_diag_vec, (V,), "numpy.diag"),
+    c(f_diag_mat, (M,), "numpy.diag"),
+    c(f_diag_k, (S,), "numpy.diag"),
+    c(f_triu, (M,), "numpy.triu"),
+    c(f_tril, (S,), "numpy.tril"),
+    c(f_sort, (DISTINCT,), "numpy.sort"),
+    c(f_sort_axis, (DISTINCT_M,), "numpy.sort"),
+    c(f_copy, (M,), "numpy.copy"),
+    c(f_array, (M,), "numpy.array"),
+    c(f_asarray, (V,), "numpy.asarray"),
+
+    c(f_dot, (M, N), "numpy.dot"),
+    c(f_dot, (V, W), "numpy.dot"),
+    c(f_matmul, (T, N), "numpy.matmul"),
+    c(f_inner, (V, W), "numpy.inner"),
+    c(f_inner_mat, (M, T), "numpy.inner"),
+    c(f_outer, (V, V3), "numpy.outer"),
+    c(f_outer, (M, V), "numpy.outer"),
+    c(f_vdot, (M, M.T.copy()), "numpy.vdot"),
+    c(f_tensordot, (M, N), "numpy.tensordot"),
+    c(f_tensordot_axes, (T.transpose(1, 0, 2).copy(), T), "numpy.tensordot"),
+    c(f_kron, (S, N), "numpy.kron"),
+    c(f_kron, (V, W3), "numpy.kron"),
+    c(f_cross, (V3, W3), "numpy.cross"),
+    c(f_cross, (S, W3), "numpy.cross"),
+    c(f_inv, (SQ,), "numpy.linalg.inv"),
+    c(f_det, (SQ,), "numpy.linalg.det"),
+    c(f_solve, (SQ, V3), "numpy.linalg.solve"),
+    c(f_solve_mat, (SQ, COL @ ROW[:, :2]), "numpy.linalg.solve"),
+    c(f_cholesky, (SPD,), "numpy.linalg.cholesky"),
+    c(f_norm, (V,), "numpy.linalg.norm"),
+    c(f_norm, (M,), "numpy.linalg.norm"),
+    c(f_norm_2, (V,), "numpy.linalg.norm"),
+    c(f_norm_1, (V,), "numpy.linalg.norm"),
+    c(f_norm_fro, (M,), "numpy.linalg.norm"),
+    c(f_norm_axis, (M,), "numpy.linalg.norm"),
+    c(f_norm_spectral, (M,), "numpy.linalg.norm"),
+    c(f_matrix_power, (S,), "numpy.linalg.matrix_power"),
+    c(f_matrix_power_neg, (SQ,), "numpy.linalg.matrix_power"),
+    c(f_pinv, (M,), "numpy.linalg.pinv"),
+    c(f_slogdet, (SQ,), "numpy.linalg.slogdet"),
+    c(f_eigvalsh, (SPD,), "numpy.linalg.eigvalsh"),
+    c(f_take, (V,), "numpy.take"),
+    c(f_take_axis, (M,), "numpy.take"),
+    c(f_pad, (M,), "numpy.pad"),
+    c(f_pad_widths, (M,), "numpy.pad"),
+    c(f_einsum_matmul, (M, N), "numpy.einsum"),
+    c(f_einsum_trace_sum, (M, V), "numpy.einsum"),
+    c(f_einsum_outer_sum, (V3, N), "numpy.einsum"),
+    c(f_einsum_three, (M, N, rng.standard_normal(2)), "numpy.einsum"),
+
+    c(m_sum, (M,), "ndarray.sum"),
+    c(m_mean, (M,), "ndarray.mean"),
+    c(m_max, (DISTINCT_M,), "ndarray.max"),
+    c(m_min, (DISTINCT_M,), "ndarray.min"),
+    c(m_prod, (PM,), "ndarray.prod"),
+    c(m_std, (M,), "ndarray.std"),
+    c(m_var, (M,), "ndarray.var"),
+    c(m_dot, (M, N), "ndarray.dot"),
+    c(m_clip, (DISTINCT * 0.4,), "ndarray.clip"),
+    c(m_flatten, (M,), "ndarray.flatten"),
+    c(m_ravel, (M,), "ndarray.ravel"),
+    c(m_squeeze, (COL,), "ndarray.squeeze"),
+    c(m_transpose, (M,), "ndarray.transpose"),
+    c(m_reshape, (M,), "ndarray.reshape"),
+    c(m_astype, (M,), "ndarray.astype"),
+    c(m_cumsum, (M,), "ndarray.cumsum"),
+    c(m_cumprod, (PM,), "ndarray.cumprod"),
+    c(m_trace, (S,), "ndarray.trace"),
+    c(m_diagonal, (M,), "ndarray.diagonal"),
+    c(m_swapaxes, (M,), "ndarray.swapaxes"),
+    c(m_copy, (M,), "ndarray.copy"),
+    c(m_repeat, (M,), "ndarray.repeat"),
+    c(m_T, (M,), "numpy.ndarray.T"),
+]
+
+
+@pytest.mark.parametrize("fn, args, name", RULE_TEST_CASES)
+def test_rule_both_modes(fn, args, name):
+    rules = check_grads(fn, args, modes=("fwd", "rev"))
+    assert name in rules["fwd"].rules_used, rules["fwd"].rules_used
+    assert name in rules["rev"].rules_used, rules["rev"].rules_used
+
+
+@pytest.mark.parametrize("fn, args, name", RULE_TEST_CASES[::7])
+def test_rule_reverse_against_finite_differences(fn, args, name):
+    check_grads(fn, args, modes=("rev",))
+
+
+def test_list_coverage_cli():
+    out = subprocess.run([sys.executable, "-m", "tangent_ast.rules", "--list"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "numpy.linalg.inv" in out and "numpy.sum" in out
+    assert "forward" in out and "reverse" in out
+    count = int(out.rsplit("both modes:", 1)[1].split()[0])
+    assert count >= 100
