@@ -35,6 +35,7 @@ class Derivation:
     derive_callee: object              # (fn, mode, wrt positions, signature, where) -> CalleeRule
     temps: set = field(default_factory=set)        # normalization temporaries
     carried: set = field(default_factory=set)      # loop header names
+    loop_headers: dict = field(default_factory=dict)  # id(loop) -> header names of that loop
     rules_used: set = field(default_factory=set)   # qualified names of primitives used
     callees: list = field(default_factory=list)    # CalleeRules this rule calls
     tangent_names: dict = field(default_factory=dict)

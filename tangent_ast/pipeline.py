@@ -176,7 +176,7 @@ def derive_module(fn, mode, wrt, signature, session, trace=False):
 
     d = Derivation(parsed=f.parsed, scope=f.scope, namer=f.namer, kinds=f.kinds, activity=None,
                    mode=mode, namespace=namespace, derive_callee=derive_callee, temps=f.temps,
-                   carried=set(f.ssa_info.carried))
+                   carried=set(f.ssa_info.carried), loop_headers=f.ssa_info.loop_headers)
     d.activity = analyze(f.function, f.kinds, wrt, d.differentiable_args)
     user_names = {v for v, user in f.ssa_info.origin.items() if user not in f.temps} | set(params)
 
@@ -198,7 +198,7 @@ def derive_module(fn, mode, wrt, signature, session, trace=False):
         if trace:
             snapshots["reverse"] = _source(fwd) + "\n" + _source(bwd)
         bwd = simplify(bwd, rewritable(bwd) - {"saved"}, namespace, origin=origin)
-        install_tapes(fwd, bwd, f.namer, d.carried)
+        install_tapes(fwd, bwd, f.namer, d.loop_headers)
         residuals = _residuals(fwd, bwd, params)
         _finish_reverse(fwd, bwd, residuals)
         fwd = simplify(fwd, rewritable(fwd) - set(residuals), namespace, origin=origin)

@@ -52,6 +52,7 @@ class Reverse:
     def __init__(self, derivation):
         self.d = derivation
         self.ct_names = {}
+        self.loops = []   # per enclosing reverse loop: {"outer": names, "buffers": {name: buffer}}
 
     def ct(self, primal):
         if primal not in self.ct_names:
@@ -192,6 +193,9 @@ class Reverse:
             if self.d.is_active(kw.value):
                 raise unsupported_call(self.d, s, f"a differentiable value passed by keyword ({kw.arg}=...)",
                                        "pass it positionally")
+        buffered = self.buffered_getitem(s, site, ct)
+        if buffered is not None:
+            return out + buffered
         for i, expr in self.d.contributions(s, site, target, name(ct)):
             arg = site.args[i]
             if not isinstance(arg, gast.Name):
@@ -199,6 +203,34 @@ class Reverse:
                                        "containers of differentiable values are not supported yet")
             self.add_term(arg.id, expr, pending)
         return out
+
+    def buffered_getitem(self, s, site, ct):
+        """``v = x[i]`` in a loop, ``x`` from before it: add ``ct_v`` into a buffer
+        owned by the reverse loop, in place, instead of a new zeros array per iteration."""
+        import operator
+        if not self.loops or site.fn is not operator.getitem or not isinstance(site.args[0], gast.Name):
+            return None
+        x, index = site.args
+        loop = self.loops[-1]
+        if x.id not in loop["outer"] or self.d.kind(x).tag != "array":
+            return None
+        self.d.rules_used.add("operator.getitem")
+        buffer = loop["buffers"].get(x.id)
+        if buffer is None:
+            buffer = loop["buffers"][x.id] = self.d.namer.fresh(f"ct_{x.id}_buffer")
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        basic = all(isinstance(p, gast.Slice) or self.d.kind(p).tag == "int" for p in parts)
+        if basic:  # basic indexing never repeats an element: += is exact
+            target = gast.Subscript(value=name(buffer), slice=copy.deepcopy(index), ctx=gast.Store())
+            stmt = gast.AugAssign(target=target, op=gast.Add(), value=name(ct))
+        else:
+            from .rules.template import as_value
+            np_name = self.d.bind("np", __import__("numpy"))
+            add_at = gast.Attribute(value=gast.Attribute(value=name(np_name), attr="add", ctx=gast.Load()),
+                                    attr="at", ctx=gast.Load())
+            stmt = gast.Expr(value=gast.Call(func=add_at, args=[name(buffer), as_value(copy.deepcopy(index)),
+                                                                name(ct)], keywords=[]))
+        return [_at(stmt, s)]
 
     def adjoint_if(self, s, pending, accumulated):
         inside = _assigned(s.body) | _assigned(s.orelse)
@@ -208,7 +240,8 @@ class Reverse:
                 for n in gast.walk(st):
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and self.d.activity.active(n.id):
                         read.add(n.id)
-        outer = sorted(read - inside)
+        # Loop headers are defined before the if even when a branch reassigns them.
+        outer = sorted(read - (inside - self.d.carried))
         out = []
         # Everything flowing into the branches or out of them is added up first.
         for v in sorted(inside & set(pending)) + [v for v in outer if v in pending]:
@@ -232,7 +265,7 @@ class Reverse:
                 stmts.append(_at(assign(self.ct(v), self.d.zero(v)), s))
             bodies.append(stmts)
         accumulated |= contributed
-        for v in inside:
+        for v in inside - set(outer):
             accumulated.discard(v)
         if any(bodies):
             out.append(_at(gast.If(test=copy.deepcopy(s.test), body=bodies[0], orelse=bodies[1]), s))
@@ -250,7 +283,7 @@ class Reverse:
         inside = _assigned(s.body) | ({s.target.id} if isinstance(s, gast.For) else set())
         read = {n.id for st in s.body for n in gast.walk(st)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and self.d.activity.active(n.id)}
-        carried = sorted(v for v in inside if v in self.d.carried and self.d.activity.active(v))
+        carried = sorted(v for v in self.d.loop_headers.get(id(s), ()) if self.d.activity.active(v))
         outer = sorted(read - inside)
         out = []
         for v in carried + outer:
@@ -260,7 +293,9 @@ class Reverse:
             accumulated.add(v)
         body_pending = {}
         body_acc = set(accumulated)
+        self.loops.append({"outer": set(outer), "buffers": {}})
         body = self.reverse_block(s.body, body_pending, body_acc)
+        buffers = self.loops.pop()["buffers"]
         for v in outer:
             terms = self.take(v, body_pending, body_acc)
             if terms:
@@ -277,9 +312,13 @@ class Reverse:
                         body=body or [gast.Pass()], orelse=[], type_comment=None)
         loop.loop_id = id(s)
         loop.trips = trips
+        for v, buffer in sorted(buffers.items()):
+            out.append(_at(assign(buffer, self.d.zero(v)), s))
         out.append(_at(loop, s))
         for v in carried + outer:
             accumulated.add(v)
+        for v, buffer in sorted(buffers.items()):
+            self.add_term(v, name(buffer), pending)
         return out
 
 

@@ -31,6 +31,7 @@ class SSAInfo:
     origin: dict = field(default_factory=dict)   # SSA name -> user's name
     joins: set = field(default_factory=set)      # names assigned on both sides of an if
     carried: set = field(default_factory=set)    # loop header names (set before a loop and at its exits)
+    loop_headers: dict = field(default_factory=dict)  # id(loop node) -> its own header names
 
 
 class _Rename(gast.NodeTransformer):
@@ -156,6 +157,7 @@ class _SSA:
         else:
             node.test = _Rename(env).visit(node.test)
         self.info.carried.update(carried.values())
+        self.info.loop_headers[id(node)] = set(carried.values())
         body_env = dict(env)
         self.loops.append(carried)
         node.body = self.block(node.body, body_env)
@@ -210,9 +212,11 @@ def verify(fn, carried=None):
     before their loop and again at the exits of its body."""
     params = {a.id for a in fn.args.args}
 
-    def block(stmts, defined):
+    def block(stmts, defined, again=frozenset()):
+        """``again``: loop headers this path may assign once more (at the loop's exits)."""
         for s in stmts:
-            for n in gast.walk(s if not isinstance(s, gast.If) else s.test):
+            header = s.test if isinstance(s, (gast.If, gast.While)) else s.iter if isinstance(s, gast.For) else s
+            for n in gast.walk(header):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                     assert n.id in defined or n.id not in assigned, \
                         f"line {getattr(s, 'lineno', '?')}: {n.id} used before it is assigned"
@@ -220,16 +224,18 @@ def verify(fn, carried=None):
                 for t in s.targets:
                     for n in gast.walk(t):
                         if isinstance(n, gast.Name):
-                            assert n.id not in defined, \
+                            assert n.id not in defined or n.id in again, \
                                 f"line {getattr(s, 'lineno', '?')}: {n.id} assigned twice on one path"
                             defined = defined | {n.id}
+                            again = again - {n.id}
             elif isinstance(s, gast.If):
-                defined = block(s.body, defined) | block(s.orelse, defined)
+                defined = block(s.body, defined, again) | block(s.orelse, defined, again)
             elif isinstance(s, (gast.For, gast.While)):
                 # One iteration is one path; loop headers are assigned before the loop and
-                # at the exits of the body, the loop variable by the loop itself.
+                # once more at an exit of the body, the loop variable by the loop itself.
                 inner = defined | ({s.target.id} if isinstance(s, gast.For) else set())
-                block(s.body, inner - carried)
+                headers = frozenset(carried & _stored(s.body))
+                block(s.body, inner | headers, headers)
                 defined = defined | inner | _stored(s.body)
         return defined
 

@@ -87,7 +87,7 @@ def _append(tape, value):
     return gast.Expr(value=call)
 
 
-def install_tapes(fwd, bwd, namer, carried):
+def install_tapes(fwd, bwd, namer, loop_headers):
     """Fill in the tapes and trip counts of every loop of ``fwd``/``bwd`` (in place)."""
     forward_loops = {loop.loop_id: loop for loop in _loops(fwd)}
     created = []
@@ -96,10 +96,15 @@ def install_tapes(fwd, bwd, namer, carried):
         top = _top_level_loop(loop, fwd)
         assigned = _stored(loop.body) | ({loop.target.id} if isinstance(loop, gast.For) else set())
         needed = sorted((_loaded(back.body) - _stored(back.body)) & assigned)
+        # The variable of ``for i in range(n)`` is the reverse index itself: no tape.
+        counted = isinstance(loop, gast.For) and loop.target.id in needed and _counts_from_zero(loop)
+        if counted:
+            needed.remove(loop.target.id)
         tapes = {v: namer.fresh(f"{v}_tape") for v in needed}
         created += list(tapes.values())
         # Forward: iteration-start values first, the rest at every exit of the body.
-        at_start = [v for v in needed if v in carried or (isinstance(loop, gast.For) and v == loop.target.id)]
+        headers = loop_headers.get(loop.loop_id, set())
+        at_start = [v for v in needed if v in headers or (isinstance(loop, gast.For) and v == loop.target.id)]
         at_exit = [v for v in needed if v not in at_start]
         pad = [assign(v, gast.Constant(None, None)) for v in at_exit if v not in _exits_before(loop.body)]
         exit_appends = [_append(tapes[v], v) for v in at_exit]
@@ -117,6 +122,8 @@ def install_tapes(fwd, bwd, namer, carried):
             trips = name(counter)
         back.iter.args[0].args[0] = trips
         # Reverse: restore by index (a cursor when the loop runs more than once).
+        if counted:
+            back.body.insert(0, assign(loop.target.id, name(back.target.id)))
         if top:
             restores = [assign(v, gast.Subscript(value=name(t), slice=name(back.target.id), ctx=gast.Load()))
                         for v, t in tapes.items()]
@@ -131,6 +138,13 @@ def install_tapes(fwd, bwd, namer, carried):
                         for v, t in tapes.items()]
             back.body[:0] = [step] + restores
     fwd.body[:0] = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in created]
+
+
+def _counts_from_zero(loop):
+    """``for i in range(n)``: iteration k has i == k."""
+    it = loop.iter
+    return (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range"
+            and len(it.args) == 1)
 
 
 def _is_unpack(stmt):

@@ -5,14 +5,15 @@ import pytest
 from tangent_ast.pipeline import front
 from tangent_ast.ssa import verify
 
-from .corpus import calls, straight_line
+from .corpus import calls, control_flow, straight_line
 
-FUNCTIONS = sorted({c.fn for c in straight_line.CASES + calls.CASES}, key=lambda f: f.__name__)
+FUNCTIONS = sorted({c.fn for c in straight_line.CASES + calls.CASES + control_flow.CASES}, key=lambda f: f.__name__)
 
 
 @pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
 def test_ssa_invariants(fn):
-    verify(front(fn, None).function)
+    f = front(fn, None)
+    verify(f.function, f.ssa_info.carried)
 
 
 def test_verifier_rejects_double_assignment():

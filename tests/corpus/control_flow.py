@@ -1,0 +1,280 @@
+"""Control flow: loops, branches, break/continue, early return, recursion."""
+
+import math
+
+import numpy as np
+
+from .cases import Case
+
+X = np.array([0.3, -1.2, 0.8, 2.1, -0.4])
+Y = np.array([1.1, 0.4, -0.7, 0.2, 0.9])
+M = np.array([[0.2, -0.5, 1.0], [0.7, 0.1, -0.3], [-1.1, 0.4, 0.6]])
+
+
+def range_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + x ** i / (i + 1)
+    return s
+
+
+def range_start_stop_step(x, n):
+    y = x
+    for i in range(n, 1, -2):
+        y = y * x + i
+    return y
+
+
+def running_product(x, n):
+    p = 1.0
+    for i in range(1, n + 1):
+        p = p * (1.0 + x / i)
+    return p
+
+
+def loop_over_array(xs):
+    s = 0.0
+    for x in xs:
+        s = s * 0.9 + np.sin(x)
+    return s
+
+
+def loop_over_rows(A, v):
+    total = 0.0
+    for row in A:
+        total = total + np.tanh(np.dot(row, v))
+    return total
+
+
+def loop_enumerate(xs):
+    s = 0.0
+    for i, x in enumerate(xs):
+        s = s + (i + 1) * x * x
+    return s
+
+
+def loop_zip(xs, ys):
+    s = 0.0
+    for x, y in zip(xs, ys):
+        s = s + x * y + np.exp(0.1 * x)
+    return s
+
+
+def loop_reversed(xs):
+    s = 0.0
+    for x in reversed(xs):
+        s = 0.5 * s + x
+    return s
+
+
+def loop_list(a, b):
+    s = 0.0
+    for c in [1.0, 2.0, 3.0]:
+        s = s + c * a * b
+    return s
+
+
+def while_doubling(x):
+    y = x
+    while y < 20.0:
+        y = y * 2.0 + 0.5
+    return y
+
+
+def while_newton_sqrt(a):
+    x = a
+    steps = 0
+    while steps < 6:
+        x = 0.5 * (x + a / x)
+        steps = steps + 1
+    return x
+
+
+def while_data_dependent(x):
+    y = x
+    n = 0
+    while y > 0.01 and n < 50:
+        y = y * 0.5
+        n = n + 1
+    return y * n
+
+
+def loop_break(x):
+    y = x
+    for i in range(20):
+        y = y * 1.3
+        if y > 4.0:
+            break
+        y = y + 0.1
+    return y
+
+
+def loop_continue(xs):
+    s = 0.0
+    for x in xs:
+        if x < 0:
+            continue
+        s = s + x * x
+    return s
+
+
+def loop_early_return(xs):
+    s = 0.0
+    for x in xs:
+        s = s + x
+        if s > 1.0:
+            return s * 2.0
+    return s
+
+
+def for_else(x, n):
+    y = x
+    for i in range(n):
+        y = y * 1.5
+        if y > 10.0:
+            break
+    else:
+        y = y - 1.0
+    return y
+
+
+def branch_in_loop(xs):
+    s = 0.0
+    for x in xs:
+        if x > 0:
+            s = s + x * x
+        else:
+            s = s - 0.5 * x
+    return s
+
+
+def loop_in_branch(x, n):
+    if x > 0:
+        y = 1.0
+        for i in range(n):
+            y = y * x
+    else:
+        y = x
+    return y
+
+
+def nested_loops(A):
+    total = 0.0
+    for i in range(3):
+        for j in range(3):
+            total = total + A[i, j] * A[j, i] * (i + 1)
+    return total
+
+
+def nested_loops_carried(x):
+    y = x
+    for i in range(3):
+        z = y
+        for j in range(2):
+            z = np.sin(z) + x
+        y = y + 0.5 * z
+    return y
+
+
+def nested_break(A):
+    s = 0.0
+    for i in range(3):
+        for j in range(3):
+            if A[i, j] > 0.5:
+                break
+            s = s + A[i, j] ** 2
+    return s
+
+
+def elif_in_loop(xs):
+    s = 0.0
+    for x in xs:
+        if x < -1.0:
+            s = s - x
+        elif x < 1.0:
+            s = s + x * x
+        else:
+            s = s + 2.0 * x - 1.0
+    return s
+
+
+def ternary_in_loop(xs):
+    s = 0.0
+    for x in xs:
+        s = s + (x * x if x > 0 else -x)
+    return s
+
+
+def chained_comparison(x):
+    if -1.0 < x < 1.0:
+        return x ** 3
+    return x
+
+
+def recurrence(x, h0):
+    h = h0
+    for t in range(len(x)):
+        h = np.tanh(0.5 * h + x[t])
+    return h
+
+
+def rnn_sum(x, w):
+    h = 0.0
+    total = 0.0
+    for t in range(len(x)):
+        h = math.tanh(w * h + x[t])
+        total = total + h * h
+    return total
+
+
+def fib_like(x, n):
+    if n <= 1:
+        return x
+    return fib_like(x, n - 1) * 0.5 + fib_like(x, n - 2) * x
+
+
+def rec_until_small(x):
+    if abs(x) < 0.1:
+        return x
+    return np.sin(rec_until_small(x * 0.5)) + x * 0.2
+
+
+CASES = [
+    Case(range_loop, (0.7, 5)),
+    Case(range_loop, (0.7, 0)),
+    Case(range_start_stop_step, (0.9, 7)),
+    Case(running_product, (0.4, 6)),
+    Case(loop_over_array, (X,)),
+    Case(loop_over_rows, (M, Y[:3].copy())),
+    Case(loop_enumerate, (X,)),
+    Case(loop_zip, (X, Y)),
+    Case(loop_reversed, (X,)),
+    Case(loop_list, (0.3, -0.8)),
+    Case(while_doubling, (0.7,)),
+    Case(while_doubling, (25.0,)),
+    Case(while_newton_sqrt, (2.5,)),
+    Case(while_data_dependent, (3.0,)),
+    Case(while_data_dependent, (0.005,)),
+    Case(loop_break, (0.5,)),
+    Case(loop_break, (5.0,)),
+    Case(loop_continue, (X,)),
+    Case(loop_early_return, (X,)),
+    Case(loop_early_return, (X * 0.1,)),
+    Case(for_else, (1.0, 3)),
+    Case(for_else, (3.0, 5)),
+    Case(branch_in_loop, (X,)),
+    Case(loop_in_branch, (1.2, 3)),
+    Case(loop_in_branch, (-1.2, 3)),
+    Case(nested_loops, (M,)),
+    Case(nested_loops_carried, (0.6,)),
+    Case(nested_break, (M,)),
+    Case(elif_in_loop, (X * 1.5,)),
+    Case(ternary_in_loop, (X,)),
+    Case(chained_comparison, (0.5,)),
+    Case(chained_comparison, (1.5,)),
+    Case(recurrence, (X, 0.2)),
+    Case(rnn_sum, (X, 0.8)),
+    Case(fib_like, (0.7, 5)),
+    Case(rec_until_small, (2.0,)),
+    Case(rec_until_small, (0.05,)),
+]
