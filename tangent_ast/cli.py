@@ -230,6 +230,6 @@ def main(argv=None):
     try:
         return args.run(args)
     except (UsageError, TangentAstError) as exc:
-        message = " ".join(line.strip() for line in str(exc).splitlines())
+        message = "; ".join(line.strip() for line in str(exc).splitlines())
         print(f"{PROG}: error: {message}", file=sys.stderr)
         return 2

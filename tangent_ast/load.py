@@ -15,6 +15,7 @@ imported as a package so derived rules can import each other
 * A corrupted or truncated module (bad header, does not compile) is derived again.
 """
 
+import ast
 import hashlib
 import importlib
 import importlib.util
@@ -92,14 +93,23 @@ def state_of(path, expected):
     if "body-hash" not in header or "source-hash" not in header:
         return "corrupt"
     try:
-        compile(text, str(path), "exec")
+        tree = compile(text, str(path), "exec", ast.PyCF_ONLY_AST)
+        compile(tree, str(path), "exec")
     except SyntaxError:
         return "corrupt"
+    if not _rule_functions(header) <= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}:
+        return "corrupt"   # e.g. truncated after a whole function: it compiles but lacks the rest
     fresh = all(header.get(k) == v for k, v in expected.items())
     edited = body_hash_of(text) != header["body-hash"]
     if edited:
         return "edited" if fresh else "edited-stale"
     return "fresh" if fresh else "stale"
+
+
+def _rule_functions(header):
+    """Names of the functions a module with ``header`` must define (``f_jvp``, or ``f_fwd`` and ``f_bwd``)."""
+    base = header.get("source", "").split(" (")[0].rpartition(":")[2].rpartition(".")[2]
+    return {f"{base}_jvp"} if header.get("mode") == "forward" else {f"{base}_fwd", f"{base}_bwd"}
 
 
 def import_module(directory, module_name, bindings=None, reload=False):
@@ -129,7 +139,7 @@ def import_module(directory, module_name, bindings=None, reload=False):
 def warn_stale(path, qualname, strict):
     message = (f"{path} was edited by hand and {qualname} has changed since it was derived; "
                f"the edited rule is used as it is. Delete the file (or run `tangent-ast "
-               f"generate` again) to derive it anew.")
+               f"generate --force`) to derive it anew.")
     if strict:
         raise StaleRuleError(message)
     warnings.warn(message, StaleRuleWarning, stacklevel=4)

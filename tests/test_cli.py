@@ -1,0 +1,150 @@
+"""The ``tangent-ast`` command line, run as ``python -m tangent_ast`` in subprocesses."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+MODEL = textwrap.dedent('''
+    import numpy as np
+
+
+    def inner(x):
+        return np.sin(x) * x
+
+
+    def loss(x, y):
+        z = inner(x) * y
+        return z + np.exp(x / 3.0)
+''')
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    """A working directory holding ``model.py``, with a cache directory of its own."""
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "model.py").write_text(MODEL)
+    return tmp_path / "work"
+
+
+def environment(cache):
+    """The environment of a subprocess: this repository importable, the cache at ``cache``."""
+    env = dict(os.environ)
+    env["TANGENT_AST_CACHE"] = str(cache)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    return env
+
+
+def cli(workdir, *args):
+    """Run ``python -m tangent_ast ARGS`` in ``workdir``; the completed process."""
+    return subprocess.run([sys.executable, "-m", "tangent_ast", *args], cwd=workdir, capture_output=True,
+                          text=True, env=environment(workdir.parent / "cache"), timeout=120)
+
+
+def python(workdir, code):
+    """Run ``code`` in a fresh interpreter in ``workdir``; its stdout, parsed as JSON."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=workdir, capture_output=True, text=True,
+                          env=environment(workdir.parent / "fresh_cache"), timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+FRESH_GRADIENT = textwrap.dedent('''
+    import json, sys
+    import tangent_ast.pipeline as pipeline
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a transformation ran while importing generated code")
+
+    pipeline.derive_module = pipeline.Session.ensure = pipeline.Session.rule = forbidden
+    import derived
+    import model
+
+    x, y, h = 0.7, 1.3, 1e-6
+    value, saved = derived.loss_fwd(x, y)
+    gradient = derived.loss_bwd(saved, 1.0)
+    numeric = (model.loss(x + h, y) - model.loss(x - h, y)) / (2 * h)
+    print(json.dumps({"value": value, "expected": model.loss(x, y), "gradient": gradient,
+                      "numeric": numeric, "module": derived.loss_fwd.__module__}))
+''')
+
+
+def test_generate_gives_an_importable_package(workdir):
+    done = cli(workdir, "generate", "model:loss", "--mode", "reverse", "-o", "derived")
+    assert done.returncode == 0, done.stderr
+    package = workdir / "derived"
+    names = sorted(p.name for p in package.glob("*.py"))
+    assert names == ["__init__.py", "model__inner__reverse__x__unknown.py", "model__loss__reverse__x__any.py"]
+    init = (package / "__init__.py").read_text()
+    assert "from .model__loss__reverse__x__any import loss_fwd, loss_bwd" in init
+    assert "from .model__inner__reverse__x__unknown import" in (package / "model__loss__reverse__x__any.py").read_text()
+
+    result = python(workdir, FRESH_GRADIENT)
+    assert result["module"] == "derived.model__loss__reverse__x__any"
+    assert result["value"] == pytest.approx(result["expected"])
+    assert result["gradient"] == pytest.approx(result["numeric"], rel=1e-6)
+    assert not (workdir.parent / "fresh_cache").exists() or not any((workdir.parent / "fresh_cache").iterdir())
+
+
+def test_forward_mode_and_wrt_by_name(workdir):
+    done = cli(workdir, "generate", "model:loss", "--wrt", "y", "-o", "fwd")
+    assert done.returncode == 0, done.stderr
+    result = python(workdir, "import json, fwd; print(json.dumps(fwd.loss_jvp(0.7, 1.3, 1.0)))")
+    assert result[1] == pytest.approx(np.sin(0.7) * 0.7)
+
+
+def test_check_finds_a_stale_module_and_regenerate_fixes_it(workdir):
+    assert cli(workdir, "generate", "model:loss", "--mode", "reverse", "-o", "derived").returncode == 0
+    fresh = cli(workdir, "check", "derived")
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    assert "all 2 modules are fresh" in fresh.stdout
+
+    model = workdir / "model.py"
+    model.write_text(model.read_text().replace("np.exp(x / 3.0)", "np.exp(x / 4.0)"))
+    stale = cli(workdir, "check", "derived")
+    assert stale.returncode == 1
+    assert "model__loss__reverse__x__any.py: model:loss changed since it was derived" in stale.stdout
+    assert "model__inner" not in stale.stdout and "1 of 2 modules are stale" in stale.stdout
+
+    assert cli(workdir, "generate", "model:loss", "--mode", "reverse", "-o", "derived").returncode == 0
+    assert cli(workdir, "check", "derived").returncode == 0
+
+
+def test_show_prints_the_stage(workdir):
+    done = cli(workdir, "show", "model:loss", "--stage", "ssa")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("def loss(x, y):")
+    done = cli(workdir, "show", "model:loss", "--mode", "reverse", "--wrt", "0,y")
+    assert done.returncode == 0, done.stderr
+    assert "def loss_fwd(x, y):" in done.stdout and "# source: model:loss" in done.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["show", "nosuchmodule:f"], "no module named 'nosuchmodule'"),
+    (["show", "model:nosuch"], "module 'model' has no function 'nosuch'"),
+    (["show", "math:sin"], "sin is not a Python function"),
+    (["show", "model"], "must be MODULE:FUNCTION"),
+    (["generate", "model:loss", "--wrt", "q", "-o", "out"], "wrt='q' is not a parameter of loss"),
+    (["check", "nowhere"], "nowhere is not a directory"),
+])
+def test_bad_targets_exit_2_with_one_line(workdir, args, message):
+    done = cli(workdir, *args)
+    assert done.returncode == 2
+    assert done.stderr.startswith("tangent-ast: error: ")
+    assert message in done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_main_returns_status(workdir, monkeypatch, capsys):
+    from tangent_ast.cli import main
+    monkeypatch.chdir(workdir)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    assert main(["show", "no_such_module_here:f"]) == 2
+    assert "no module named" in capsys.readouterr().err
