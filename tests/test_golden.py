@@ -98,3 +98,47 @@ def test_matrix_code_gets_inline_transposes_not_helpers():
                            args=(np.ones((2, 3)), np.ones((3, 2)))).source
     assert ".T @" in def_source and "@ B.T" in def_source
     assert "matmul_vjp" not in def_source
+
+
+def test_reverse_rule_of_a_loop():
+    from .corpus import control_flow
+    source = ta.derive(control_flow.recurrence, "reverse", args=(control_flow.X, 0.2)).source
+    assert body(source) == textwrap.dedent("""\
+        def recurrence_fwd(x, h0):
+            h_2_tape = []
+            h_1 = h0
+            for t in range(len(x)):
+                h_2 = np.tanh(0.5 * h_1 + x[t])
+                h_1 = h_2
+                h_2_tape.append(h_2)
+            return h_1, (x, h_2_tape)
+
+
+        def recurrence_bwd(saved, ct_h):
+            x, h_2_tape = saved
+            ct_x = np.zeros_like(x)
+            ct_x_buffer = np.zeros_like(x)
+            for k in reversed(range(len(h_2_tape))):
+                h = h_2_tape[k]
+                t = k
+                ct_t = ct_h * (1 - h ** 2)
+                ct_x_buffer[t] += ct_t
+                ct_h = ct_t * 0.5
+            ct_x = ct_x + ct_x_buffer
+            return ct_x
+        """)
+
+
+def test_forward_rule_of_a_loop_reads_like_the_loop():
+    from .corpus import control_flow
+    source = ta.derive(control_flow.range_loop, "forward", args=(0.7, 5)).source
+    assert body(source) == textwrap.dedent("""\
+        def range_loop_jvp(x, n, dx):
+            s = 0.0
+            ds = 0.0
+            for i in range(n):
+                t = i + 1
+                s = s + x ** i / t
+                ds = ds + dx * i * x ** (i - 1) / t
+            return s, ds
+        """)
