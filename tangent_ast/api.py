@@ -44,21 +44,26 @@ def jvp(f, primals, tangents, *, cache=None):
     return rule.jvp(*primals, *(tangents[i] for i in wrt))
 
 
+def _fast_key(args):
+    """A cheap key that determines the signature: type, and ndim/dtype for arrays."""
+    return tuple((a.ndim, a.dtype.char) if type(a) is np.ndarray else type(a) for a in args)
+
+
 def _reverse_rule(f, wrt, cache):
     rules = {}
 
     def rule_for(args):
-        signature = signature_of(args)
-        rule = rules.get(signature)
+        key = _fast_key(args)
+        rule = rules.get(key)
         if rule is None:
-            rule = rules[signature] = _session(cache).rule(f, "reverse", wrt, signature)
+            rule = rules[key] = _session(cache).rule(f, "reverse", wrt, signature_of(args))
         return rule
 
     return rule_for
 
 
 def _check_scalar(f, out):
-    if isinstance(out, float) or (np.ndim(out) == 0 and np.isrealobj(out)):
+    if type(out) is float or isinstance(out, np.floating) or (np.ndim(out) == 0 and np.isrealobj(out)):
         return
     raise NonScalarOutputError(
         f"grad needs a scalar output, but {getattr(f, '__qualname__', f)} returned "
