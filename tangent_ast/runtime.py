@@ -423,24 +423,26 @@ def tensordot_vjp_right(ct, x, y, axes=2):
     return np.transpose(g, np.argsort(order))
 
 
-def kron_vjp_left(ct, x, y):
-    """Cotangent of ``x`` for ``np.kron(x, y)``."""
+def _kron_cotangent(ct, x, y, of_left):
+    """Cotangent of one factor of ``np.kron(x, y)``: contract ``ct`` with the other."""
     nd = max(np.ndim(x), np.ndim(y))
     xs = (1,) * (nd - np.ndim(x)) + np.shape(x)
     ys = (1,) * (nd - np.ndim(y)) + np.shape(y)
     r = np.reshape(ct, [n for pair in zip(xs, ys, strict=True) for n in pair])
-    g = np.tensordot(r, np.reshape(y, ys), axes=(list(range(1, 2 * nd, 2)), list(range(nd))))
-    return _like(np.reshape(g, np.shape(x)), x)
+    other, other_shape, start = (y, ys, 1) if of_left else (x, xs, 0)
+    g = np.tensordot(r, np.reshape(other, other_shape), axes=(list(range(start, 2 * nd, 2)), list(range(nd))))
+    mine = x if of_left else y
+    return _like(np.reshape(g, np.shape(mine)), mine)
+
+
+def kron_vjp_left(ct, x, y):
+    """Cotangent of ``x`` for ``np.kron(x, y)``."""
+    return _kron_cotangent(ct, x, y, of_left=True)
 
 
 def kron_vjp_right(ct, x, y):
     """Cotangent of ``y`` for ``np.kron(x, y)``."""
-    nd = max(np.ndim(x), np.ndim(y))
-    xs = (1,) * (nd - np.ndim(x)) + np.shape(x)
-    ys = (1,) * (nd - np.ndim(y)) + np.shape(y)
-    r = np.reshape(ct, [n for pair in zip(xs, ys, strict=True) for n in pair])
-    g = np.tensordot(r, np.reshape(x, xs), axes=(list(range(0, 2 * nd, 2)), list(range(nd))))
-    return _like(np.reshape(g, np.shape(y)), y)
+    return _kron_cotangent(ct, x, y, of_left=False)
 
 
 def det_jvp(dx, ans, x):
