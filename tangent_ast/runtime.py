@@ -79,10 +79,19 @@ def transpose_vjp(ct, axes=None):
     return np.transpose(ct, np.argsort(axes))
 
 
+def _basic(index):
+    """Basic indexing (ints, slices, None, ...) never selects an element twice."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice)) for p in parts)
+
+
 def getitem_vjp(ct, x, index):
     """Cotangent of ``x`` for ``x[index]``: ``ct`` placed into zeros, summed where indices repeat."""
     result = np.zeros(np.shape(x), dtype=np.result_type(ct, float))
-    np.add.at(result, index, ct)
+    if _basic(index):
+        result[index] = ct
+    else:
+        np.add.at(result, index, ct)
     return result
 
 

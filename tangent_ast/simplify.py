@@ -66,10 +66,22 @@ class _Fold(gast.NodeTransformer):
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
-        if isinstance(node.op, gast.USub) and isinstance(node.operand, gast.UnaryOp) \
-                and isinstance(node.operand.op, gast.USub):
-            return node.operand.operand
+        if isinstance(node.op, gast.USub):
+            inner = _strip_negation(node.operand)
+            if inner is not None:
+                return inner  # -(-e) and -(-a * b / c) read as e and a * b / c
         return node
+
+
+def _strip_negation(e):
+    """``e`` without its leading minus (``-a`` or ``-a * b / c``), or None if it has none."""
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+        return e.operand
+    if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Mult, gast.Div)):
+        left = _strip_negation(e.left)
+        if left is not None:
+            return gast.BinOp(left=left, op=e.op, right=e.right)
+    return None
 
 
 def _pure(expr, namespace):
