@@ -5,7 +5,8 @@ import functools
 import numpy as np
 
 from .errors import NonScalarOutputError, TangentAstError
-from .kinds import signature_of
+from . import runtime
+from .kinds import kind_of, signature_of
 from .pipeline import STAGE_NAMES, Session, derive_module
 
 _SESSIONS = {}
@@ -44,9 +45,14 @@ def jvp(f, primals, tangents, *, cache=None):
     return rule.jvp(*primals, *(tangents[i] for i in wrt))
 
 
+_PLAIN = (float, int, bool, complex, type(None), str)
+
+
 def _fast_key(args):
-    """A cheap key that determines the signature: type, and ndim/dtype for arrays."""
-    return tuple((a.ndim, a.dtype.char) if type(a) is np.ndarray else type(a) for a in args)
+    """A cheap key that determines the signature: type, ndim/dtype for arrays,
+    the full kind for containers and records."""
+    return tuple((a.ndim, a.dtype.char) if type(a) is np.ndarray
+                 else type(a) if type(a) in _PLAIN else kind_of(a) for a in args)
 
 
 def _reverse_rule(f, wrt, cache):
@@ -109,6 +115,9 @@ def vjp(f, *args, wrt=None, cache=None):
     out, saved = rule.fwd(*args)
 
     def pullback(ct):
+        if isinstance(out, (tuple, list)):  # None in a structured cotangent means zero
+            ct = runtime.TangentTuple(runtime.zero_tangent(o) if c is None else c
+                                      for c, o in zip(ct, out, strict=True))
         return rule.bwd(saved, ct)
 
     return out, pullback

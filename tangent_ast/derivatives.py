@@ -7,6 +7,7 @@ shapes only where kinds say broadcasting can really happen.
 """
 
 import copy
+import functools
 import inspect
 from dataclasses import dataclass, field
 
@@ -17,7 +18,7 @@ from . import runtime
 from .errors import MissingRuleError, UnsupportedSyntaxError
 from .kinds import UNKNOWN
 from .normalize import name
-from .resolve import callee
+from .resolve import Pack, callee
 from .rules.registry import lookup, qualified_name
 
 
@@ -85,6 +86,34 @@ class Derivation:
             names |= {n.id for n in gast.walk(kw.value) if isinstance(n, gast.Name)}
         return names
 
+    def bind_user_call(self, node, site):
+        """The call's arguments in parameter order, keywords and defaults filled in
+        (derived rules take tangents positionally, after every primal parameter)."""
+        from .rules.template import literal
+        fn = site.fn
+        params = list(inspect.signature(fn).parameters.values())
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY, p.POSITIONAL_ONLY) for p in params):
+            return list(site.args)  # the callee itself is refused when derived, with a clear error
+        given = dict(zip((p.name for p in params), site.args))
+        for kw in site.keywords:
+            if kw.arg not in {p.name for p in params} or kw.arg in given:
+                raise unsupported_call(self, node, f"keyword argument {kw.arg!r} to {fn.__qualname__}",
+                                       "check the call against the function's parameters")
+            given[kw.arg] = kw.value
+        args = []
+        for p in params:
+            if p.name in given:
+                args.append(given[p.name])
+            elif p.default is not p.empty:
+                try:
+                    args.append(literal(p.default))
+                except Exception:
+                    raise unsupported_call(self, node, f"the default of {fn.__qualname__}'s parameter "
+                                           f"{p.name!r} is not a literal", "pass it explicitly") from None
+            else:
+                raise unsupported_call(self, node, f"missing argument {p.name!r} to {fn.__qualname__}")
+        return args
+
     def zero(self, target):
         """A zero tangent for the value named ``target``, as cheap as its kind allows."""
         kind = self.kinds.get(target, UNKNOWN)
@@ -94,7 +123,32 @@ class Derivation:
             return gast.Constant(0j, None)
         if kind.tag == "array":
             return _call(self.bind("np", np), "zeros_like", [name(target)])
+        if kind.container:
+            return _call(self.bind("runtime", runtime), "zero_tangent", [name(target)])
         return _call(self.bind("runtime", runtime), "zeros_like", [name(target)])
+
+    def total(self, target, terms):
+        """The sum of (co)tangent ``terms`` of ``target``: ``+``, or ``add_tangents``
+        for containers, whose ``+`` would concatenate."""
+        if not self.kinds.get(target, UNKNOWN).container:
+            return functools.reduce(lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), terms)
+        helper = self.bind("runtime", runtime)
+        return functools.reduce(lambda a, b: _call(helper, "add_tangents", [a, b]), terms)
+
+    def is_pack(self, site):
+        return isinstance(site.fn, Pack)
+
+    def pack_tangent(self, site, tangent_of):
+        """``(a, b)`` -> ``(da, 0.0)``: the same container of tangents."""
+        elts = []
+        for a in site.args:
+            t = tangent_of(a)
+            if t is None:
+                kind = self.kind(a)
+                t = gast.Constant(0.0, None) if kind.tag == "float" else \
+                    _call(self.bind("runtime", runtime), "zero_tangent", [copy.deepcopy(a)])
+            elts.append(t)
+        return (gast.Tuple if site.fn.kind == "tuple" else gast.List)(elts=elts, ctx=gast.Load())
 
     def contributions(self, node, site, target, leading):
         """Per active argument: the rule's expression at this call site.

@@ -14,16 +14,12 @@ arguments becomes a call to its derived forward rule.
 """
 
 import copy
-import functools
 
 import gast
 
 from .derivatives import unsupported_call
 from .normalize import assign, name
 
-
-def _sum(terms):
-    return functools.reduce(lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), terms)
 
 
 class Forward:
@@ -70,6 +66,9 @@ class Forward:
         if site is None:
             tangent = self.tangent_of(value)
             return [s, _at(assign(dtarget, tangent if tangent is not None else self.d.zero(target)), s)]
+        if self.d.is_pack(site):
+            tangent = self.d.pack_tangent(site, self.tangent_of)
+            return [s, _at(assign(dtarget, tangent), s)]
         if site.fn is None or self.d.is_user_function(site.fn):
             return self.user_call(s, site, target, dtarget)
         active = self.d.active_args(site)
@@ -81,7 +80,7 @@ class Forward:
         terms = [expr for _, expr in self.d.contributions(s, site, target, leading)]
         if not terms:
             return [s, _at(assign(dtarget, self.d.zero(target)), s)]
-        tangent = self.d.broadcast_tangent(_sum(terms), site, active, target)
+        tangent = self.d.broadcast_tangent(self.d.total(target, terms), site, active, target)
         return [s, _at(assign(dtarget, tangent), s)]
 
     def user_call(self, s, site, target, dtarget):
@@ -89,9 +88,8 @@ class Forward:
         if fn is None:
             raise unsupported_call(self.d, s, "calling a local function value",
                                    "call a function defined at module level")
-        if site.keywords:
-            raise unsupported_call(self.d, s, f"keyword arguments to {fn.__qualname__}",
-                                   "pass arguments positionally")
+        site = copy.copy(site)
+        site.args, site.keywords = self.d.bind_user_call(s, site), []
         active = self.d.active_args(site)
         if not active:
             return [s, _at(assign(dtarget, self.d.zero(target)), s)]

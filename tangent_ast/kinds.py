@@ -22,16 +22,26 @@ from .resolve import callee
 
 @dataclass(frozen=True)
 class Kind:
-    tag: str                 # float complex int bool array none str tuple object unknown
+    tag: str                 # float complex int bool array none str tuple list record object unknown
     ndim: int | None = None
     dtype: str | None = None  # numpy dtype kind of arrays: f c i u b
     shape: int | None = None  # arrays with the same shape id have the same shape
+    elements: tuple | None = None  # kinds of a tuple's/list's elements or a record's fields
+    cls: type | None = None        # the class of a record (dataclass or namedtuple)
+    fields: tuple | None = None    # field names of a record
 
     @property
     def differentiable(self):
         if self.tag in ("float", "complex", "unknown"):
             return True
+        if self.tag in ("tuple", "list", "record"):
+            return self.elements is None or any(e.differentiable for e in self.elements)
         return self.tag == "array" and self.dtype in ("f", "c", None)
+
+    @property
+    def container(self):
+        """Tuples, lists and records: their tangents add field by field."""
+        return self.tag in ("tuple", "list", "record")
 
     @property
     def scalar(self):
@@ -45,6 +55,9 @@ class Kind:
     def __str__(self):
         if self.tag == "array":
             return f"array{self.ndim}{self.dtype}"
+        if self.elements is not None:
+            name = self.cls.__name__ if self.cls is not None else self.tag
+            return f"{name}({','.join(str(e) for e in self.elements)})"
         return self.tag
 
 
@@ -70,9 +83,28 @@ def kind_of(value):
         return Kind("none")
     if isinstance(value, str):
         return Kind("str")
-    if isinstance(value, tuple):
-        return Kind("tuple")
+    if is_record(value):
+        names = record_fields(value)
+        return Kind("record", elements=tuple(kind_of(getattr(value, n)) for n in names),
+                    cls=type(value), fields=tuple(names))
+    if isinstance(value, (tuple, list)):
+        return Kind("tuple" if isinstance(value, tuple) else "list",
+                    elements=tuple(kind_of(v) for v in value))
     return Kind("object")
+
+
+def is_record(value):
+    """A dataclass instance or a namedtuple: an input whose tangent is the same class."""
+    import dataclasses
+    return (dataclasses.is_dataclass(value) and not isinstance(value, type)) or \
+        (isinstance(value, tuple) and hasattr(type(value), "_fields"))
+
+
+def record_fields(value):
+    import dataclasses
+    if dataclasses.is_dataclass(value):
+        return [f.name for f in dataclasses.fields(value)]
+    return list(type(value)._fields)
 
 
 def reduction_kind(x, *rest):
@@ -109,10 +141,30 @@ _ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, opera
 _COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne}
 
 
+def _is_user_function(fn):
+    import inspect
+    from .rules.registry import lookup
+    return inspect.isfunction(fn) and lookup(fn) is None
+
+
+def _item_kind(base, index):
+    if isinstance(index, gast.Constant) and isinstance(index.value, int):
+        try:
+            return base.elements[index.value]
+        except IndexError:
+            return UNKNOWN
+    if isinstance(index, gast.Slice) and all(p is None or isinstance(p, gast.Constant)
+                                             for p in (index.lower, index.upper, index.step)):
+        bounds = slice(*(p.value if p is not None else None for p in (index.lower, index.upper, index.step)))
+        return Kind("tuple" if base.tag == "record" else base.tag, elements=base.elements[bounds])
+    return UNKNOWN
+
+
 class _Inference:
-    def __init__(self, scope, kinds):
+    def __init__(self, scope, kinds, result_kind=None):
         self.scope = scope
         self.kinds = kinds
+        self.result_kind = result_kind
         self.shape_ids = itertools.count(1)
 
     def of(self, atom):
@@ -137,6 +189,16 @@ class _Inference:
             return self.of(value)
         args = [self.of(a) for a in site.args]
         fn = site.fn
+        from .resolve import Pack
+        if isinstance(fn, Pack):
+            return Kind(fn.kind, elements=tuple(args))
+        if fn is getattr and args[0].tag == "record" and args[0].fields is not None:
+            attr = site.args[1].value
+            if attr in args[0].fields:
+                return args[0].elements[args[0].fields.index(attr)]
+            return UNKNOWN
+        if self.result_kind is not None and fn is not None and _is_user_function(fn):
+            return self.result_kind(fn, tuple(args))
         from .rules.registry import lookup
         entry = lookup(fn)
         if fn is operator.getitem:
@@ -162,7 +224,10 @@ class _Inference:
         return UNKNOWN
 
     def getitem(self, base, index):
-        """``x[i]``, ``x[a:b]``, ``x[i, :]`` on an array: the rank is known, the shape is new."""
+        """``x[i]``, ``x[a:b]``, ``x[i, :]`` on an array: the rank is known, the shape is new.
+        ``t[0]``, ``t[1:]`` on a tuple of known elements: those elements."""
+        if base.container and base.elements is not None:
+            return _item_kind(base, index)
         if base.tag != "array":
             return UNKNOWN
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
@@ -215,6 +280,9 @@ def join(a, b):
     """The kind of a name assigned ``a`` on one path and ``b`` on another."""
     if a == b:
         return a
+    if a.tag == b.tag and a.container and a.elements is not None and b.elements is not None \
+            and len(a.elements) == len(b.elements) and a.cls is b.cls:
+        return replace(a, elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements, strict=True)))
     numbers = {"bool": 0, "int": 1, "float": 2, "complex": 3}
     if a.tag in numbers and b.tag in numbers:
         return a if numbers[a.tag] >= numbers[b.tag] else b
@@ -223,7 +291,7 @@ def join(a, b):
     return UNKNOWN
 
 
-def infer(fn, scope, signature):
+def infer(fn, scope, signature, result_kind=None):
     """Kinds of every SSA name of ``fn`` given the ``signature`` (None: all unknown).
 
     Names assigned more than once (branch joins, loop headers) get the join of
@@ -231,7 +299,7 @@ def infer(fn, scope, signature):
     by ``s = s + x`` in a loop is a float, not an int.
     """
     kinds = {}
-    inference = _Inference(scope, kinds)
+    inference = _Inference(scope, kinds, result_kind)
     for i, arg in enumerate(fn.args.args):
         kind = signature[i] if signature is not None and i < len(signature) else UNKNOWN
         kinds[arg.id] = inference.new_shape(kind)

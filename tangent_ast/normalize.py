@@ -98,8 +98,9 @@ def is_atom(expr, scope):
         return True
     if isinstance(expr, gast.Attribute) and scope.is_global_chain(expr):
         return True
-    if isinstance(expr, (gast.Tuple, gast.List)):
-        return all(is_atom(e, scope) for e in expr.elts)
+    if isinstance(expr, (gast.Tuple, gast.List)):  # a constant tuple such as a shape
+        return all(isinstance(e, gast.Constant) or (isinstance(e, (gast.Tuple, gast.List)) and is_atom(e, scope))
+                   for e in expr.elts)
     return False
 
 
@@ -370,15 +371,44 @@ class Normalizer:
             for t, a in zip(first.elts, atoms, strict=True):
                 pre.append(assign(t.id, copy.deepcopy(a), s))
             source = None
+        elif isinstance(first, (gast.Tuple, gast.List)):
+            more, whole = self.atom(value, s)
+            pre += more + self.unpack(first, whole, s)
+            source = None
         else:
             raise unsupported(self.parsed, s, f"assignment to {type(first).__name__.lower()}",
-                              "assign to plain names (unpacking of calls and in-place updates "
+                              "assign to plain names (in-place updates of arrays and lists "
                               "are not supported yet)")
         for t in targets[:-1]:
             if not isinstance(t, gast.Name) or source is None:
                 raise unsupported(self.parsed, s, "this chained assignment")
             pre.append(assign(t.id, name(source), s))
         return pre
+
+    def unpack(self, targets, whole, at):
+        """``a, (b, *c) = t`` -> ``a = t[0]``, ``u = t[1]``, ``b = u[0]``, ``c = u[1:]``."""
+        stmts = []
+        starred = [i for i, t in enumerate(targets.elts) if isinstance(t, gast.Starred)]
+        after = len(targets.elts) - starred[0] - 1 if starred else 0
+        for i, target in enumerate(targets.elts):
+            if isinstance(target, gast.Starred):
+                upper = gast.Constant(-after, None) if after else None
+                index = gast.Slice(lower=gast.Constant(i, None), upper=upper, step=None)
+                target = target.value
+            else:
+                position = i if not starred or i < starred[0] else -(len(targets.elts) - i)
+                index = gast.Constant(position, None)
+            item = gast.Subscript(value=copy.deepcopy(whole), slice=index, ctx=gast.Load())
+            if isinstance(target, gast.Name):
+                stmts.append(assign(target.id, item, at))
+            elif isinstance(target, (gast.Tuple, gast.List)):
+                inner = self.namer.fresh("t")
+                stmts.append(assign(inner, item, at))
+                stmts += self.unpack(target, name(inner), at)
+            else:
+                raise unsupported(self.parsed, at, f"unpacking into {type(target).__name__.lower()}",
+                                  "unpack into plain names")
+        return stmts
 
     # -- expressions --------------------------------------------------------
 
@@ -389,13 +419,6 @@ class Normalizer:
             return [], gast.Constant(-expr.operand.value, None)
         if is_atom(expr, self.scope):
             return [], expr
-        if isinstance(expr, (gast.Tuple, gast.List)):
-            pre, elts = [], []
-            for e in expr.elts:
-                more, a = self.atom(e, at)
-                pre += more
-                elts.append(a)
-            return pre, type(expr)(elts=elts, ctx=gast.Load())
         pre, op = self.operation(expr, at)
         if isinstance(op, (gast.Name, gast.Constant)):
             return pre, op
@@ -456,7 +479,15 @@ class Normalizer:
             more, index = self.index(expr.slice, at)
             return pre + more, gast.Subscript(value=value, slice=index, ctx=gast.Load())
         if isinstance(expr, (gast.Tuple, gast.List)):
-            return self.atom(expr, at)
+            pre, elts = [], []
+            for e in expr.elts:
+                if isinstance(e, gast.Starred):
+                    raise unsupported(self.parsed, e, "a starred element in a tuple or list literal",
+                                      "build the container from its elements one by one")
+                more, a = self.atom(e, at)
+                pre += more
+                elts.append(a)
+            return pre, type(expr)(elts=elts, ctx=gast.Load())
         if isinstance(expr, gast.JoinedStr):
             return [], expr
         raise unsupported(self.parsed, expr)

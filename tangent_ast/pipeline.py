@@ -75,9 +75,25 @@ def front(fn, signature, trace=False):
     scope.locals |= set(info.origin) | temps
     if trace:
         snapshots["ssa"] = _source(ssa_fn)
-    kinds = infer(ssa_fn, scope, signature)
+    kinds = infer(ssa_fn, scope, signature, result_kind)
     temps |= {v for v, user in info.origin.items() if user in temps}
     return Front(parsed, scope, namer, ssa_fn, info, kinds, temps, snapshots)
+
+
+_RESULT_KINDS = {}
+
+
+def result_kind(fn, arg_kinds):
+    """The kind of what user function ``fn`` returns for arguments of ``arg_kinds``."""
+    key = (fn, canonical(arg_kinds))
+    if key not in _RESULT_KINDS:
+        _RESULT_KINDS[key] = UNKNOWN   # while we look (recursion): unknown
+        try:
+            f = front(fn, canonical(arg_kinds))
+            _RESULT_KINDS[key] = replace(f.kinds.get(f.function.body[-1].value.id, UNKNOWN), shape=None)
+        except TangentAstError:
+            pass
+    return _RESULT_KINDS[key]
 
 
 def _source(fn):

@@ -59,6 +59,22 @@ class Scope:
         return isinstance(expr, gast.Name) and expr.id not in self.locals
 
 
+class Pack:
+    """The operation of building a container from its elements: ``(a, b)``, ``[a, b]``."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.__qualname__ = self.__name__ = f"{kind} literal"
+        self.__module__ = "builtins"
+
+    def __repr__(self):
+        return self.__name__
+
+
+TUPLE_PACK = Pack("tuple")
+LIST_PACK = Pack("list")
+
+
 @dataclass
 class CallSite:
     """One primitive operation: what is called and with which arguments.
@@ -125,8 +141,13 @@ def callee(expr, scope, kind_of):
                         [expr.left, expr.comparators[0]], [])
     if isinstance(expr, gast.Subscript):
         return CallSite(operator.getitem, None, [expr.value, expr.slice], [])
+    if isinstance(expr, (gast.Tuple, gast.List)) and not all(isinstance(e, gast.Constant) for e in expr.elts):
+        return CallSite(TUPLE_PACK if isinstance(expr, gast.Tuple) else LIST_PACK, None, list(expr.elts), [])
     if isinstance(expr, gast.Attribute) and not scope.is_global_chain(expr):
-        return CallSite((_receiver_type(kind_of(expr.value)), expr.attr), None, [expr.value], [])
+        receiver = kind_of(expr.value)
+        if receiver is not None and receiver.tag in ("record", "object"):
+            return CallSite(builtins.getattr, None, [expr.value, gast.Constant(expr.attr, None)], [])
+        return CallSite((_receiver_type(receiver), expr.attr), None, [expr.value], [])
     if isinstance(expr, gast.Call):
         func = expr.func
         if isinstance(func, gast.Attribute) and not scope.is_global_chain(func):

@@ -21,7 +21,6 @@ the simplified reverse sweep reads.
 """
 
 import copy
-import functools
 
 import gast
 
@@ -29,9 +28,6 @@ from .derivatives import unsupported_call
 from .normalize import assign, name
 from .simplify import MAX_LINE, line_length as _length
 
-
-def _sum(terms):
-    return functools.reduce(lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), terms)
 
 
 def _at(new, old):
@@ -94,9 +90,8 @@ class Reverse:
             if site.fn is None:
                 raise unsupported_call(self.d, s, "calling a local function value",
                                        "call a function defined at module level")
-            if site.keywords:
-                raise unsupported_call(self.d, s, f"keyword arguments to {site.fn.__qualname__}",
-                                       "pass arguments positionally")
+            site = copy.copy(site)
+            site.args, site.keywords = self.d.bind_user_call(s, site), []
             active = self.d.active_args(site)
             if active:
                 kinds = tuple(self.d.kind(a) for a in site.args)
@@ -144,13 +139,14 @@ class Reverse:
         assigns and each later one adds (``ct = ct + t2``)."""
         if len(terms) == 1 and isinstance(terms[0], gast.Name) and terms[0].id == ct:
             return []
-        whole = assign(ct, _sum(terms))
+        primal = next((v for v, c in self.ct_names.items() if c == ct), None)
+        whole = assign(ct, self.d.total(primal, terms))
         if len(terms) == 1 or _length(whole) <= MAX_LINE:
             return [_at(whole, at)]
         first, rest = terms[0], terms[1:]
         out = [] if isinstance(first, gast.Name) and first.id == ct else [_at(assign(ct, first), at)]
         for term in rest:
-            out.append(_at(assign(ct, gast.BinOp(left=name(ct), op=gast.Add(), right=term)), at))
+            out.append(_at(assign(ct, self.d.total(primal, [name(ct), term])), at))
         return out
 
     def add_term(self, v, expr, pending):
@@ -167,7 +163,7 @@ class Reverse:
             # A loop header is assigned again and again: its cotangent variable is
             # reused across iterations, so this use of it is copied out first.
             ct = self.d.namer.fresh(f"ct_{target}")
-            out = [_at(assign(ct, _sum(terms)), s)]
+            out = [_at(assign(ct, self.d.total(target, terms)), s)]
         else:
             ct = self.ct(target)
             out = self.assign_sum(ct, terms, s)
@@ -196,6 +192,11 @@ class Reverse:
         buffered = self.buffered_getitem(s, site, ct)
         if buffered is not None:
             return out + buffered
+        if self.d.is_pack(site):  # (a, b): each element's cotangent is ct[i]
+            for i in self.d.active_args(site):
+                item = gast.Subscript(value=name(ct), slice=gast.Constant(i, None), ctx=gast.Load())
+                self.add_term(site.args[i].id, item, pending)
+            return out
         for i, expr in self.d.contributions(s, site, target, name(ct)):
             arg = site.args[i]
             if not isinstance(arg, gast.Name):

@@ -4,6 +4,10 @@ Generated code calls these only where kinds cannot rule the case out: for
 example ``unbroadcast`` appears only where broadcasting can really happen.
 """
 
+import copy
+import dataclasses
+import types
+
 import numpy as np
 
 
@@ -37,7 +41,102 @@ def zeros_like(x):
         return 0.0
     if isinstance(x, complex):
         return 0j
+    if isinstance(x, (tuple, list)) or _is_record(x):
+        return zero_tangent(x)
     return np.zeros_like(x, dtype=np.result_type(x, float))
+
+
+# -- Tangents of containers (DESIGN §4): the same container holding tangents ------
+
+class TangentTuple(tuple):
+    """The tangents of a tuple's or list's elements.
+
+    ``+`` adds element by element (never concatenates), so cotangents of a
+    container accumulate like those of numbers. ``None`` is a zero tangent.
+    """
+
+    def __add__(self, other):
+        return add_tangents(self, other)
+
+    __radd__ = __add__
+
+    def __repr__(self):
+        return f"TangentTuple({tuple(self)!r})"
+
+
+class Tangent(types.SimpleNamespace):
+    """The tangent of a plain object: its attributes' tangents."""
+
+    def __add__(self, other):
+        return add_tangents(self, other)
+
+    __radd__ = __add__
+
+
+def _is_record(x):
+    return (dataclasses.is_dataclass(x) and not isinstance(x, type)) or \
+        (isinstance(x, tuple) and hasattr(type(x), "_fields"))
+
+
+def _record_fields(x):
+    if dataclasses.is_dataclass(x):
+        return [f.name for f in dataclasses.fields(x)]
+    return list(type(x)._fields)
+
+
+def _rebuild(x, values):
+    """An object of ``x``'s class holding ``values`` for its fields."""
+    if isinstance(x, tuple) and hasattr(type(x), "_fields"):
+        return type(x)(*values)
+    if dataclasses.is_dataclass(x):
+        new = copy.copy(x)
+        for name, value in zip(_record_fields(x), values, strict=True):
+            object.__setattr__(new, name, value)
+        return new
+    return Tangent(**dict(zip(vars(x), values, strict=True)))
+
+
+def zero_tangent(x):
+    """The zero tangent of ``x``: 0.0, zeros, ``None`` for what has no tangent, and
+    for containers and records the same structure holding zero tangents."""
+    if isinstance(x, (bool, np.bool_, int, np.integer, str)) or x is None:
+        return None
+    if isinstance(x, (float, np.floating)):
+        return 0.0
+    if isinstance(x, np.ndarray):
+        return np.zeros_like(x, dtype=float) if x.dtype.kind not in "fc" else np.zeros_like(x)
+    if _is_record(x):
+        return _rebuild(x, [zero_tangent(getattr(x, n)) for n in _record_fields(x)])
+    if isinstance(x, (tuple, list)):
+        return TangentTuple(zero_tangent(v) for v in x)
+    if isinstance(x, dict):
+        return {k: zero_tangent(v) for k, v in x.items()}
+    return Tangent(**{k: zero_tangent(v) for k, v in vars(x).items()})
+
+
+def add_tangents(a, b):
+    """``a + b`` for tangents of any structure (``None`` is zero)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if _is_record(a):
+        return _rebuild(a, [add_tangents(getattr(a, n), getattr(b, n)) for n in _record_fields(a)])
+    if isinstance(a, (tuple, list)):
+        return TangentTuple(add_tangents(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return {k: add_tangents(a.get(k), b.get(k)) for k in a.keys() | b.keys()}
+    if isinstance(a, types.SimpleNamespace):
+        return Tangent(**{k: add_tangents(getattr(a, k), getattr(b, k, None)) for k in vars(a)})
+    return a + b
+
+
+def getattr_vjp(ct, x, name):
+    """Cotangent of ``x`` for ``x.name``: zero tangents, with ``ct`` for that field."""
+    zero = zero_tangent(x)
+    values = [ct if n == name else getattr(zero, n) for n in
+              (_record_fields(x) if _is_record(x) else list(vars(x)))]
+    return _rebuild(x, values)
 
 
 def sum_vjp(ct, x, axis=None, keepdims=False):
@@ -87,6 +186,10 @@ def _basic(index):
 
 def getitem_vjp(ct, x, index):
     """Cotangent of ``x`` for ``x[index]``: ``ct`` placed into zeros, summed where indices repeat."""
+    if isinstance(x, (tuple, list)):
+        parts = list(zero_tangent(x))
+        parts[index] = ct
+        return _rebuild(x, parts) if _is_record(x) else TangentTuple(parts)
     result = np.zeros(np.shape(x), dtype=np.result_type(ct, float))
     if _basic(index):
         result[index] = ct
@@ -671,3 +774,383 @@ def einsum_vjp(ct, argnum, subscripts, *operands):
         g = np.reshape(g, [shape[i] if c in kept else 1 for i, c in enumerate(target)])
         g = np.broadcast_to(g, shape).copy()
     return g
+
+
+# ---------------------------------------------------------------------------
+# Issue 5, second batch: NaN-aware reductions, quantiles, array-API functions,
+# interpolation and signal functions, selections.
+
+def _not_nan(x):
+    return ~np.isnan(x)
+
+
+def nansum_vjp(ct, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.nansum``: the sum's, zero where ``x`` is NaN."""
+    return _like(np.where(np.isnan(x), 0.0, sum_vjp(ct, x, axis, keepdims)), x)
+
+
+def nanmean_vjp(ct, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.nanmean``: ``ct`` over the count of non-NaN elements."""
+    count = np.sum(_not_nan(x), axis=_axes(axis, np.ndim(x)), keepdims=True)
+    return _like(np.where(np.isnan(x), 0.0, _keep(ct, x, axis, keepdims) / count), x)
+
+
+def nanprod_jvp(dx, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """Tangent of ``np.nanprod``: the product's, with NaNs as ones."""
+    return prod_jvp(np.where(np.isnan(x), 0.0, dx), ans, np.where(np.isnan(x), 1.0, x), axis,
+                    keepdims=keepdims)
+
+
+def nanprod_vjp(ct, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.nanprod``."""
+    g = prod_vjp(ct, ans, np.where(np.isnan(x), 1.0, x), axis, keepdims=keepdims)
+    return _like(np.where(np.isnan(x), 0.0, g), x)
+
+
+def _quantile_weights(x, q, axis):
+    """Weights ``w`` with ``quantile(x, q, axis) == sum(w * x_moved, -1)`` (linear method).
+
+    ``x_moved`` is ``x`` with ``axis`` last (flattened for ``axis=None``); ``w`` has
+    shape ``q.shape + x_moved.shape``.
+    """
+    if isinstance(axis, (tuple, list)):
+        raise NotImplementedError("quantile derivatives over a tuple of axes are not supported")
+    xm = np.ravel(x) if axis is None else np.moveaxis(np.asarray(x), axis, -1)
+    n = xm.shape[-1]
+    order = np.argsort(xm, axis=-1)
+    qs = np.asarray(q, dtype=float)
+    weights = []
+    for qv in np.ravel(qs):
+        pos = qv * (n - 1)
+        lo = min(int(np.floor(pos)), n - 1)
+        hi = min(lo + 1, n - 1)
+        on_sorted = np.zeros(n)
+        on_sorted[lo] += 1 - (pos - lo)
+        on_sorted[hi] += pos - lo
+        w = np.zeros(xm.shape)
+        np.put_along_axis(w, order, np.broadcast_to(on_sorted, xm.shape), axis=-1)
+        weights.append(w)
+    return xm, np.reshape(np.array(weights), qs.shape + xm.shape)
+
+
+def _check_linear(method):
+    if method != "linear":
+        raise NotImplementedError(f"quantile derivatives support method='linear' only, not {method!r}")
+
+
+def quantile_jvp(dx, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear",
+                 keepdims=False, **kwargs):
+    """Tangent of ``np.quantile`` (linear interpolation between order statistics)."""
+    _check_linear(method)
+    xm, w = _quantile_weights(x, q, axis)
+    dxm = np.ravel(dx) if axis is None else np.moveaxis(np.asarray(dx), axis, -1)
+    return _like(np.reshape(np.sum(w * dxm, axis=-1), np.shape(ans)), ans)
+
+
+def quantile_vjp(ct, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear",
+                 keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.quantile``: ``ct`` spread onto the interpolated elements."""
+    _check_linear(method)
+    xm, w = _quantile_weights(x, q, axis)
+    qdims = np.ndim(q)
+    c = np.reshape(ct, np.shape(q) + xm.shape[:-1])
+    g = np.sum(w * c[..., None], axis=tuple(range(qdims)))
+    g = np.reshape(g, np.shape(x)) if axis is None else np.moveaxis(g, -1, axis)
+    return _like(g, x)
+
+
+def percentile_jvp(dx, ans, x, q, *args, **kwargs):
+    return quantile_jvp(dx, ans, x, np.asarray(q) / 100, *args, **kwargs)
+
+
+def percentile_vjp(ct, ans, x, q, *args, **kwargs):
+    return quantile_vjp(ct, ans, x, np.asarray(q) / 100, *args, **kwargs)
+
+
+def median_jvp(dx, ans, x, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return quantile_jvp(dx, ans, x, 0.5, axis, keepdims=keepdims)
+
+
+def median_vjp(ct, ans, x, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return quantile_vjp(ct, ans, x, 0.5, axis, keepdims=keepdims)
+
+
+def cumulative_sum_vjp(ct, x, axis=None, dtype=None, include_initial=False):
+    """Cotangent of ``x`` for ``np.cumulative_sum``: a reversed cumulative sum."""
+    axis = 0 if axis is None else axis
+    g = np.flip(np.cumsum(np.flip(ct, axis), axis), axis)
+    if include_initial:
+        g = np.take(g, np.arange(1, np.shape(g)[axis]), axis=axis)
+    return g
+
+
+def cumulative_prod_jvp(dx, ans, x, axis=None, dtype=None, include_initial=False):
+    """Tangent of ``np.cumulative_prod`` (for non-zero elements)."""
+    axis = 0 if axis is None else axis
+    t = np.asarray(ans) * np.cumulative_sum(np.asarray(dx) / x, axis=axis, include_initial=include_initial)
+    return t
+
+
+def cumulative_prod_vjp(ct, ans, x, axis=None, dtype=None, include_initial=False):
+    """Cotangent of ``x`` for ``np.cumulative_prod`` (for non-zero elements)."""
+    return cumulative_sum_vjp(ct * ans, x, axis, include_initial=include_initial) / x
+
+
+def trapezoid_vjp_y(ct, y, x=None, dx=1.0, axis=-1):
+    """Cotangent of ``y`` for ``np.trapezoid``: the trapezoid weights times ``ct``."""
+    ym = np.moveaxis(np.asarray(y, dtype=float), axis, -1)
+    if x is None:
+        d = dx * np.ones(ym.shape[-1] - 1)
+    else:
+        d = np.diff(x if np.ndim(x) == 1 else np.moveaxis(np.asarray(x), axis, -1), axis=-1)
+    w = np.zeros(np.broadcast_shapes(np.shape(d)[:-1] + (ym.shape[-1],), ym.shape))
+    w[..., :-1] += d / 2
+    w[..., 1:] += d / 2
+    g = np.moveaxis(np.asarray(ct)[..., None] * w, -1, axis)
+    return _like(unbroadcast(g, y), y)
+
+
+def trapezoid_vjp_x(ct, y, x, dx=1.0, axis=-1):
+    """Cotangent of the sample points ``x`` for ``np.trapezoid(y, x)``."""
+    ym = np.moveaxis(np.asarray(y, dtype=float), axis, -1)
+    pair = (ym[..., :-1] + ym[..., 1:]) / 2            # d trapezoid / d (x[i+1] - x[i])
+    g = np.zeros(ym.shape)
+    g[..., 1:] += pair
+    g[..., :-1] -= pair
+    g = np.asarray(ct)[..., None] * g
+    if np.ndim(x) == 1:
+        return np.reshape(np.sum(g, axis=tuple(range(g.ndim - 1))), np.shape(x))
+    return unbroadcast(np.moveaxis(g, -1, axis), x)
+
+
+def _vector_norm_grad(ans, x, axis=None, keepdims=False, ord=2):
+    x = np.asarray(x, dtype=np.result_type(x, float))
+    if axis is None:
+        n = np.reshape(ans, (1,) * x.ndim) if x.ndim else ans
+    else:
+        n = _keep(ans, x, axis, keepdims)
+    if ord in (2, None):
+        return x / np.where(n == 0, 1.0, n)
+    if ord == 1:
+        return np.sign(x)
+    if ord in (np.inf, -np.inf):
+        return np.sign(x) * extremum_mask(n, np.abs(x), axis, keepdims=True)
+    if np.ndim(ord) == 0 and ord != 0:
+        return np.sign(x) * (np.abs(x) / n) ** (ord - 1)
+    raise NotImplementedError(f"no derivative of np.linalg.vector_norm for ord={ord!r}")
+
+
+def vector_norm_jvp(dx, ans, x, axis=None, keepdims=False, ord=2):
+    """Tangent of ``np.linalg.vector_norm``."""
+    g = _vector_norm_grad(ans, x, axis, keepdims, ord)
+    return _like(np.sum(g * dx, axis=_axes(axis, np.ndim(x)), keepdims=keepdims), ans)
+
+
+def vector_norm_vjp(ct, ans, x, axis=None, keepdims=False, ord=2):
+    """Cotangent of ``x`` for ``np.linalg.vector_norm``."""
+    g = _vector_norm_grad(ans, x, axis, keepdims, ord)
+    c = np.reshape(ct, (1,) * np.ndim(x)) if axis is None and np.ndim(x) else _keep(ct, x, axis, keepdims)
+    return _like(g * c, x)
+
+
+def _matrix_norm_grad(ans, x, keepdims=False, ord="fro"):
+    x = np.asarray(x, dtype=np.result_type(x, float))
+    n = np.asarray(ans) if keepdims else np.asarray(ans)[..., None, None]
+    if ord == "fro":
+        return x / np.where(n == 0, 1.0, n)
+    if ord in ("nuc", 2):
+        u, s, vt = np.linalg.svd(x, full_matrices=False)
+        if ord == "nuc":
+            return u @ vt
+        return u[..., :, :1] @ vt[..., :1, :]
+    raise NotImplementedError(f"no derivative of np.linalg.matrix_norm for ord={ord!r}")
+
+
+def matrix_norm_jvp(dx, ans, x, keepdims=False, ord="fro"):
+    """Tangent of ``np.linalg.matrix_norm`` (``fro``, ``nuc``, 2: the last two axes)."""
+    g = _matrix_norm_grad(ans, x, keepdims, ord)
+    return _like(np.sum(g * dx, axis=(-2, -1), keepdims=keepdims), ans)
+
+
+def matrix_norm_vjp(ct, ans, x, keepdims=False, ord="fro"):
+    """Cotangent of ``x`` for ``np.linalg.matrix_norm``."""
+    c = np.asarray(ct) if keepdims else np.asarray(ct)[..., None, None]
+    return _matrix_norm_grad(ans, x, keepdims, ord) * c
+
+
+def svdvals_jvp(dx, ans, x):
+    """Tangent of ``np.linalg.svdvals`` (distinct singular values): ``u_i^T dx v_i``."""
+    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    return np.einsum("...ji,...jk,...ik->...i", u, dx, vt)
+
+
+def svdvals_vjp(ct, ans, x):
+    """Cotangent of ``x`` for ``np.linalg.svdvals``: ``u diag(ct) v^T``."""
+    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    return (u * np.asarray(ct)[..., None, :]) @ vt
+
+
+def vecdot_vjp(ct, other, x, axis=-1):
+    """Cotangent of ``x`` for a (real) ``vecdot(x, other)`` over ``axis``."""
+    return unbroadcast(np.expand_dims(ct, axis) * other, x)
+
+
+def linspace_vjp(ct, start, stop, num=50, endpoint=True, axis=0, of_stop=False):
+    """Cotangent of ``start`` (or ``stop``) for ``np.linspace``: ``ct`` weighted by ``1 - t`` (``t``)."""
+    shape = np.broadcast_shapes(np.shape(start), np.shape(stop))
+    t = np.linspace(np.zeros(shape), np.ones(shape), num, endpoint, axis=axis)
+    w = t if of_stop else 1 - t
+    g = np.sum(np.asarray(ct) * w, axis=axis)
+    mine = stop if of_stop else start
+    return _like(unbroadcast(g, mine), mine)
+
+
+def _interp_cell(x, xp):
+    """The interval of ``xp`` holding each ``x`` and the position in it (0..1)."""
+    xp = np.asarray(xp, dtype=float)
+    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, len(xp) - 2)
+    w = (np.asarray(x, dtype=float) - xp[i]) / (xp[i + 1] - xp[i])
+    return i, w
+
+
+def _check_period(period):
+    if period is not None:
+        raise NotImplementedError("derivatives of np.interp with a period are not supported")
+
+
+def interp_slope(x, xp, fp, left=None, right=None, period=None):
+    """``d interp(x, xp, fp) / dx``: the slope of the segment holding ``x`` (0 outside)."""
+    _check_period(period)
+    xp, fp = np.asarray(xp, dtype=float), np.asarray(fp, dtype=float)
+    i, _ = _interp_cell(x, xp)
+    slope = (fp[i + 1] - fp[i]) / (xp[i + 1] - xp[i])
+    inside = (np.asarray(x) >= xp[0]) & (np.asarray(x) <= xp[-1])
+    return _like(np.where(inside, slope, 0.0), x)
+
+
+def _interp_weights(x, xp, left, right):
+    """Weights ``W`` (``shape(x) + (len(xp),)``) with ``interp(x, xp, fp) == W @ fp``."""
+    x = np.asarray(x, dtype=float)
+    xp = np.asarray(xp, dtype=float)
+    i, w = _interp_cell(x, xp)
+    n = len(xp)
+    W = np.zeros(x.shape + (n,))
+    np.put_along_axis(W, i[..., None], (1 - w)[..., None], axis=-1)
+    hi = np.zeros(x.shape + (n,))
+    np.put_along_axis(hi, (i + 1)[..., None], w[..., None], axis=-1)
+    W = W + hi
+    below, above = (x < xp[0])[..., None], (x > xp[-1])[..., None]
+    first, last = np.eye(n)[0], np.eye(n)[-1]
+    W = np.where(below, first if left is None else 0.0, W)
+    W = np.where(above, last if right is None else 0.0, W)
+    return W
+
+
+def interp_jvp_fp(dfp, x, xp, fp, left=None, right=None, period=None):
+    """Tangent of ``np.interp`` in the values ``fp`` (it is linear in them)."""
+    _check_period(period)
+    return _like(_interp_weights(x, xp, left, right) @ np.asarray(dfp, dtype=float), x)
+
+
+def interp_vjp_fp(ct, x, xp, fp, left=None, right=None, period=None):
+    """Cotangent of ``fp`` for ``np.interp``: ``ct`` split between the segment's ends."""
+    _check_period(period)
+    W = _interp_weights(x, xp, left, right)
+    return np.tensordot(np.asarray(ct, dtype=float), W, axes=np.ndim(ct))
+
+
+def _convolve_offset(n, m, mode):
+    """Where the ``mode`` result of ``np.convolve`` of lengths ``n``, ``m`` starts in the full one."""
+    if mode == "full":
+        return 0
+    if mode == "valid":
+        return min(n, m) - 1
+    if mode == "same":
+        return (min(n, m) - 1) // 2
+    raise ValueError(f"unknown convolution mode {mode!r}")
+
+
+def _full_cotangent(ct, n, m, mode):
+    full = np.zeros(n + m - 1)
+    start = _convolve_offset(n, m, mode)
+    full[start:start + len(ct)] = ct
+    return full
+
+
+def convolve_vjp(ct, a, v, mode="full", of_v=False):
+    """Cotangent of ``a`` (or ``v``) for ``np.convolve(a, v, mode)``."""
+    full = _full_cotangent(ct, len(a), len(v), mode)
+    return np.correlate(full, np.asarray(a if of_v else v, dtype=float), "valid")
+
+
+def correlate_vjp(ct, a, v, mode="valid", of_v=False):
+    """Cotangent of ``a`` (or ``v``) for real ``np.correlate(a, v, mode) == convolve(a, v[::-1], mode)``."""
+    v_rev = np.asarray(v)[::-1]
+    if of_v:
+        return convolve_vjp(ct, a, v_rev, mode, of_v=True)[::-1]
+    return convolve_vjp(ct, a, v_rev, mode)
+
+
+def polyval_vjp_p(ct, p, x):
+    """Cotangent of the coefficients ``p`` for ``np.polyval(p, x)``: ``ct`` times the powers of ``x``."""
+    n = len(p)
+    powers = np.asarray(x, dtype=float)[..., None] ** np.arange(n - 1, -1, -1)
+    return np.tensordot(np.asarray(ct, dtype=float), powers, axes=np.ndim(ct))
+
+
+def polyval_slope(p, x):
+    """``d polyval(p, x) / dx``."""
+    return np.polyval(np.polyder(p), x) if len(p) > 1 else np.zeros_like(x, dtype=float)
+
+
+def _ediff1d_ends(to_end, to_begin):
+    return (0 if to_begin is None else np.size(to_begin)), (0 if to_end is None else np.size(to_end))
+
+
+def ediff1d_jvp(dx, ary, to_end=None, to_begin=None):
+    """Tangent of ``np.ediff1d``: the differences of ``dx`` (the added ends are constants)."""
+    nb, ne = _ediff1d_ends(to_end, to_begin)
+    return np.concatenate([np.zeros(nb), np.diff(np.ravel(dx)), np.zeros(ne)])
+
+
+def ediff1d_vjp(ct, ary, to_end=None, to_begin=None):
+    """Cotangent of ``ary`` for ``np.ediff1d``: the adjoint of a difference."""
+    nb, ne = _ediff1d_ends(to_end, to_begin)
+    core = np.asarray(ct)[nb:len(ct) - ne]
+    g = np.zeros(np.size(ary))
+    g[1:] += core
+    g[:-1] -= core
+    return np.reshape(g, np.shape(ary))
+
+
+def append_vjp(ct, arr, values, axis=None, of_values=False):
+    """Cotangent of ``arr`` (or ``values``) for ``np.append``: its part of ``ct``."""
+    if axis is None:
+        flat = np.ravel(ct)
+        k = np.size(arr)
+        part, mine = (flat[k:], values) if of_values else (flat[:k], arr)
+        return np.reshape(part, np.shape(mine))
+    k = np.shape(arr)[axis]
+    idx = np.arange(k, np.shape(ct)[axis]) if of_values else np.arange(k)
+    return np.take(ct, idx, axis=axis)
+
+
+def gather_vjp(ct, x, select, *args, **kwargs):
+    """Cotangent of ``x`` for a function that only picks (or repeats) elements of ``x``.
+
+    ``select(x, *args, **kwargs)`` is applied to the flat indices of ``x`` to find
+    where each result element came from; ``ct`` is summed back onto those.
+    """
+    index = select(np.arange(np.size(x)).reshape(np.shape(x)), *args, **kwargs)
+    g = np.bincount(np.ravel(index), weights=np.ravel(ct), minlength=np.size(x))
+    return _like(np.reshape(g, np.shape(x)), x)
+
+
+def compress_vjp(ct, condition, a, axis=None):
+    """Cotangent of ``a`` for ``np.compress(condition, a, axis)``."""
+    return gather_vjp(ct, a, lambda i: np.compress(condition, i, axis))
+
+
+def extract_vjp(ct, condition, arr):
+    """Cotangent of ``arr`` for ``np.extract(condition, arr)``."""
+    return gather_vjp(ct, arr, lambda i: np.extract(condition, i))

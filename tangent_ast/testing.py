@@ -22,7 +22,8 @@ import numpy as np
 
 from .api import derive
 from .errors import TangentAstError
-from .kinds import kind_of
+from . import runtime
+from .kinds import is_record, kind_of, record_fields
 
 _STEPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 
@@ -35,18 +36,71 @@ def _rng(seed):
     return np.random.default_rng(seed)
 
 
+def _fields(x):
+    """The parts of a container or record, in order (None for a leaf)."""
+    if is_record(x):
+        return [getattr(x, n) for n in record_fields(x)]
+    if isinstance(x, (tuple, list)):
+        return list(x)
+    return None
+
+
+def _rebuild_like(x, parts):
+    if is_record(x):
+        return runtime._rebuild(x, parts)
+    return type(x)(parts) if isinstance(x, list) else tuple(parts)
+
+
 def _random_like(x, rng):
+    """A random tangent with the structure of ``x`` (None where ``x`` has no tangent)."""
+    parts = _fields(x)
+    if parts is not None:
+        return _rebuild_like(x, [_random_like(p, rng) for p in parts])
     if isinstance(x, np.ndarray):
         return rng.standard_normal(x.shape).astype(np.result_type(x, float))
+    if not kind_of(x).differentiable:
+        return None
     return float(rng.standard_normal())
 
 
+def _leaves(x):
+    parts = _fields(x)
+    if parts is not None:
+        for p in parts:
+            yield from _leaves(p)
+    elif x is not None and kind_of(x).differentiable:
+        yield x
+
+
 def _vdot(a, b):
-    return float(np.sum(np.asarray(a, dtype=float) * np.asarray(b, dtype=float)))
+    return sum(float(np.sum(np.asarray(x, dtype=float) * np.asarray(y, dtype=float)))
+               for x, y in zip(_leaves(a), _leaves(b), strict=True))
 
 
 def _add(x, t, h):
+    parts = _fields(x)
+    if parts is not None:
+        return _rebuild_like(x, [_add(p, q, h) for p, q in zip(parts, _fields(t), strict=True)])
+    if t is None:
+        return x
     return x + h * t if isinstance(x, np.ndarray) else float(x + h * t)
+
+
+def _as_float(x):
+    parts = _fields(x)
+    if parts is not None:
+        return [_as_float(p) for p in parts]
+    return np.asarray(x, dtype=float)
+
+
+def _difference(a, b, scale):
+    """(a - b) / scale, for results of any structure (numbers where ``a`` has a tangent)."""
+    parts = _fields(a)
+    if parts is not None:
+        return [_difference(p, q, scale) for p, q in zip(parts, _fields(b), strict=True)]
+    if not kind_of(a).differentiable:
+        return 0.0
+    return (np.asarray(a, dtype=float) - np.asarray(b, dtype=float)) / scale
 
 
 def _differentiable(args):
@@ -54,6 +108,14 @@ def _differentiable(args):
 
 
 def _close(a, b, rtol, atol):
+    parts_a, parts_b = _fields(a), _fields(b)
+    if parts_a is not None or parts_b is not None:
+        if parts_a is None or parts_b is None or len(parts_a) != len(parts_b):
+            return False
+        return all(_close(x, y, rtol, atol) for x, y in zip(parts_a, parts_b, strict=True)
+                   if y is not None and x is not None)
+    if a is None or b is None:
+        return a is None and b is None
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.shape != b.shape:
         return False
@@ -66,7 +128,7 @@ def numerical_jvp(f, args, wrt, tangents, step):
     for i, t in zip(wrt, tangents, strict=True):
         plus[i] = _add(args[i], t, step)
         minus[i] = _add(args[i], t, -step)
-    return (np.asarray(f(*plus), dtype=float) - np.asarray(f(*minus), dtype=float)) / (2 * step)
+    return _difference(f(*plus), f(*minus), 2 * step)
 
 
 def _check_fd(f, args, wrt, tangents, value, what, rtol, atol):
@@ -75,8 +137,9 @@ def _check_fd(f, args, wrt, tangents, value, what, rtol, atol):
         numeric = numerical_jvp(f, args, wrt, tangents, step)
         if _close(value, numeric, rtol, atol):
             return
-        errors.append(float(np.max(np.abs(np.asarray(value, dtype=float) - numeric)))
-                      if np.shape(value) == np.shape(numeric) else float("inf"))
+        errors.append(max((float(np.max(np.abs(x - np.asarray(y, dtype=float)), initial=0.0))
+                           for x, y in zip(_leaves(value), _leaves(numeric), strict=True)
+                           if np.shape(x) == np.shape(y)), default=float("inf")))
     raise GradientCheckError(
         f"{what} of {f.__qualname__} disagrees with central finite differences: "
         f"smallest max-abs difference {min(errors):.3g} over steps {_STEPS}; "
@@ -125,11 +188,11 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, *, wrt=None, rtol=1e-4, 
         if not _close(out, expected, 1e-12, 1e-12):
             raise GradientCheckError(f"the reverse rule of {f.__qualname__} computes {out!r}, "
                                      f"but the function computes {expected!r}")
-        ct = _random_like(expected, rng) if isinstance(expected, np.ndarray) else float(rng.standard_normal())
+        ct = _random_like(expected, rng)
         cts = rule.bwd(saved, ct)
         cts = cts if len(wrt) > 1 else (cts,)
         for i, c in zip(wrt, cts, strict=True):
-            if np.shape(c) != np.shape(args[i]):
+            if _fields(args[i]) is None and np.shape(c) != np.shape(args[i]):
                 raise GradientCheckError(
                     f"the reverse rule of {f.__qualname__} gives a cotangent of shape {np.shape(c)} "
                     f"for argument {i}, whose shape is {np.shape(args[i])}")

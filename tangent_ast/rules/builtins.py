@@ -4,6 +4,7 @@ import builtins
 
 import numpy as np
 
+from .. import runtime
 from .registry import broadcasting, defjvp, defvjp, nondifferentiable
 
 defjvp(builtins.abs, lambda dx, ans, x: dx * np.sign(x))
@@ -27,6 +28,10 @@ defjvp(builtins.min, lambda dx, ans, x, y: dx if x <= y else 0.0,
                      lambda dy, ans, x, y: dy if y < x else 0.0)
 defvjp(builtins.min, lambda ct, ans, x, y: ct if x <= y else 0.0,
                      lambda ct, ans, x, y: ct if y < x else 0.0)
+
+# x.field on a dataclass, namedtuple or object: the tangent is the same kind of object.
+defjvp(builtins.getattr, lambda dx, ans, x, name: getattr(dx, name), None)
+defvjp(builtins.getattr, lambda ct, ans, x, name: runtime.getattr_vjp(ct, x, name), None)
 
 nondifferentiable(builtins.len, builtins.int, builtins.round, builtins.bool,
                   builtins.isinstance, builtins.range, builtins.print, builtins.str)

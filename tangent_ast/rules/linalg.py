@@ -8,7 +8,7 @@ are helpers in :mod:`tangent_ast.runtime`.
 import numpy as np
 
 from .. import runtime
-from .registry import defjvp, defvjp, nondifferentiable
+from .registry import broadcasting, def_linear, defjvp, defvjp, nondifferentiable
 
 defjvp(np.linalg.inv, lambda dx, ans, x: -(ans @ dx @ ans))
 defvjp(np.linalg.inv, lambda ct, ans, x: -(np.swapaxes(ans, -1, -2) @ ct @ np.swapaxes(ans, -1, -2)))
@@ -42,3 +42,41 @@ defvjp(np.linalg.slogdet, lambda ct, ans, x: runtime.slogdet_vjp(ct, ans, x))
 
 defjvp(np.linalg.eigvalsh, lambda dx, ans, x, *args, **kw: runtime.eigvalsh_jvp(dx, ans, x, *args, **kw))
 defvjp(np.linalg.eigvalsh, lambda ct, ans, x, *args, **kw: runtime.eigvalsh_vjp(ct, ans, x, *args, **kw))
+
+
+# --- NumPy 2 / array-API functions of numpy.linalg --------------------------------------
+defjvp(np.linalg.vector_norm, lambda dx, ans, x, **kw: runtime.vector_norm_jvp(dx, ans, x, **kw))
+defvjp(np.linalg.vector_norm, lambda ct, ans, x, **kw: runtime.vector_norm_vjp(ct, ans, x, **kw))
+defjvp(np.linalg.matrix_norm, lambda dx, ans, x, **kw: runtime.matrix_norm_jvp(dx, ans, x, **kw))
+defvjp(np.linalg.matrix_norm, lambda ct, ans, x, **kw: runtime.matrix_norm_vjp(ct, ans, x, **kw))
+# svdvals: distinct singular values
+defjvp(np.linalg.svdvals, lambda dx, ans, x: runtime.svdvals_jvp(dx, ans, x))
+defvjp(np.linalg.svdvals, lambda ct, ans, x: runtime.svdvals_vjp(ct, ans, x))
+
+def_linear(np.linalg.matrix_transpose, np.linalg.diagonal, np.linalg.trace)
+defvjp(np.linalg.matrix_transpose, lambda ct, ans, x: np.matrix_transpose(ct))
+defvjp(np.linalg.diagonal, lambda ct, ans, x, offset=0: runtime.diagonal_vjp(ct, x, offset, -2, -1))
+defvjp(np.linalg.trace, lambda ct, ans, x, offset=0, dtype=None: runtime.trace_vjp(ct, x, offset, -2, -1))
+
+defjvp(np.linalg.outer, lambda dx, ans, x, y: np.linalg.outer(dx, y),
+                        lambda dy, ans, x, y: np.linalg.outer(x, dy))
+defvjp(np.linalg.outer, lambda ct, ans, x, y: ct @ y,
+                        lambda ct, ans, x, y: x @ ct)
+broadcasting(np.linalg.cross)
+defjvp(np.linalg.cross, lambda dx, ans, x, y, axis=-1: np.linalg.cross(dx, y, axis=axis),
+                        lambda dy, ans, x, y, axis=-1: np.linalg.cross(x, dy, axis=axis))
+defvjp(np.linalg.cross, lambda ct, ans, x, y, axis=-1: np.cross(y, ct, axis=axis),
+                        lambda ct, ans, x, y, axis=-1: np.cross(ct, x, axis=axis))
+defjvp(np.linalg.matmul, lambda dx, ans, x, y: np.linalg.matmul(dx, y),
+                         lambda dy, ans, x, y: np.linalg.matmul(x, dy))
+defvjp(np.linalg.matmul, lambda ct, ans, x, y: runtime.matmul_vjp_left(ct, x, y),
+                         lambda ct, ans, x, y: runtime.matmul_vjp_right(ct, x, y))
+defjvp(np.linalg.tensordot, lambda dx, ans, x, y, axes=2: np.linalg.tensordot(dx, y, axes=axes),
+                            lambda dy, ans, x, y, axes=2: np.linalg.tensordot(x, dy, axes=axes))
+defvjp(np.linalg.tensordot, lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_left(ct, x, y, axes),
+                            lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_right(ct, x, y, axes))
+# vecdot of real arrays
+defjvp(np.linalg.vecdot, lambda dx, ans, x, y, axis=-1: np.linalg.vecdot(dx, y, axis=axis),
+                         lambda dy, ans, x, y, axis=-1: np.linalg.vecdot(x, dy, axis=axis))
+defvjp(np.linalg.vecdot, lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, y, x, axis),
+                         lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, x, y, axis))

@@ -297,7 +297,7 @@ defvjp(np.cross, lambda ct, ans, x, y: np.cross(y, ct),
 
 nondifferentiable(np.floor_divide, np.isclose, np.allclose, np.array_equal, np.argwhere,
                   np.nonzero, np.count_nonzero, np.searchsorted, np.full, np.eye, np.identity,
-                  np.linspace, np.heaviside, np.signbit, np.iscomplex, np.isreal, np.any, np.all,
+                  np.heaviside, np.signbit, np.iscomplex, np.isreal, np.any, np.all,
                   np.ndarray.argmax, np.ndarray.argmin, np.ndarray.argsort, np.ndarray.any,
                   np.ndarray.all, np.ndarray.nonzero)
 
@@ -316,3 +316,137 @@ defvjp(np.einsum, None,
        lambda ct, ans, sub, *ops: runtime.einsum_vjp(ct, 1, sub, *ops),
        lambda ct, ans, sub, *ops: runtime.einsum_vjp(ct, 2, sub, *ops),
        lambda ct, ans, sub, *ops: runtime.einsum_vjp(ct, 3, sub, *ops))
+
+
+# ---------------------------------------------------------------------------
+# Issue 5, second batch.
+
+# --- NaN-aware reductions: NaNs are skipped, so their elements get no derivative ------
+defjvp(np.nansum, lambda dx, ans, x, *args, **kw: np.nansum(np.where(np.isnan(x), 0.0, dx), *args, **kw))
+defvjp(np.nansum, lambda ct, ans, x, *args, **kw: runtime.nansum_vjp(ct, x, *args, **kw))
+defjvp(np.nanmean, lambda dx, ans, x, *args, **kw: np.nanmean(np.where(np.isnan(x), np.nan, dx), *args, **kw))
+defvjp(np.nanmean, lambda ct, ans, x, *args, **kw: runtime.nanmean_vjp(ct, x, *args, **kw))
+for _fn in (np.nanmax, np.nanmin):
+    defjvp(_fn, lambda dx, ans, x, *args, **kw: runtime.extremum_jvp(dx, ans, x, *args, **kw))
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.extremum_vjp(ct, ans, x, *args, **kw))
+defjvp(np.nanprod, lambda dx, ans, x, *args, **kw: runtime.nanprod_jvp(dx, ans, x, *args, **kw))
+defvjp(np.nanprod, lambda ct, ans, x, *args, **kw: runtime.nanprod_vjp(ct, ans, x, *args, **kw))
+for _fn in (np.nansum, np.nanmean, np.nanmax, np.nanmin, np.nanprod):
+    primitive(_fn).kind = reduction_kind
+
+# --- order statistics (linear interpolation; no derivative in q) ----------------------
+defjvp(np.median, lambda dx, ans, x, *args, **kw: runtime.median_jvp(dx, ans, x, *args, **kw))
+defvjp(np.median, lambda ct, ans, x, *args, **kw: runtime.median_vjp(ct, ans, x, *args, **kw))
+defjvp(np.quantile, lambda dx, ans, x, q, *args, **kw: runtime.quantile_jvp(dx, ans, x, q, *args, **kw), None)
+defvjp(np.quantile, lambda ct, ans, x, q, *args, **kw: runtime.quantile_vjp(ct, ans, x, q, *args, **kw), None)
+defjvp(np.percentile, lambda dx, ans, x, q, *args, **kw: runtime.percentile_jvp(dx, ans, x, q, *args, **kw), None)
+defvjp(np.percentile, lambda ct, ans, x, q, *args, **kw: runtime.percentile_vjp(ct, ans, x, q, *args, **kw), None)
+
+# --- cumulative functions -------------------------------------------------------------
+def_linear(np.cumulative_sum)
+defvjp(np.cumulative_sum, lambda ct, ans, x, **kw: runtime.cumulative_sum_vjp(ct, x, **kw))
+defjvp(np.cumulative_prod, lambda dx, ans, x, **kw: runtime.cumulative_prod_jvp(dx, ans, x, **kw))
+defvjp(np.cumulative_prod, lambda ct, ans, x, **kw: runtime.cumulative_prod_vjp(ct, ans, x, **kw))
+defjvp(np.nancumsum, lambda dx, ans, x, *args, **kw: np.nancumsum(np.where(np.isnan(x), 0.0, dx), *args, **kw))
+defvjp(np.nancumsum, lambda ct, ans, x, *args, **kw: np.where(np.isnan(x), 0.0, runtime.cumsum_vjp(ct, x, *args, **kw)))
+defjvp(np.nancumprod, lambda dx, ans, x, *args, **kw: runtime.cumprod_jvp(np.where(np.isnan(x), 0.0, dx), ans, np.where(np.isnan(x), 1.0, x), *args, **kw))
+defvjp(np.nancumprod, lambda ct, ans, x, *args, **kw: np.where(np.isnan(x), 0.0, runtime.cumprod_vjp(ct, ans, np.where(np.isnan(x), 1.0, x), *args, **kw)))
+
+# --- integration, interpolation, signals, polynomials ---------------------------------
+# trapezoid is linear in y and, for fixed y, in the sample points x.
+defjvp(np.trapezoid,
+       lambda dy, ans, y, x=None, dx=1.0, axis=-1: np.trapezoid(dy, x, dx, axis),
+       lambda dxs, ans, y, x=None, dx=1.0, axis=-1: np.trapezoid(y, dxs, dx, axis))
+defvjp(np.trapezoid,
+       lambda ct, ans, y, x=None, dx=1.0, axis=-1: runtime.trapezoid_vjp_y(ct, y, x, dx, axis),
+       lambda ct, ans, y, x=None, dx=1.0, axis=-1: runtime.trapezoid_vjp_x(ct, y, x, dx, axis))
+# interp: the slope in x; linear in the values fp; no derivative in the sample points xp.
+defjvp(np.interp,
+       lambda dx, ans, x, xp, fp, left=None, right=None, period=None: dx * runtime.interp_slope(x, xp, fp, left, right, period),
+       None,
+       lambda dfp, ans, x, xp, fp, left=None, right=None, period=None: runtime.interp_jvp_fp(dfp, x, xp, fp, left, right, period))
+defvjp(np.interp,
+       lambda ct, ans, x, xp, fp, left=None, right=None, period=None: ct * runtime.interp_slope(x, xp, fp, left, right, period),
+       None,
+       lambda ct, ans, x, xp, fp, left=None, right=None, period=None: runtime.interp_vjp_fp(ct, x, xp, fp, left, right, period))
+defjvp(np.convolve, lambda da, ans, a, v, mode="full": np.convolve(da, v, mode),
+                    lambda dv, ans, a, v, mode="full": np.convolve(a, dv, mode))
+defvjp(np.convolve, lambda ct, ans, a, v, mode="full": runtime.convolve_vjp(ct, a, v, mode),
+                    lambda ct, ans, a, v, mode="full": runtime.convolve_vjp(ct, a, v, mode, True))
+# correlate of real arrays (complex ones would need conjugates)
+defjvp(np.correlate, lambda da, ans, a, v, mode="valid": np.correlate(da, v, mode),
+                     lambda dv, ans, a, v, mode="valid": np.correlate(a, dv, mode))
+defvjp(np.correlate, lambda ct, ans, a, v, mode="valid": runtime.correlate_vjp(ct, a, v, mode),
+                     lambda ct, ans, a, v, mode="valid": runtime.correlate_vjp(ct, a, v, mode, True))
+defjvp(np.polyval, lambda dp, ans, p, x: np.polyval(dp, x),
+                   lambda dx, ans, p, x: dx * runtime.polyval_slope(p, x))
+defvjp(np.polyval, lambda ct, ans, p, x: runtime.polyval_vjp_p(ct, p, x),
+                   lambda ct, ans, p, x: ct * runtime.polyval_slope(p, x))
+# linspace/logspace are linear (logspace: exponential) in start and stop; num is an integer.
+defjvp(np.linspace,
+       lambda d, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0: np.linspace(d, np.zeros_like(stop, dtype=float), num, endpoint, axis=axis),
+       lambda d, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0: np.linspace(np.zeros_like(start, dtype=float), d, num, endpoint, axis=axis))
+defvjp(np.linspace,
+       lambda ct, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0: runtime.linspace_vjp(ct, start, stop, num, endpoint, axis),
+       lambda ct, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0: runtime.linspace_vjp(ct, start, stop, num, endpoint, axis, True))
+defjvp(np.logspace,
+       lambda d, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0: ans * np.log(base) * np.linspace(d, np.zeros_like(stop, dtype=float), num, endpoint, axis=axis),
+       lambda d, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0: ans * np.log(base) * np.linspace(np.zeros_like(start, dtype=float), d, num, endpoint, axis=axis))
+defvjp(np.logspace,
+       lambda ct, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0: runtime.linspace_vjp(ct * ans * np.log(base), start, stop, num, endpoint, axis),
+       lambda ct, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0: runtime.linspace_vjp(ct * ans * np.log(base), start, stop, num, endpoint, axis, True))
+
+# --- selections and rearrangements: linear ---------------------------------------------
+defjvp(np.ediff1d, lambda dx, ans, ary, to_end=None, to_begin=None: runtime.ediff1d_jvp(dx, ary, to_end, to_begin))
+defvjp(np.ediff1d, lambda ct, ans, ary, to_end=None, to_begin=None: runtime.ediff1d_vjp(ct, ary, to_end, to_begin))
+defjvp(np.append, lambda d, ans, arr, values, axis=None: np.append(d, np.zeros_like(values, dtype=float), axis),
+                  lambda d, ans, arr, values, axis=None: np.append(np.zeros_like(arr, dtype=float), d, axis))
+defvjp(np.append, lambda ct, ans, arr, values, axis=None: runtime.append_vjp(ct, arr, values, axis),
+                  lambda ct, ans, arr, values, axis=None: runtime.append_vjp(ct, arr, values, axis, True))
+def_linear(np.delete, np.resize, np.diagflat, np.rollaxis, np.ndarray.take, np.ndarray.compress)
+defvjp(np.delete, lambda ct, ans, arr, obj, axis=None: runtime.gather_vjp(ct, arr, np.delete, obj, axis), None)
+defvjp(np.resize, lambda ct, ans, a, new_shape: runtime.gather_vjp(ct, a, np.resize, new_shape))
+defvjp(np.diagflat, lambda ct, ans, v, k=0: np.reshape(np.diagonal(ct, k), np.shape(v)))
+defvjp(np.rollaxis, lambda ct, ans, a, axis, start=0: runtime.gather_vjp(ct, a, np.rollaxis, axis, start))
+defvjp(np.ndarray.take, lambda ct, ans, x, indices, *args, **kw: runtime.take_vjp(ct, x, indices, *args, **kw), None)
+defvjp(np.ndarray.compress, lambda ct, ans, x, condition, axis=None: runtime.compress_vjp(ct, condition, x, axis), None)
+defjvp(np.compress, None, lambda d, ans, condition, a, axis=None: np.compress(condition, d, axis))
+defvjp(np.compress, None, lambda ct, ans, condition, a, axis=None: runtime.compress_vjp(ct, condition, a, axis))
+defjvp(np.extract, None, lambda d, ans, condition, arr: np.extract(condition, d))
+defvjp(np.extract, None, lambda ct, ans, condition, arr: runtime.extract_vjp(ct, condition, arr))
+
+# --- elementwise odds and ends (real arguments) ---------------------------------------
+broadcasting(np.copysign)
+defjvp(np.copysign, lambda dx, ans, x, y: dx * np.where(np.signbit(x) == np.signbit(ans), 1.0, -1.0), None)
+defvjp(np.copysign, lambda ct, ans, x, y: ct * np.where(np.signbit(x) == np.signbit(ans), 1.0, -1.0), None)
+defjvp(np.nan_to_num, lambda dx, ans, x, *args, **kw: dx * np.isfinite(x))
+defvjp(np.nan_to_num, lambda ct, ans, x, *args, **kw: ct * np.isfinite(x))
+def_linear(np.conjugate, np.ndarray.conj, np.ndarray.conjugate, np.asanyarray, np.asarray_chkfinite)
+for _fn in (np.conjugate, np.ndarray.conj, np.ndarray.conjugate):
+    defvjp(_fn, lambda ct, ans, x: np.conjugate(ct))
+for _fn in (np.asanyarray, np.asarray_chkfinite):
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: ct)
+# real part: for real arguments an identity
+defjvp(np.real, lambda dx, ans, x: np.real(dx))
+defvjp(np.real, lambda ct, ans, x: ct)
+defjvp((np.ndarray, "real"), lambda dx, ans, x: np.real(dx))
+defvjp((np.ndarray, "real"), lambda ct, ans, x: ct)
+
+# --- array-API products and transposes (NumPy 2) --------------------------------------
+def_linear(np.matrix_transpose)
+defvjp(np.matrix_transpose, lambda ct, ans, x: np.matrix_transpose(ct))
+defjvp((np.ndarray, "mT"), lambda dx, ans, x: np.matrix_transpose(dx))
+defvjp((np.ndarray, "mT"), lambda ct, ans, x: np.matrix_transpose(ct))
+# vecdot of real arrays (complex ones would need conjugates)
+defjvp(np.vecdot, lambda dx, ans, x, y, axis=-1: np.vecdot(dx, y, axis=axis),
+                  lambda dy, ans, x, y, axis=-1: np.vecdot(x, dy, axis=axis))
+defvjp(np.vecdot, lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, y, x, axis),
+                  lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, x, y, axis))
+defjvp(np.matvec, lambda da, ans, a, v: np.matvec(da, v),
+                  lambda dv, ans, a, v: np.matvec(a, dv))
+defvjp(np.matvec, lambda ct, ans, a, v: runtime.unbroadcast(np.expand_dims(ct, -1) * np.expand_dims(v, -2), a),
+                  lambda ct, ans, a, v: runtime.unbroadcast(np.vecmat(ct, a), v))
+defjvp(np.vecmat, lambda dv, ans, v, a: np.vecmat(dv, a),
+                  lambda da, ans, v, a: np.vecmat(v, da))
+defvjp(np.vecmat, lambda ct, ans, v, a: runtime.unbroadcast(np.matvec(a, ct), v),
+                  lambda ct, ans, v, a: runtime.unbroadcast(np.expand_dims(v, -1) * np.expand_dims(ct, -2), a))

@@ -1,0 +1,115 @@
+"""Python as people write it: containers, records, keyword arguments."""
+
+import collections
+import dataclasses
+
+import numpy as np
+
+from .cases import Case
+
+V = np.array([0.3, -0.7, 1.1])
+W = np.array([[0.5, -0.2, 0.1], [0.3, 0.8, -0.6]])
+
+
+@dataclasses.dataclass
+class Params:
+    W: np.ndarray
+    b: np.ndarray
+    scale: float
+
+
+Pair = collections.namedtuple("Pair", ["left", "right"])
+
+
+def swap(x, y):
+    a, b = y, x
+    return a * 2.0 + b
+
+
+def returns_pair(x, y):
+    return x * y, x + y
+
+
+def uses_pair(x, y):
+    s, t = returns_pair(x, y)
+    return s * t
+
+
+def nested_unpack(x, y):
+    t = (x, (y, x * y))
+    a, (b, c) = t
+    return a + b * c
+
+
+def starred_unpack(x, y, z):
+    first, *rest = (x, y, z)
+    return first * rest[0] + rest[1]
+
+
+def tuple_input(t):
+    a, b = t
+    return a * np.sum(b)
+
+
+def tuple_index(t):
+    return t[0] ** 2 + np.sum(t[1] * t[0])
+
+
+def list_literal(x, y):
+    parts = [x, y, x * y]
+    return parts[0] + parts[1] * parts[2]
+
+
+def tuple_len(t):
+    n = len(t)
+    s = 0.0
+    for i in range(n):
+        s = s + t[i] * (i + 1)
+    return s
+
+
+def tuple_output(x):
+    return np.sin(x), np.cos(x) * 2.0
+
+
+def dataclass_input(p, x):
+    return np.sum(np.tanh(p.W @ x + p.b)) * p.scale
+
+
+def namedtuple_input(pair):
+    return pair.left * pair.right + pair.left
+
+
+def helper_with_defaults(x, scale=2.0, shift=0.5):
+    return scale * x + shift
+
+
+def keyword_call(x):
+    return helper_with_defaults(x, shift=1.5) * helper_with_defaults(x)
+
+
+def keyword_call_active(x, s):
+    return helper_with_defaults(x, scale=s)
+
+
+def pair_from_helper(x):
+    return Pair(x, x)
+
+
+CASES = [
+    Case(swap, (0.4, 1.3)),
+    Case(returns_pair, (0.4, 1.3)),
+    Case(uses_pair, (0.4, 1.3)),
+    Case(nested_unpack, (0.4, 1.3)),
+    Case(starred_unpack, (0.4, 1.3, -0.6)),
+    Case(tuple_input, ((0.7, V),)),
+    Case(tuple_index, ((0.7, V),)),
+    Case(list_literal, (0.4, 1.3)),
+    Case(tuple_len, ((0.7, 1.2, -0.3),)),
+    Case(tuple_output, (V,)),
+    Case(dataclass_input, (Params(W, np.array([0.1, -0.2]), 1.5), V)),
+    Case(dataclass_input, (Params(W, np.array([0.1, -0.2]), 1.5), V), wrt=(0,)),
+    Case(namedtuple_input, (Pair(0.3, 1.7),)),
+    Case(keyword_call, (0.8,)),
+    Case(keyword_call_active, (0.8, 1.7)),
+]
