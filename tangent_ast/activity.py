@@ -33,6 +33,12 @@ class Activity:
         return self.varied & self.useful
 
 
+def updated_name(stmt):
+    """``a`` for an in-place update ``a[i] = v``, else None."""
+    target = stmt.targets[0]
+    return target.value.id if isinstance(target, gast.Subscript) else None
+
+
 def _assignments(stmts):
     for s in stmts:
         if isinstance(s, gast.Assign):
@@ -47,7 +53,8 @@ def _assignments(stmts):
 def analyze(fn, kinds, wrt, differentiable_args):
     """``differentiable_args(value) -> set of argument names that flow differentiably``."""
     assigns = list(_assignments(fn.body))
-    flows = [(s.targets[0].id, differentiable_args(s.value)) for s in assigns]
+    # An in-place update a[i] = v makes a depend on v (a keeps its name).
+    flows = [(updated_name(s) or s.targets[0].id, differentiable_args(s.value)) for s in assigns]
     varied = {w for w in wrt}
     changed = True
     while changed:
@@ -58,6 +65,7 @@ def analyze(fn, kinds, wrt, differentiable_args):
                 changed = True
     result = fn.body[-1].value.id
     useful = {result}
+    # (a useful array updated in place makes what is written into it useful)
     changed = True
     while changed:
         changed = False

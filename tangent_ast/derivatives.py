@@ -15,7 +15,7 @@ import gast
 import numpy as np
 
 from . import runtime
-from .errors import MissingRuleError, UnsupportedSyntaxError
+from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
 from .kinds import UNKNOWN
 from .normalize import name
 from .resolve import Pack, callee
@@ -160,6 +160,9 @@ class Derivation:
         entry = lookup(site.fn)
         if entry is None or not entry.has(self.mode):
             raise _missing(self, node, site, self.mode)
+        if any(kw.arg == "out" for kw in site.keywords):
+            raise unsupported_call(self, node, "out= (writing a result into an existing array)",
+                                   "assign the result instead: y = np.add(y, x)")
         self.rules_used.add(entry.name)
         # Variants are specialised on positional arguments only: keywords (axis=...) pick the general rule.
         kinds = None if site.keywords else [self.kind(a) for a in site.args]
@@ -173,8 +176,14 @@ class Derivation:
                     continue  # declared without a derivative (an index, a condition)
                 raise _missing(self, node, site, self.mode, argnum=i)
             lead = leading[i] if self.mode == "forward" else leading
-            expr = rule.instantiate([lead, name(target)], site.args, site.keywords, self.bind,
-                                    **_same_call_args(site, i, rule))
+            try:
+                expr = rule.instantiate([lead, name(target)], site.args, site.keywords, self.bind,
+                                        **_same_call_args(site, i, rule))
+            except TangentAstError as exc:
+                if exc.where is not None:
+                    raise
+                raise TangentAstError(f"{exc.message} (calling {entry.name})", where=self.where(node),
+                                      hint=exc.hint) from None
             if self.mode == "reverse" and entry.broadcasts:
                 expr = self.unbroadcast(expr, site.args[i], target)
             out.append((i, expr))

@@ -56,7 +56,20 @@ class Forward:
                 out.append(s)
         return out
 
+    def update(self, s):
+        """``a[i] = v`` -> also ``da[i] = dv``: the tangent is updated in place alongside."""
+        array = s.targets[0].value.id
+        if not self.d.activity.active(array):
+            return [s]
+        tangent = self.tangent_of(s.value)
+        store = gast.Subscript(value=name(self.tangent(array)), slice=copy.deepcopy(s.targets[0].slice),
+                               ctx=gast.Store())
+        value = tangent if tangent is not None else gast.Constant(0.0, None)
+        return [s, _at(gast.Assign(targets=[store], value=value, type_comment=None), s)]
+
     def assign(self, s):
+        if isinstance(s.targets[0], gast.Subscript):
+            return self.update(s)
         target = s.targets[0].id
         if not self.d.activity.active(target):
             return [s]

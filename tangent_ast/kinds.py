@@ -121,6 +121,20 @@ def matmul_kind(x, y):
     return FLOAT if ndim == 0 else Kind("array", ndim, "f" if "f" in (x.dtype, y.dtype) else x.dtype)
 
 
+def constructor_kind(shape, *rest):
+    """``np.zeros(n)``, ``np.zeros((2, 3))``: a float array of that rank."""
+    if shape.tag == "int":
+        return Kind("array", 1, "f")
+    if shape.tag == "tuple" and shape.elements is not None:
+        return Kind("array", len(shape.elements), "f")
+    return UNKNOWN
+
+
+def like_kind(x, *rest):
+    """``np.zeros_like(x)``: the same kind and shape as ``x``."""
+    return x if x.tag == "array" else UNKNOWN
+
+
 def transpose_kind(x, *rest):
     return x if x.tag == "array" and x.ndim == 1 and not rest else (
         Kind("array", x.ndim, x.dtype) if x.tag == "array" else UNKNOWN)
@@ -138,6 +152,7 @@ def describe_signature(signature):
 
 _ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
                operator.mod, operator.floordiv, operator.neg, operator.pos}
+_LIKE = {np.zeros_like, np.ones_like, np.empty_like, np.copy, np.ndarray.copy}
 _COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne}
 
 
@@ -203,6 +218,8 @@ class _Inference:
         entry = lookup(fn)
         if fn is operator.getitem:
             return self.getitem(args[0], site.args[1])
+        if fn in _LIKE and not site.keywords:
+            return like_kind(*args)  # same shape id as its argument
         if entry is not None and entry.kind is not None:
             return UNKNOWN if site.keywords else self.new_shape(entry.kind(*args))
         if fn in _COMPARISONS:
@@ -307,6 +324,8 @@ def infer(fn, scope, signature, result_kind=None):
 
     def block(stmts, seen):
         for s in stmts:
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
+                continue  # an in-place update does not change the array's kind
             if isinstance(s, gast.Assign):
                 target = s.targets[0].id
                 kind = inference.expr(s.value)

@@ -3,6 +3,8 @@
 Takes the parsed function and its scope; guarantees a function whose body
 contains only
 
+* ``a[index] = atom``: an in-place update of an array created in the function
+  (``a[i] += v`` becomes ``t = a[i]; t_1 = t + v; a[i] = t_1``);
 * ``name = <op>`` where ``<op>`` is an atom (name, constant, global such as
   ``np.pi``) or ONE operation on atoms: a binary/unary operator, a single
   comparison, a call, an attribute read, a subscript;
@@ -316,9 +318,11 @@ class Normalizer:
         if isinstance(s, gast.Assign):
             return self.assign(s)
         if isinstance(s, gast.AugAssign):
+            if isinstance(s.target, gast.Subscript):
+                return self.update(s.target, s, op=s.op, value=s.value)
             if not isinstance(s.target, gast.Name):
-                raise unsupported(self.parsed, s, "augmented assignment to a subscript or attribute",
-                                  "in-place updates are not supported yet: write x = x + ...")
+                raise unsupported(self.parsed, s, "augmented assignment to an attribute",
+                                  "build a new object instead")
             target = name(s.target.id)
             value = gast.BinOp(left=target, op=s.op, right=s.value)
             return self.assign(_at(gast.Assign(targets=[name(s.target.id, gast.Store())],
@@ -375,6 +379,8 @@ class Normalizer:
             more, whole = self.atom(value, s)
             pre += more + self.unpack(first, whole, s)
             source = None
+        elif isinstance(first, gast.Subscript) and len(targets) == 1:
+            return self.update(first, s, value=value)
         else:
             raise unsupported(self.parsed, s, f"assignment to {type(first).__name__.lower()}",
                               "assign to plain names (in-place updates of arrays and lists "
@@ -384,6 +390,24 @@ class Normalizer:
                 raise unsupported(self.parsed, s, "this chained assignment")
             pre.append(assign(t.id, name(source), s))
         return pre
+
+    def update(self, target, at, value, op=None):
+        """``a[i] = v`` stays an in-place update of ``a``; ``a[i] += v`` reads the slot first."""
+        if not isinstance(target.value, gast.Name):
+            raise unsupported(self.parsed, at, "an in-place update of an expression",
+                              "update a named array: a[i] = v")
+        pre, index = self.index(target.slice, at)
+        more, v = self.atom(value, at)
+        pre += more
+        if op is not None:
+            old = self.namer.fresh("t")
+            new = self.namer.fresh("t")
+            pre += [assign(old, gast.Subscript(value=name(target.value.id), slice=copy.deepcopy(index),
+                                               ctx=gast.Load()), at),
+                    assign(new, gast.BinOp(left=name(old), op=op, right=v), at)]
+            v = name(new)
+        store = gast.Subscript(value=name(target.value.id), slice=index, ctx=gast.Store())
+        return pre + [_at(gast.Assign(targets=[store], value=v, type_comment=None), at)]
 
     def unpack(self, targets, whole, at):
         """``a, (b, *c) = t`` -> ``a = t[0]``, ``u = t[1]``, ``b = u[0]``, ``c = u[1:]``."""
@@ -609,6 +633,79 @@ def _call_name(expr, scope):
             if obj is getattr(builtins, candidate):
                 return candidate
     return None
+
+
+FRESH = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+         "array", "copy", "linspace", "eye", "identity")
+
+
+def copy_views(fn, updated, kinds, namer):
+    """``v = a[1:]`` of an array ``a`` that is updated in place -> ``v = a[1:].copy()``.
+
+    A slice is a view: without the copy, a later ``a[1:] = ...`` would change ``v``
+    behind its name. Scalar reads (``a[i]`` of a vector) are copies already."""
+    def block(stmts):
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse"):
+                if isinstance(getattr(s, field, None), list) and not isinstance(s, gast.FunctionDef):
+                    setattr(s, field, block(getattr(s, field)))
+            value = getattr(s, "value", None)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
+                    and isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) \
+                    and value.value.id in updated \
+                    and kinds.get(s.targets[0].id) is not None and not kinds[s.targets[0].id].scalar:
+                view = namer.fresh(f"{value.value.id}_view")
+                kinds[view] = kinds[s.targets[0].id]
+                out.append(_at(assign(view, value), s))
+                s.value = gast.Call(func=gast.Attribute(value=name(view), attr="copy", ctx=gast.Load()),
+                                    args=[], keywords=[])
+            out.append(s)
+        return out
+
+    fn.body = block(fn.body)
+
+
+def check_updates(parsed, scope):
+    """In-place updates ``a[i] = v`` only on arrays this function creates, never aliased.
+
+    That is what makes them safe to differentiate: the forward sweep saves what an
+    update overwrites and the reverse sweep restores it, so no other name may see
+    the array change."""
+    node = parsed.node
+    updated = {}
+    for n in gast.walk(node):
+        targets = n.targets if isinstance(n, gast.Assign) else [n.target] if isinstance(n, gast.AugAssign) else []
+        for t in targets:
+            if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                updated.setdefault(t.value.id, n)
+    params = {a.id for a in node.args.args}
+    for array, at in list(updated.items()):
+        if array in params:
+            raise unsupported(parsed, at, f"updating the argument {array!r} in place",
+                              f"copy it first: {array} = {array}.copy()")
+        definitions = [n for n in gast.walk(node) if isinstance(n, gast.Assign)
+                       and any(isinstance(t, gast.Name) and t.id == array for t in n.targets)]
+        if len(definitions) != 1 or not _fresh(definitions[0].value, scope):
+            raise unsupported(parsed, at, f"an in-place update of {array!r}, which is not a new array "
+                              "created once in this function",
+                              f"create it with np.zeros/np.empty/np.array/.copy() and assign {array} only once")
+        for n in gast.walk(node):
+            if isinstance(n, gast.Assign) and isinstance(n.value, gast.Name) and n.value.id == array:
+                raise unsupported(parsed, n, f"a second name for {array!r} (it is updated in place)",
+                                  f"use {array} itself, or {array}.copy()")
+    return set(updated)
+
+
+def _fresh(value, scope):
+    if not isinstance(value, gast.Call):
+        return False
+    func = value.func
+    if isinstance(func, gast.Attribute) and func.attr == "copy":
+        return True
+    obj = scope.lookup(func)
+    import numpy as np
+    return any(obj is getattr(np, f, None) for f in FRESH)
 
 
 def check_supported(parsed):

@@ -33,10 +33,10 @@ from .forward import forward
 from .kinds import UNKNOWN, describe_signature, infer
 from .load import cache_dir, import_module, state_of, warn_stale, write_atomic
 from .naming import Namer, sanitize
-from .normalize import Normalizer, check_supported, name
+from .normalize import Normalizer, check_supported, check_updates, copy_views, name
 from .parse import parse
 from .resolve import resolve
-from .reverse import reverse
+from .reverse import finish_updates, reverse
 from .simplify import restore_names, simplify
 from .tapes import install_tapes
 from .ssa import to_ssa
@@ -63,6 +63,7 @@ def front(fn, signature, trace=False):
     parsed = parse(fn)
     check_supported(parsed)
     scope = resolve(parsed)
+    updated = check_updates(parsed, scope)
     namer = Namer(scope.locals | set(scope.free))
     normalizer = Normalizer(parsed, scope, namer)
     normalized = normalizer.function(copy.deepcopy(parsed.node))
@@ -76,6 +77,9 @@ def front(fn, signature, trace=False):
     if trace:
         snapshots["ssa"] = _source(ssa_fn)
     kinds = infer(ssa_fn, scope, signature, result_kind)
+    if updated:
+        copy_views(ssa_fn, updated, kinds, namer)
+        scope.locals |= set(namer.taken) & set(kinds)
     temps |= {v for v, user in info.origin.items() if user in temps}
     return Front(parsed, scope, namer, ssa_fn, info, kinds, temps, snapshots)
 
@@ -214,8 +218,9 @@ def derive_module(fn, mode, wrt, signature, session, trace=False):
         if trace:
             snapshots["reverse"] = _source(fwd) + "\n" + _source(bwd)
         bwd = simplify(bwd, rewritable(bwd) - {"saved"}, namespace, origin=origin)
+        copied = finish_updates(bwd)
         install_tapes(fwd, bwd, f.namer, d.loop_headers)
-        residuals = _residuals(fwd, bwd, params)
+        residuals = _residuals(fwd, bwd, params, copied)
         _finish_reverse(fwd, bwd, residuals)
         fwd = simplify(fwd, rewritable(fwd) - set(residuals), namespace, origin=origin)
         generated = [fwd, bwd]
@@ -239,7 +244,7 @@ def _absolute(parsed, line):
     return parsed.first_line + line - 1 if line else None
 
 
-def _residuals(fwd, bwd, params):
+def _residuals(fwd, bwd, params, copied=()):
     """Primal names the reverse sweep reads, in the order the forward sweep defines them."""
     ct_params = {a.id for a in bwd.args.args}
     bwd_local = {n.id for n in gast.walk(bwd) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
@@ -248,7 +253,7 @@ def _residuals(fwd, bwd, params):
     for n in gast.walk(fwd):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in order:
             order.append(n.id)
-    return [v for v in order if v in read and v not in ct_params and v not in bwd_local]
+    return [v for v in order if v in read and v not in ct_params and (v not in bwd_local or v in copied)]
 
 
 def _finish_reverse(fwd, bwd, residuals):

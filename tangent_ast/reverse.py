@@ -35,6 +35,42 @@ def _at(new, old):
     return new
 
 
+def _update_targets(stmt):
+    return [n.targets[0] for n in gast.walk(stmt)
+            if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Subscript)]
+
+
+def finish_updates(bwd):
+    """Restores of overwritten slots are needed only if the reverse sweep reads the
+    array; then it works on its own copy, so the caller's result is left alone and
+    the pullback can run again. Otherwise the restores go (and with them the saves)."""
+    restores = [n for n in gast.walk(bwd) if getattr(n, "restores", None)]
+    copied = set()
+    for array in sorted({r.restores for r in restores}):
+        reads = [n for n in gast.walk(bwd) if isinstance(n, gast.Name) and n.id == array
+                 and isinstance(n.ctx, gast.Load)]
+        in_restores = sum(1 for r in restores if r.restores == array)
+        if len(reads) == in_restores:
+            _drop_statements(bwd, {id(r) for r in restores if r.restores == array})
+        else:
+            at = 1 if bwd.body and isinstance(bwd.body[0], gast.Assign) and \
+                isinstance(bwd.body[0].value, gast.Name) and bwd.body[0].value.id == "saved" else 0
+            copy_call = gast.Call(func=gast.Attribute(value=name(array), attr="copy", ctx=gast.Load()),
+                                  args=[], keywords=[])
+            bwd.body.insert(at, assign(array, copy_call))
+            copied.add(array)
+    return copied
+
+
+def _drop_statements(node, ids):
+    for parent in gast.walk(node):
+        for field in ("body", "orelse"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list):
+                block[:] = [s for s in block if id(s) not in ids] or \
+                    ([gast.Pass()] if field == "body" and not isinstance(parent, gast.FunctionDef) else [])
+
+
 def _assigned(stmts):
     out = set()
     for s in stmts:
@@ -49,6 +85,8 @@ class Reverse:
         self.d = derivation
         self.ct_names = {}
         self.loops = []   # per enclosing reverse loop: {"outer": names, "buffers": {name: buffer}}
+        self.owned = set()  # arrays whose ct_ variable is an array this rule owns (updated in place)
+        self.old_values = {}  # id(update statement) -> name of the saved overwritten slot
 
     def ct(self, primal):
         if primal not in self.ct_names:
@@ -70,12 +108,82 @@ class Reverse:
                 new.body = self.forward_sweep(s.body)
                 new.loop_id = id(s)
                 out.append(new)
+            elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
+                out.extend(self.save_slot(s))
             elif isinstance(s, gast.Assign) and self.d.activity.active(s.targets[0].id) \
                     and self._user_call(s) is not None:
                 out.append(self._user_call(s)[0])
             else:
                 out.append(s)
         return out
+
+    def save_slot(self, s):
+        """Before ``a[i] = v``: save what it overwrites (``a_old = a[i]``)."""
+        target = s.targets[0]
+        array = target.value.id
+        if not self.d.activity.active(array):
+            return [s]
+        old = self.d.namer.fresh(f"{array}_old")
+        self.old_values[id(s)] = old
+        slot = gast.Subscript(value=name(array), slice=copy.deepcopy(target.slice), ctx=gast.Load())
+        if self.slot_kind(target).tag != "float":  # a slice is a view: keep a copy
+            slot = gast.Call(func=gast.Attribute(value=slot, attr="copy", ctx=gast.Load()), args=[], keywords=[])
+        return [_at(assign(old, slot), s), s]
+
+    def slot_kind(self, target):
+        from .kinds import _Inference
+        inference = _Inference(self.d.scope, self.d.kinds)
+        return inference.getitem(self.d.kind(target.value), target.slice)
+
+    def adjoint_update(self, s, pending, accumulated):
+        """``a[i] = v`` backwards: the slot's cotangent goes to ``v``, the slot's
+        cotangent is zeroed (its old value was overwritten), the old value is restored."""
+        target = s.targets[0]
+        array = target.value.id
+        if not self.d.activity.active(array):
+            return []
+        ct = self.ct(array)
+        out = self.own(array, pending, accumulated, s)
+        index = copy.deepcopy(target.slice)
+        if self.d.is_active(s.value):
+            slot = gast.Subscript(value=name(ct), slice=index, ctx=gast.Load())
+            if self.slot_kind(target).tag != "float":
+                slot = gast.Call(func=gast.Attribute(value=slot, attr="copy", ctx=gast.Load()),
+                                 args=[], keywords=[])
+            ct_value = self.d.namer.fresh(f"ct_{array}_slot")
+            out.append(_at(assign(ct_value, slot), s))
+            self.add_term(s.value.id, name(ct_value), pending)
+        zero = gast.Subscript(value=name(ct), slice=copy.deepcopy(target.slice), ctx=gast.Store())
+        out.append(_at(gast.Assign(targets=[zero], value=gast.Constant(0.0, None), type_comment=None), s))
+        # Terms still waiting to be added that read the array must see it before the restore.
+        for v in sorted(pending):
+            if any(isinstance(n, gast.Name) and n.id == array for t in pending[v] for n in gast.walk(t)):
+                out.extend(self.assign_sum(self.ct(v), self.take(v, pending, accumulated), s))
+                accumulated.add(v)
+        restore = gast.Subscript(value=name(array), slice=copy.deepcopy(target.slice), ctx=gast.Store())
+        restored = gast.Assign(targets=[restore], value=name(self.old_values[id(s)]), type_comment=None)
+        restored.restores = array
+        out.append(_at(restored, s))
+        accumulated.add(array)
+        return out
+
+    def own(self, array, pending, accumulated, at):
+        """Make ``ct_array`` an array this rule owns, so it may be updated in place."""
+        ct = self.ct(array)
+        terms = self.take(array, pending, accumulated)
+        if terms == [name(ct)] or (len(terms) == 1 and isinstance(terms[0], gast.Name) and terms[0].id == ct):
+            if array in self.owned:
+                return []
+            terms = [name(ct)]
+        self.owned.add(array)
+        if not terms:
+            return [_at(assign(ct, self.d.zero(array)), at)]
+        total = self.d.total(array, terms)
+        if not isinstance(total, (gast.BinOp, gast.UnaryOp)):
+            np_name = self.d.bind("np", __import__("numpy"))
+            total = gast.Call(func=gast.Attribute(value=name(np_name), attr="copy", ctx=gast.Load()),
+                              args=[total], keywords=[])
+        return [_at(assign(ct, total), at)]
 
     def _user_call(self, s):
         """For ``v = g(...)`` with g a user function and active arguments:
@@ -118,7 +226,9 @@ class Reverse:
         """
         out = []
         for s in reversed(stmts):
-            if isinstance(s, gast.Assign):
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
+                out.extend(self.adjoint_update(s, pending, accumulated))
+            elif isinstance(s, gast.Assign):
                 out.extend(self.adjoint(s, pending, accumulated))
             elif isinstance(s, gast.If):
                 out.extend(self.adjoint_if(s, pending, accumulated))
@@ -140,6 +250,8 @@ class Reverse:
         if len(terms) == 1 and isinstance(terms[0], gast.Name) and terms[0].id == ct:
             return []
         primal = next((v for v, c in self.ct_names.items() if c == ct), None)
+        if len(terms) == 1 and isinstance(terms[0], gast.Name):
+            self.owned.discard(primal)  # ct is now another name for someone else's array
         whole = assign(ct, self.d.total(primal, terms))
         if len(terms) == 1 or _length(whole) <= MAX_LINE:
             return [_at(whole, at)]
@@ -216,9 +328,13 @@ class Reverse:
         if x.id not in loop["outer"] or self.d.kind(x).tag != "array":
             return None
         self.d.rules_used.add("operator.getitem")
-        buffer = loop["buffers"].get(x.id)
-        if buffer is None:
-            buffer = loop["buffers"][x.id] = self.d.namer.fresh(f"ct_{x.id}_buffer")
+        if x.id in loop["updated"]:
+            # Its slots' cotangents are read in this loop: add into ct_x itself (owned).
+            buffer = self.ct(x.id)
+        else:
+            buffer = loop["buffers"].get(x.id)
+            if buffer is None:
+                buffer = loop["buffers"][x.id] = self.d.namer.fresh(f"ct_{x.id}_buffer")
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
         basic = all(isinstance(p, gast.Slice) or self.d.kind(p).tag == "int" for p in parts)
         if basic:  # basic indexing never repeats an element: += is exact
@@ -286,15 +402,19 @@ class Reverse:
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and self.d.activity.active(n.id)}
         carried = sorted(v for v in self.d.loop_headers.get(id(s), ()) if self.d.activity.active(v))
         outer = sorted(read - inside)
+        updated = {t.value.id for st in s.body for t in _update_targets(st)}
         out = []
         for v in carried + outer:
-            terms = self.take(v, pending, accumulated)
-            out.extend(self.assign_sum(self.ct(v), terms, s) if terms
-                       else [_at(assign(self.ct(v), self.d.zero(v)), s)])
+            if v in updated:  # updated in place each iteration: own its cotangent once, here
+                out.extend(self.own(v, pending, accumulated, s))
+            else:
+                terms = self.take(v, pending, accumulated)
+                out.extend(self.assign_sum(self.ct(v), terms, s) if terms
+                           else [_at(assign(self.ct(v), self.d.zero(v)), s)])
             accumulated.add(v)
         body_pending = {}
         body_acc = set(accumulated)
-        self.loops.append({"outer": set(outer), "buffers": {}})
+        self.loops.append({"outer": set(outer), "buffers": {}, "updated": updated})
         body = self.reverse_block(s.body, body_pending, body_acc)
         buffers = self.loops.pop()["buffers"]
         for v in outer:

@@ -1154,3 +1154,30 @@ def compress_vjp(ct, condition, a, axis=None):
 def extract_vjp(ct, condition, arr):
     """Cotangent of ``arr`` for ``np.extract(condition, arr)``."""
     return gather_vjp(ct, arr, lambda i: np.extract(condition, i))
+
+
+def nanvar_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """Tangent of ``np.nanvar``: the variance's, over the non-NaN elements."""
+    ok = _not_nan(x)
+    centered = np.where(ok, x - np.nanmean(x, axis=axis, keepdims=True), 0.0)
+    count = np.sum(ok, axis=_axes(axis, np.ndim(x)), keepdims=keepdims)
+    t = 2 * np.sum(centered * np.where(ok, dx, 0.0), axis=_axes(axis, np.ndim(x)), keepdims=keepdims)
+    return _like(t / (count - ddof), ans)
+
+
+def nanvar_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.nanvar`` (zero where ``x`` is NaN)."""
+    ok = _not_nan(x)
+    centered = np.where(ok, x - np.nanmean(x, axis=axis, keepdims=True), 0.0)
+    count = np.sum(ok, axis=_axes(axis, np.ndim(x)), keepdims=True)
+    return _like(2 * centered * _keep(ct, x, axis, keepdims) / (count - ddof), x)
+
+
+def nanstd_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """Tangent of ``np.nanstd``: the variance's over ``2 * std``."""
+    return nanvar_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims) / (2 * ans)
+
+
+def nanstd_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.nanstd``."""
+    return nanvar_vjp(ct / (2 * np.asarray(ans)), ans, x, axis, ddof=ddof, keepdims=keepdims)

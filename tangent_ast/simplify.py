@@ -33,11 +33,19 @@ def _names_loaded(node):
 
 
 def _stores(stmts):
+    """How often each name is written: bound, or updated in place (``a[i] = v`` writes ``a``).
+
+    Counting updates as writes is what keeps every rewrite here from moving a read
+    of an array past an in-place update of it."""
     counts = {}
     for s in stmts:
         for n in gast.walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
                 counts[n.id] = counts.get(n.id, 0) + 1
+            elif isinstance(n, (gast.Assign, gast.AugAssign)):
+                for t in (n.targets if isinstance(n, gast.Assign) else [n.target]):
+                    if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                        counts[t.value.id] = counts.get(t.value.id, 0) + 1
     return counts
 
 

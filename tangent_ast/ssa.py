@@ -59,6 +59,7 @@ def _copy(target, source, at):
 
 
 def _stored(stmts):
+    """Names (re)bound in ``stmts``; an in-place update ``a[i] = v`` binds none."""
     return {n.id for s in stmts for n in gast.walk(s)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
@@ -107,7 +108,13 @@ class _SSA:
     def block(self, stmts, env):
         out = []
         for s in stmts:
-            if isinstance(s, gast.Assign):
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
+                s.value = _Rename(env).visit(s.value)
+                target = s.targets[0]
+                target.slice = _Rename(env).visit(target.slice)
+                target.value.id = env.get(target.value.id, target.value.id)
+                out.append(s)  # an in-place update: the array keeps its name
+            elif isinstance(s, gast.Assign):
                 s.value = _Rename(env).visit(s.value)
                 target = s.targets[0]
                 new = self.define(target.id)

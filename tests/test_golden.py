@@ -142,3 +142,54 @@ def test_forward_rule_of_a_loop_reads_like_the_loop():
                 ds = ds + dx * i * x ** (i - 1) / t
             return s, ds
         """)
+
+
+def test_reverse_rule_of_a_loop_filling_a_preallocated_array():
+    """Save the old slot and write; backwards: read the slot's cotangent, zero it, restore."""
+    from .corpus import language
+    source = ta.derive(language.fill_preallocated, "reverse", args=(language.V,)).source
+    assert body(source) == textwrap.dedent("""\
+        def fill_preallocated_fwd(x):
+            out_old_tape = []
+            t_tape = []
+            out = np.zeros(len(x))
+            for i in range(len(x)):
+                t = x[i]
+                out_old = out[i]
+                out[i] = np.sin(t) * 2.0
+                out_old_tape.append(out_old)
+                t_tape.append(t)
+            t_2 = out * out
+            out_1 = np.sum(t_2)
+            return out_1, (x, out_old_tape, t_tape, out, t_2)
+
+
+        def fill_preallocated_bwd(saved, ct_out_1):
+            x, out_old_tape, t_tape, out, t_2 = saved
+            out = out.copy()
+            ct_t_2 = np.full_like(t_2, ct_out_1)
+            ct_out = ct_t_2 * out + ct_t_2 * out
+            ct_x = np.zeros_like(x)
+            ct_x_buffer = np.zeros_like(x)
+            for k in reversed(range(len(out_old_tape))):
+                out_old = out_old_tape[k]
+                t = t_tape[k]
+                i = k
+                ct_t_1 = ct_out[i]
+                ct_out[i] = 0.0
+                out[i] = out_old
+                ct_t = ct_t_1 * 2.0 * np.cos(t)
+                ct_x_buffer[i] += ct_t
+            ct_x = ct_x + ct_x_buffer
+            return ct_x
+        """)
+
+
+def test_in_place_updates_of_arguments_and_aliases_are_refused():
+    import pytest
+    from tangent_ast.errors import UnsupportedSyntaxError
+    from .corpus import bad
+    with pytest.raises(UnsupportedSyntaxError, match="updating the argument 'x' in place"):
+        ta.derive(bad.updates_argument)
+    with pytest.raises(UnsupportedSyntaxError, match="a second name for 'a'"):
+        ta.derive(bad.aliases_updated_array)

@@ -7,7 +7,7 @@ Elementwise functions are given by their derivative, ``y = f(x)`` with
 import numpy as np
 
 from .. import runtime
-from ..kinds import matmul_kind, reduction_kind, transpose_kind
+from ..kinds import constructor_kind, matmul_kind, reduction_kind, transpose_kind
 from .registry import (broadcasting, def_linear, defjvp, defvjp, elementwise,
                        nondifferentiable, primitive, specialize)
 
@@ -124,6 +124,8 @@ for _fn in (np.sum, np.mean, np.ndarray.sum, np.ndarray.mean):
     primitive(_fn).kind = reduction_kind
 for _fn in (np.dot, np.matmul, np.ndarray.dot):
     primitive(_fn).kind = matmul_kind
+for _fn in (np.zeros, np.ones, np.empty):
+    primitive(_fn).kind = constructor_kind
 for _fn in (np.transpose, np.ndarray.transpose, (np.ndarray, "T")):
     primitive(_fn).kind = transpose_kind
 
@@ -331,7 +333,11 @@ for _fn in (np.nanmax, np.nanmin):
     defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.extremum_vjp(ct, ans, x, *args, **kw))
 defjvp(np.nanprod, lambda dx, ans, x, *args, **kw: runtime.nanprod_jvp(dx, ans, x, *args, **kw))
 defvjp(np.nanprod, lambda ct, ans, x, *args, **kw: runtime.nanprod_vjp(ct, ans, x, *args, **kw))
-for _fn in (np.nansum, np.nanmean, np.nanmax, np.nanmin, np.nanprod):
+defjvp(np.nanvar, lambda dx, ans, x, *args, **kw: runtime.nanvar_jvp(dx, ans, x, *args, **kw))
+defvjp(np.nanvar, lambda ct, ans, x, *args, **kw: runtime.nanvar_vjp(ct, ans, x, *args, **kw))
+defjvp(np.nanstd, lambda dx, ans, x, *args, **kw: runtime.nanstd_jvp(dx, ans, x, *args, **kw))
+defvjp(np.nanstd, lambda ct, ans, x, *args, **kw: runtime.nanstd_vjp(ct, ans, x, *args, **kw))
+for _fn in (np.nansum, np.nanmean, np.nanmax, np.nanmin, np.nanprod, np.nanvar, np.nanstd):
     primitive(_fn).kind = reduction_kind
 
 # --- order statistics (linear interpolation; no derivative in q) ----------------------
@@ -372,12 +378,12 @@ defvjp(np.interp,
 defjvp(np.convolve, lambda da, ans, a, v, mode="full": np.convolve(da, v, mode),
                     lambda dv, ans, a, v, mode="full": np.convolve(a, dv, mode))
 defvjp(np.convolve, lambda ct, ans, a, v, mode="full": runtime.convolve_vjp(ct, a, v, mode),
-                    lambda ct, ans, a, v, mode="full": runtime.convolve_vjp(ct, a, v, mode, True))
+                    lambda ct, ans, a, v, mode="full": runtime.convolve_vjp(ct, a, v, mode, of_v=True))
 # correlate of real arrays (complex ones would need conjugates)
 defjvp(np.correlate, lambda da, ans, a, v, mode="valid": np.correlate(da, v, mode),
                      lambda dv, ans, a, v, mode="valid": np.correlate(a, dv, mode))
 defvjp(np.correlate, lambda ct, ans, a, v, mode="valid": runtime.correlate_vjp(ct, a, v, mode),
-                     lambda ct, ans, a, v, mode="valid": runtime.correlate_vjp(ct, a, v, mode, True))
+                     lambda ct, ans, a, v, mode="valid": runtime.correlate_vjp(ct, a, v, mode, of_v=True))
 defjvp(np.polyval, lambda dp, ans, p, x: np.polyval(dp, x),
                    lambda dx, ans, p, x: dx * runtime.polyval_slope(p, x))
 defvjp(np.polyval, lambda ct, ans, p, x: runtime.polyval_vjp_p(ct, p, x),
@@ -388,13 +394,13 @@ defjvp(np.linspace,
        lambda d, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0: np.linspace(np.zeros_like(start, dtype=float), d, num, endpoint, axis=axis))
 defvjp(np.linspace,
        lambda ct, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0: runtime.linspace_vjp(ct, start, stop, num, endpoint, axis),
-       lambda ct, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0: runtime.linspace_vjp(ct, start, stop, num, endpoint, axis, True))
+       lambda ct, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0: runtime.linspace_vjp(ct, start, stop, num, endpoint, axis, of_stop=True))
 defjvp(np.logspace,
        lambda d, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0: ans * np.log(base) * np.linspace(d, np.zeros_like(stop, dtype=float), num, endpoint, axis=axis),
        lambda d, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0: ans * np.log(base) * np.linspace(np.zeros_like(start, dtype=float), d, num, endpoint, axis=axis))
 defvjp(np.logspace,
        lambda ct, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0: runtime.linspace_vjp(ct * ans * np.log(base), start, stop, num, endpoint, axis),
-       lambda ct, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0: runtime.linspace_vjp(ct * ans * np.log(base), start, stop, num, endpoint, axis, True))
+       lambda ct, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0: runtime.linspace_vjp(ct * ans * np.log(base), start, stop, num, endpoint, axis, of_stop=True))
 
 # --- selections and rearrangements: linear ---------------------------------------------
 defjvp(np.ediff1d, lambda dx, ans, ary, to_end=None, to_begin=None: runtime.ediff1d_jvp(dx, ary, to_end, to_begin))
@@ -402,7 +408,7 @@ defvjp(np.ediff1d, lambda ct, ans, ary, to_end=None, to_begin=None: runtime.edif
 defjvp(np.append, lambda d, ans, arr, values, axis=None: np.append(d, np.zeros_like(values, dtype=float), axis),
                   lambda d, ans, arr, values, axis=None: np.append(np.zeros_like(arr, dtype=float), d, axis))
 defvjp(np.append, lambda ct, ans, arr, values, axis=None: runtime.append_vjp(ct, arr, values, axis),
-                  lambda ct, ans, arr, values, axis=None: runtime.append_vjp(ct, arr, values, axis, True))
+                  lambda ct, ans, arr, values, axis=None: runtime.append_vjp(ct, arr, values, axis, of_values=True))
 def_linear(np.delete, np.resize, np.diagflat, np.rollaxis, np.ndarray.take, np.ndarray.compress)
 defvjp(np.delete, lambda ct, ans, arr, obj, axis=None: runtime.gather_vjp(ct, arr, np.delete, obj, axis), None)
 defvjp(np.resize, lambda ct, ans, a, new_shape: runtime.gather_vjp(ct, a, np.resize, new_shape))

@@ -49,3 +49,15 @@ def vector_output(x):
 exec_namespace = {}
 exec("def from_string(x):\n    return x * 2\n", exec_namespace)
 from_string = exec_namespace["from_string"]
+
+
+def updates_argument(x):
+    x[0] = 1.0
+    return np.sum(x)
+
+
+def aliases_updated_array(x):
+    a = np.zeros(3)
+    b = a
+    a[0] = x
+    return np.sum(b)

@@ -113,3 +113,60 @@ CASES = [
     Case(keyword_call, (0.8,)),
     Case(keyword_call_active, (0.8, 1.7)),
 ]
+
+
+def fill_preallocated(x):
+    out = np.zeros(len(x))
+    for i in range(len(x)):
+        out[i] = np.sin(x[i]) * 2.0
+    return np.sum(out * out)
+
+
+def rnn_into_array(x, w):
+    h = np.zeros(len(x) + 1)
+    for t in range(len(x)):
+        h[t + 1] = np.tanh(w * h[t] + x[t])
+    return np.sum(h ** 2)
+
+
+def update_slices(x):
+    y = np.zeros(3)
+    y[0] = x
+    y[1:] += x * 2.0
+    y[2] *= x
+    return np.sum(y * y)
+
+
+def update_rows(A, v):
+    B = np.zeros((3, 3))
+    for i in range(3):
+        B[i] = A[i] * v[i]
+    B[:, 0] -= v
+    return np.sum(B @ B)
+
+
+def update_copy_of_argument(x):
+    y = x.copy()
+    y[0] = y[0] * 3.0
+    y[1:] = np.sin(y[1:])
+    return np.sum(y * x)
+
+
+def update_in_branch(x, flag):
+    y = np.zeros(2)
+    if flag > 0:
+        y[0] = x * x
+    else:
+        y[1] = x
+    return np.sum(y) + y[0] * 2.0
+
+
+CASES += [
+    Case(fill_preallocated, (V,)),
+    Case(rnn_into_array, (V, 0.7)),
+    Case(update_slices, (0.7,)),
+    Case(update_rows, (W.T @ W, V)),
+    Case(update_copy_of_argument, (V,)),
+    Case(update_in_branch, (0.6, 1)),
+    Case(update_in_branch, (0.6, -1)),
+]
