@@ -148,6 +148,8 @@ class Derivation:
                 t = gast.Constant(0.0, None) if kind.tag == "float" else \
                     _call(self.bind("runtime", runtime), "zero_tangent", [copy.deepcopy(a)])
             elts.append(t)
+        if site.fn.kind == "dict":
+            return gast.Dict(keys=[gast.Constant(k, None) for k in site.fn.keys], values=elts)
         return (gast.Tuple if site.fn.kind == "tuple" else gast.List)(elts=elts, ctx=gast.Load())
 
     def contributions(self, node, site, target, leading):

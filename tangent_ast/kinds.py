@@ -34,14 +34,14 @@ class Kind:
     def differentiable(self):
         if self.tag in ("float", "complex", "unknown"):
             return True
-        if self.tag in ("tuple", "list", "record"):
+        if self.tag in ("tuple", "list", "dict", "record"):
             return self.elements is None or any(e.differentiable for e in self.elements)
         return self.tag == "array" and self.dtype in ("f", "c", None)
 
     @property
     def container(self):
-        """Tuples, lists and records: their tangents add field by field."""
-        return self.tag in ("tuple", "list", "record")
+        """Tuples, lists, dicts and records: their tangents add field by field."""
+        return self.tag in ("tuple", "list", "dict", "record")
 
     @property
     def scalar(self):
@@ -55,6 +55,8 @@ class Kind:
     def __str__(self):
         if self.tag == "array":
             return f"array{self.ndim}{self.dtype}"
+        if self.tag == "dict" and self.elements is not None:
+            return "dict(" + ",".join(f"{k}={e}" for k, e in zip(self.fields, self.elements, strict=True)) + ")"
         if self.elements is not None:
             name = self.cls.__name__ if self.cls is not None else self.tag
             return f"{name}({','.join(str(e) for e in self.elements)})"
@@ -90,6 +92,8 @@ def kind_of(value):
     if isinstance(value, (tuple, list)):
         return Kind("tuple" if isinstance(value, tuple) else "list",
                     elements=tuple(kind_of(v) for v in value))
+    if isinstance(value, dict) and all(isinstance(k, (str, int)) for k in value):
+        return Kind("dict", elements=tuple(kind_of(v) for v in value.values()), fields=tuple(value))
     return Kind("object")
 
 
@@ -163,6 +167,10 @@ def _is_user_function(fn):
 
 
 def _item_kind(base, index):
+    if base.tag == "dict":
+        if isinstance(index, gast.Constant) and base.fields is not None and index.value in base.fields:
+            return base.elements[base.fields.index(index.value)]
+        return UNKNOWN
     if isinstance(index, gast.Constant) and isinstance(index.value, int):
         try:
             return base.elements[index.value]
@@ -206,7 +214,7 @@ class _Inference:
         fn = site.fn
         from .resolve import Pack
         if isinstance(fn, Pack):
-            return Kind(fn.kind, elements=tuple(args))
+            return Kind(fn.kind, elements=tuple(args), fields=fn.keys)
         if fn is getattr and args[0].tag == "record" and args[0].fields is not None:
             attr = site.args[1].value
             if attr in args[0].fields:

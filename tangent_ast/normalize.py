@@ -64,7 +64,6 @@ _UNSUPPORTED = {
     gast.SetComp: ("a set comprehension", "write the loop out"),
     gast.DictComp: ("a dict comprehension", "write the loop out"),
     gast.GeneratorExp: ("a generator expression", "write the loop out, or use a NumPy expression"),
-    gast.Dict: ("a dict literal", "pass the values as separate arguments"),
     gast.Set: ("a set literal", _MOVE_OUT),
     gast.Starred: ("starred arguments (*args)", "pass the arguments one by one"),
 }
@@ -512,6 +511,16 @@ class Normalizer:
                 pre += more
                 elts.append(a)
             return pre, type(expr)(elts=elts, ctx=gast.Load())
+        if isinstance(expr, gast.Dict):
+            if not all(isinstance(k, gast.Constant) and isinstance(k.value, (str, int)) for k in expr.keys):
+                raise unsupported(self.parsed, expr, "a dict literal whose keys are not constants",
+                                  "use constant string or int keys")
+            pre, values = [], []
+            for v in expr.values:
+                more, a = self.atom(v, at)
+                pre += more
+                values.append(a)
+            return pre, gast.Dict(keys=[copy.deepcopy(k) for k in expr.keys], values=values)
         if isinstance(expr, gast.JoinedStr):
             return [], expr
         raise unsupported(self.parsed, expr)

@@ -62,8 +62,9 @@ class Scope:
 class Pack:
     """The operation of building a container from its elements: ``(a, b)``, ``[a, b]``."""
 
-    def __init__(self, kind):
+    def __init__(self, kind, keys=None):
         self.kind = kind
+        self.keys = keys        # a dict literal's keys, in order
         self.__qualname__ = self.__name__ = f"{kind} literal"
         self.__module__ = "builtins"
 
@@ -143,6 +144,8 @@ def callee(expr, scope, kind_of):
         return CallSite(operator.getitem, None, [expr.value, expr.slice], [])
     if isinstance(expr, (gast.Tuple, gast.List)) and not all(isinstance(e, gast.Constant) for e in expr.elts):
         return CallSite(TUPLE_PACK if isinstance(expr, gast.Tuple) else LIST_PACK, None, list(expr.elts), [])
+    if isinstance(expr, gast.Dict):
+        return CallSite(Pack("dict", tuple(k.value for k in expr.keys)), None, list(expr.values), [])
     if isinstance(expr, gast.Attribute) and not scope.is_global_chain(expr):
         receiver = kind_of(expr.value)
         if receiver is not None and receiver.tag in ("record", "object"):

@@ -304,9 +304,10 @@ class Reverse:
         buffered = self.buffered_getitem(s, site, ct)
         if buffered is not None:
             return out + buffered
-        if self.d.is_pack(site):  # (a, b): each element's cotangent is ct[i]
+        if self.d.is_pack(site):  # (a, b): each element's cotangent is ct[i]; {"k": a}: ct["k"]
+            keys = site.fn.keys or range(len(site.args))
             for i in self.d.active_args(site):
-                item = gast.Subscript(value=name(ct), slice=gast.Constant(i, None), ctx=gast.Load())
+                item = gast.Subscript(value=name(ct), slice=gast.Constant(keys[i], None), ctx=gast.Load())
                 self.add_term(site.args[i].id, item, pending)
             return out
         for i, expr in self.d.contributions(s, site, target, name(ct)):

@@ -125,7 +125,8 @@ def add_tangents(a, b):
     if isinstance(a, (tuple, list)):
         return TangentTuple(add_tangents(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
-        return {k: add_tangents(a.get(k), b.get(k)) for k in a.keys() | b.keys()}
+        keys = list(a) + [k for k in b if k not in a]  # keep the primal's order
+        return {k: add_tangents(a.get(k), b.get(k)) for k in keys}
     if isinstance(a, types.SimpleNamespace):
         return Tangent(**{k: add_tangents(getattr(a, k), getattr(b, k, None)) for k in vars(a)})
     return a + b
@@ -190,6 +191,10 @@ def getitem_vjp(ct, x, index):
         parts = list(zero_tangent(x))
         parts[index] = ct
         return _rebuild(x, parts) if _is_record(x) else TangentTuple(parts)
+    if isinstance(x, dict):
+        result = zero_tangent(x)
+        result[index] = ct
+        return result
     result = np.zeros(np.shape(x), dtype=np.result_type(ct, float))
     if _basic(index):
         result[index] = ct
@@ -701,8 +706,12 @@ def slogdet_jvp(dx, ans, x):
 
 
 def slogdet_vjp(ct, ans, x):
-    """Cotangent of ``x`` for ``slogdet(x)``: ``ct[1] x^-T`` (``ct`` indexed like the result)."""
-    return np.asarray(ct[1])[..., None, None] * _T(np.linalg.inv(x))
+    """Cotangent of ``x`` for ``slogdet(x)``: ``ct[1] x^-T`` (``ct`` indexed like the result;
+    the sign has no cotangent, and a missing one for ``logabsdet`` is zero)."""
+    ct_log = None if ct is None else ct[1]
+    if ct_log is None:
+        return np.zeros(np.shape(x), dtype=np.result_type(x, float))
+    return np.asarray(ct_log)[..., None, None] * _T(np.linalg.inv(x))
 
 
 def eigvalsh_jvp(dx, ans, x, UPLO="L"):
@@ -1181,3 +1190,290 @@ def nanstd_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=Fal
 def nanstd_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """Cotangent of ``x`` for ``np.nanstd``."""
     return nanvar_vjp(ct / (2 * np.asarray(ans)), ans, x, axis, ddof=ddof, keepdims=keepdims)
+
+
+# ---------------------------------------------------------------------------
+# Issue 7: functions taking a container of arrays, and functions returning a
+# tuple. A cotangent of a list argument is a ``TangentTuple`` of the elements'
+# cotangents; a cotangent arriving at a tuple result holds one cotangent per
+# entry, ``None`` for an entry that carries none (a zero).
+
+def _leaf_like(g, x):
+    """Cotangent ``g`` shaped like the element ``x`` (a float for a Python scalar; None for an int)."""
+    if isinstance(x, (bool, np.bool_, int, np.integer, str)) or x is None:
+        return None
+    if isinstance(x, np.ndarray) and x.dtype.kind not in "fc":
+        return np.reshape(g, np.shape(x))
+    return _like(np.reshape(g, np.shape(x)), x)
+
+
+def _index_leaves(xs, start=0):
+    """``xs`` (nested lists/tuples of arrays and scalars) with each element replaced by its
+    flat positions in one numbering of all elements; also the next free position."""
+    if isinstance(xs, (list, tuple)) and not isinstance(xs, np.ndarray):
+        parts = []
+        for x in xs:
+            part, start = _index_leaves(x, start)
+            parts.append(part)
+        return (parts if isinstance(xs, list) else tuple(parts)), start
+    n = int(np.size(xs))
+    return np.arange(start, start + n).reshape(np.shape(xs)), start + n
+
+
+def _split_leaves(flat, xs, start=0):
+    """The pieces of the flat cotangent ``flat`` belonging to the elements of ``xs``, nested
+    like ``xs`` as ``TangentTuple``s; also the next position."""
+    if isinstance(xs, (list, tuple)) and not isinstance(xs, np.ndarray):
+        parts = []
+        for x in xs:
+            part, start = _split_leaves(flat, x, start)
+            parts.append(part)
+        return TangentTuple(parts), start
+    n = int(np.size(xs))
+    return _leaf_like(flat[start:start + n], xs), start + n
+
+
+def gather_list_vjp(ct, xs, fn, *args, **kwargs):
+    """Cotangents of the elements of ``xs`` for ``fn(xs, *args, **kwargs)``, a function that
+    only places (or repeats) the elements' entries (``block``, ``stack``, ``hstack``, ...).
+
+    ``fn`` is applied to the elements' flat positions to find where each result entry
+    came from; ``ct`` is summed back onto those. The result is a ``TangentTuple`` nested
+    like ``xs``.
+    """
+    index, total = _index_leaves(xs)
+    where = np.asarray(fn(index, *args, **kwargs))
+    flat = np.bincount(np.ravel(where), weights=np.ravel(np.asarray(ct, dtype=float)), minlength=total)
+    return _split_leaves(flat, xs)[0]
+
+
+def concatenate_vjp(ct, xs, axis=0, out=None, dtype=None, casting="same_kind"):
+    """Cotangents of the arrays ``xs`` for ``np.concatenate(xs, axis)``: ``ct`` split back."""
+    if axis is None:
+        flat = np.ravel(ct)
+        bounds = np.cumsum([np.size(x) for x in xs])[:-1]
+        return TangentTuple(_leaf_like(p, x) for p, x in zip(np.split(flat, bounds), xs, strict=True))
+    bounds = np.cumsum([np.shape(x)[axis] for x in xs])[:-1]
+    return TangentTuple(_leaf_like(p, x) for p, x in zip(np.split(ct, bounds, axis=axis), xs, strict=True))
+
+
+def stack_vjp(ct, xs, axis=0, out=None, dtype=None, casting="same_kind"):
+    """Cotangents of the arrays ``xs`` for ``np.stack(xs, axis)``: the slices of ``ct``."""
+    return TangentTuple(_leaf_like(p, x) for p, x in zip(np.unstack(np.asarray(ct), axis=axis), xs, strict=True))
+
+
+def array_vjp(ct, x, *args, **kwargs):
+    """Cotangent of ``x`` for ``np.array(x)``/``np.asarray(x)``: ``ct`` itself for an array,
+    its entries (as a ``TangentTuple``) for a list of arrays and numbers."""
+    if isinstance(x, (list, tuple)) and not _is_record(x):
+        return gather_list_vjp(ct, x, np.array)
+    return ct
+
+
+def _filled(cts, like):
+    """The cotangents ``cts`` with ``None`` (no cotangent) replaced by zeros shaped like ``like``."""
+    return [np.zeros(np.shape(a), dtype=np.result_type(a, float)) if c is None else c
+            for c, a in zip(cts, like, strict=True)]
+
+
+def split_vjp(ct, ans, axis=0):
+    """Cotangent of the array for ``np.split``/``np.array_split`` (and ``h/v/dsplit`` with
+    their axis): the pieces' cotangents joined back."""
+    return np.concatenate(_filled(ct, ans), axis=axis)
+
+
+def split_axis(ary, default):
+    """The axis ``hsplit`` (1, or 0 for a vector) splits along; ``default`` for the others."""
+    return 0 if default == 1 and np.ndim(ary) == 1 else default
+
+
+def unstack_vjp(ct, ans, axis=0):
+    """Cotangent of ``x`` for ``np.unstack(x, axis)``: the slices' cotangents stacked."""
+    return np.stack(_filled(ct, ans), axis=axis)
+
+
+def _promote_chain(xs):
+    """The factors of ``multi_dot`` as matrices: a leading vector as a row, a trailing one as a column."""
+    mats = [np.asarray(x, dtype=np.result_type(x, float)) for x in xs]
+    if mats[0].ndim == 1:
+        mats[0] = mats[0][None, :]
+    if mats[-1].ndim == 1:
+        mats[-1] = mats[-1][:, None]
+    return mats
+
+
+def _chain(mats, n):
+    """The product of ``mats`` (identity of size ``n`` when empty)."""
+    if not mats:
+        return np.eye(n)
+    return mats[0] if len(mats) == 1 else np.linalg.multi_dot(mats)
+
+
+def multi_dot_jvp(dxs, ans, xs, out=None):
+    """Tangent of ``np.linalg.multi_dot(xs)``: the sum over factors of the product with one tangent."""
+    terms = []
+    for i, dx in enumerate(dxs):
+        if dx is not None:
+            parts = list(xs)
+            parts[i] = dx
+            terms.append(np.linalg.multi_dot(parts))
+    t = sum(terms[1:], terms[0]) if terms else np.zeros_like(ans, dtype=float)
+    return _like(t, ans)
+
+
+def multi_dot_vjp(ct, ans, xs, out=None):
+    """Cotangents of the factors of ``np.linalg.multi_dot(xs)``: ``left^T ct right^T`` each."""
+    mats = _promote_chain(xs)
+    c = np.reshape(np.asarray(ct, dtype=float), (mats[0].shape[0], mats[-1].shape[1]))
+    cts = []
+    for i, x in enumerate(xs):
+        left = _chain(mats[:i], mats[i].shape[0])
+        right = _chain(mats[i + 1:], mats[i].shape[1])
+        cts.append(_leaf_like(left.T @ c @ right.T, x))
+    return TangentTuple(cts)
+
+
+def _tuple_like(ans, values):
+    """``values`` in the tuple class of the result ``ans`` (a NumPy result namedtuple)."""
+    if isinstance(ans, tuple) and hasattr(type(ans), "_fields"):
+        return type(ans)(*values)
+    return tuple(values)
+
+
+def _parts(ct, n):
+    """The ``n`` entries of a tuple cotangent, ``None`` for each entry when ``ct`` is ``None``."""
+    return (None,) * n if ct is None else tuple(ct)
+
+
+def _from_triangle(dx, UPLO):
+    """The symmetric matrix built from the triangle of ``dx`` that ``eigh``/``eigvalsh`` read."""
+    return _symmetric_from_lower(dx) if UPLO == "L" else _T(_symmetric_from_lower(_T(dx)))
+
+
+def _onto_triangle(g, UPLO):
+    """The adjoint of :func:`_from_triangle`: ``g`` gathered onto the triangle read."""
+    lower = np.tril(g + _T(g)) - np.eye(g.shape[-1]) * g
+    return lower if UPLO == "L" else _T(lower)
+
+
+def _gap_inverse(w):
+    """``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it (distinct ``w``)."""
+    diff = w[..., None, :] - w[..., :, None]
+    eye = np.eye(w.shape[-1], dtype=bool)
+    return np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, diff))
+
+
+def eigh_jvp(dx, ans, x, UPLO="L"):
+    """Tangents ``(dw, dv)`` of ``eigh(x)`` (distinct eigenvalues): ``dw = diag(V^T dA V)``,
+    ``dv = V (F o V^T dA V)`` with ``dA`` the symmetric matrix of the triangle read."""
+    w, v = ans
+    p = _T(v) @ _from_triangle(dx, UPLO) @ v
+    dw = np.diagonal(p, axis1=-2, axis2=-1).copy()
+    dv = v @ (_gap_inverse(w) * p)
+    return _tuple_like(ans, (dw, dv))
+
+
+def eigh_vjp(ct, ans, x, UPLO="L"):
+    """Cotangent of ``x`` for ``eigh(x)``: ``V (diag(ct_w) + F o V^T ct_v) V^T`` on the triangle read."""
+    w, v = ans
+    ct_w, ct_v = _parts(ct, 2)
+    inner = np.zeros(np.shape(x), dtype=np.result_type(x, float))
+    if ct_w is not None:
+        inner = inner + np.asarray(ct_w)[..., None, :] * np.eye(w.shape[-1])
+    if ct_v is not None:
+        inner = inner + _gap_inverse(w) * (_T(v) @ ct_v)
+    return _onto_triangle(v @ inner @ _T(v), UPLO)
+
+
+def _check_svd(x, full_matrices, hermitian):
+    if hermitian:
+        raise NotImplementedError("svd derivatives support hermitian=False only")
+    m, n = np.shape(x)[-2:]
+    if full_matrices and m != n:
+        raise NotImplementedError("svd derivatives of a non-square matrix need full_matrices=False")
+
+
+def svd_jvp(dx, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
+    """Tangents of ``svd(x)`` (distinct non-zero singular values), after Townsend (2016)."""
+    _check_svd(x, full_matrices, hermitian)
+    if not compute_uv:
+        return svdvals_jvp(dx, ans, x)
+    u, s, vt = ans
+    v = _T(vt)
+    p = _T(u) @ dx @ v
+    ds = np.diagonal(p, axis1=-2, axis2=-1).copy()
+    f = _gap_inverse(s ** 2)
+    ps = p * s[..., None, :]                 # P S
+    sp = s[..., :, None] * p                 # S P
+    du = u @ (f * (ps + _T(ps))) + (dx @ v - u @ p) / s[..., None, :]
+    dv = v @ (f * (sp + _T(sp))) + (_T(dx) @ u - v @ _T(p)) / s[..., None, :]
+    return _tuple_like(ans, (du, ds, _T(dv)))
+
+
+def svd_vjp(ct, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
+    """Cotangent of ``x`` for ``svd(x)`` (distinct non-zero singular values)."""
+    _check_svd(x, full_matrices, hermitian)
+    if not compute_uv:
+        return svdvals_vjp(ct, ans, x)
+    u, s, vt = ans
+    v = _T(vt)
+    ct_u, ct_s, ct_vt = _parts(ct, 3)
+    f = _gap_inverse(s ** 2)
+    k = s.shape[-1]
+    inner = np.zeros(np.shape(s) + (k,))
+    g = np.zeros(np.shape(x), dtype=np.result_type(x, float))
+    if ct_s is not None:
+        inner = inner + np.asarray(ct_s)[..., None, :] * np.eye(k)
+    if ct_u is not None:
+        j = _T(u) @ ct_u
+        inner = inner + (f * (j - _T(j))) * s[..., None, :]
+        g = g + (ct_u - u @ j) / s[..., None, :] @ vt
+    if ct_vt is not None:
+        ct_v = _T(ct_vt)
+        j = _T(v) @ ct_v
+        inner = inner + s[..., :, None] * (f * (j - _T(j)))
+        g = g + u @ (_T(ct_v - v @ j) / s[..., :, None])
+    return g + u @ inner @ vt
+
+
+def _check_qr(x, mode):
+    m, n = np.shape(x)[-2:]
+    if mode not in ("reduced", "complete", "r"):
+        raise NotImplementedError(f"qr derivatives support modes 'reduced', 'complete' and 'r', not {mode!r}")
+    if m < n or (mode == "complete" and m != n):
+        raise NotImplementedError("qr derivatives need a tall or square matrix (and 'complete' only when square)")
+
+
+def _qr_parts(ans, x, mode):
+    if mode == "r":
+        q, r = np.linalg.qr(x)
+        return q, r
+    return ans
+
+
+def qr_jvp(dx, ans, x, mode="reduced"):
+    """Tangents ``(dq, dr)`` of ``qr(x)`` for a tall or square ``x`` of full rank."""
+    _check_qr(x, mode)
+    q, r = _qr_parts(ans, x, mode)
+    r_inv = np.linalg.inv(r)
+    c = _T(q) @ dx @ r_inv
+    low = np.tril(c, -1)
+    omega = low - _T(low)
+    dr = (c - omega) @ r
+    if mode == "r":
+        return dr
+    dq = q @ omega + (dx @ r_inv - q @ c)
+    return _tuple_like(ans, (dq, dr))
+
+
+def qr_vjp(ct, ans, x, mode="reduced"):
+    """Cotangent of ``x`` for ``qr(x)`` (tall or square, full rank)."""
+    _check_qr(x, mode)
+    q, r = _qr_parts(ans, x, mode)
+    ct_q, ct_r = (None, ct) if mode == "r" else _parts(ct, 2)
+    ct_q = np.zeros_like(q) if ct_q is None else np.asarray(ct_q)
+    ct_r = np.zeros_like(r) if ct_r is None else np.asarray(ct_r)
+    m = _T(q) @ ct_q - ct_r @ _T(r)
+    c_bar = ct_r @ _T(r) + np.tril(m - _T(m), -1)
+    g = q @ c_bar + (ct_q - q @ (_T(q) @ ct_q))
+    return g @ _T(np.linalg.inv(r))

@@ -42,12 +42,16 @@ def _fields(x):
         return [getattr(x, n) for n in record_fields(x)]
     if isinstance(x, (tuple, list)):
         return list(x)
+    if isinstance(x, dict):
+        return [x[k] for k in sorted(x, key=repr)]
     return None
 
 
 def _rebuild_like(x, parts):
     if is_record(x):
         return runtime._rebuild(x, parts)
+    if isinstance(x, dict):
+        return dict(zip(sorted(x, key=repr), parts, strict=True))
     return type(x)(parts) if isinstance(x, list) else tuple(parts)
 
 

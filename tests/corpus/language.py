@@ -170,3 +170,20 @@ CASES += [
     Case(update_in_branch, (0.6, 1)),
     Case(update_in_branch, (0.6, -1)),
 ]
+
+
+def dict_params(params, x):
+    h = np.tanh(params["W"] @ x + params["b"])
+    return np.sum(h * h) * params["scale"]
+
+
+def builds_dict(x, y):
+    d = {"a": x * y, "b": np.sin(x)}
+    return d["a"] + d["b"] * y
+
+
+CASES += [
+    Case(dict_params, ({"W": W, "b": np.array([0.1, -0.2]), "scale": 1.5}, V)),
+    Case(dict_params, ({"W": W, "b": np.array([0.1, -0.2]), "scale": 1.5}, V), wrt=(0,)),
+    Case(builds_dict, (0.4, 1.3)),
+]
