@@ -18,7 +18,10 @@ contains only
   inside a loop sets a flag and breaks, and the loop is followed by
   ``if flag: return``;
 * bare calls kept for their effect (``print(x)``), ``assert``, ``raise``;
-* exactly one ``return atom``, as the last statement.
+* exactly one ``return atom``, as the last statement;
+* no local functions: a nested ``def`` or ``g = lambda ...`` that is only called
+  is inlined at each call (its names renamed), so closures over the function's
+  variables differentiate like the rest of the code.
 
 Early returns become assignments to one result name; statements after an
 ``if`` that may return move into the branch that does not.
@@ -35,6 +38,7 @@ Early returns become assignments to one result name; statements after an
 
 import builtins
 import copy
+from dataclasses import dataclass
 
 import gast
 
@@ -116,7 +120,11 @@ class Normalizer:
 
     def function(self, node):
         check_supported(self.parsed)
-        body = [s for s in node.body if not _is_docstring(s)]
+        found = local_functions(node)
+        self.local = {fn_name: local for fn_name, (_, local) in found.items()}
+        self.inlining = []
+        definitions = {id(d) for d, _ in found.values()}
+        body = [s for s in node.body if not _is_docstring(s) and id(s) not in definitions]
         tail = body[-1] if body else None
         simple_return = (isinstance(tail, gast.Return) and isinstance(tail.value, gast.Name)
                          and not any(isinstance(n, gast.Return) for s in body[:-1] for n in gast.walk(s)))
@@ -477,6 +485,8 @@ class Normalizer:
             branch = _at(gast.If(test=test, body=body_pre + [assign(temp, body, at)],
                                  orelse=else_pre + [assign(temp, orelse, at)]), at)
             return pre + [branch], name(temp)
+        if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id in self.local:
+            return self.inline(expr, at)
         if isinstance(expr, gast.Call):
             pre, func = self.callee(expr.func, at)
             args = []
@@ -524,6 +534,40 @@ class Normalizer:
         if isinstance(expr, gast.JoinedStr):
             return [], expr
         raise unsupported(self.parsed, expr)
+
+    def inline(self, call, at):
+        """``g(a)`` of a local function ``g``: its body, renamed, then its result."""
+        fn_name = call.func.id
+        if fn_name in self.inlining:
+            raise unsupported(self.parsed, call, f"the local function {fn_name!r} calling itself",
+                              "define a recursive helper at module level")
+        local = self.local[fn_name]
+        if call.keywords or len(call.args) != len(local.params) or \
+                any(isinstance(a, gast.Starred) for a in call.args):
+            raise unsupported(self.parsed, call, f"this call of the local function {fn_name!r}",
+                              "pass exactly its positional parameters")
+        pre = []
+        renames = {}
+        for param, arg in zip(local.params, call.args, strict=True):
+            more, atom = self.atom(arg, at)
+            pre += more
+            renames[param] = self.namer.fresh(param)
+            pre.append(assign(renames[param], atom, at))
+        body = copy.deepcopy(local.body)
+        result = copy.deepcopy(local.result)
+        for stored in sorted({n.id for b in body for n in gast.walk(b)
+                              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}):
+            renames.setdefault(stored, self.namer.fresh(stored))
+        for n in [n for b in body + [result] for n in gast.walk(b)]:
+            if isinstance(n, gast.Name) and n.id in renames:
+                n.id = renames[n.id]
+        self.inlining.append(fn_name)
+        try:
+            pre += self.block(body)
+            more, value = self.operation(result, at)
+        finally:
+            self.inlining.pop()
+        return pre + more, value
 
     def callee(self, func, at):
         if isinstance(func, gast.Name) or (isinstance(func, gast.Attribute) and self.scope.is_global_chain(func)):
@@ -717,11 +761,55 @@ def _fresh(value, scope):
     return any(obj is getattr(np, f, None) for f in FRESH)
 
 
+@dataclass
+class LocalFunction:
+    """A nested ``def`` or a ``lambda`` bound to a name, inlined where it is called."""
+
+    params: list
+    body: list          # statements before the return
+    result: object      # the returned expression
+
+
+def local_functions(node):
+    """The nested functions of ``node`` that can be inlined at their calls.
+
+    A nested ``def`` qualifies when its only ``return`` is its last statement and
+    it has plain positional parameters; ``g = lambda ...:`` always does. Either
+    must be bound once and only ever called (never passed around)."""
+    found = {}
+    for s in node.body:
+        if isinstance(s, gast.FunctionDef) and not s.decorator_list and _plain_params(s.args):
+            body = [b for b in s.body if not _is_docstring(b)]
+            returns = [n for n in gast.walk(s) if isinstance(n, gast.Return)]
+            if body and isinstance(body[-1], gast.Return) and len(returns) == 1 and body[-1].value is not None \
+                    and not any(isinstance(n, (gast.FunctionDef, gast.Lambda)) for b in body for n in gast.walk(b)):
+                found[s.name] = (s, LocalFunction([a.id for a in s.args.args], body[:-1], body[-1].value))
+        elif isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) \
+                and isinstance(s.value, gast.Lambda) and _plain_params(s.value.args):
+            found[s.targets[0].id] = (s, LocalFunction([a.id for a in s.value.args.args], [], s.value.body))
+    for fn_name in list(found):
+        uses = [n for n in gast.walk(node) if isinstance(n, gast.Name) and n.id == fn_name]
+        calls = [n for n in gast.walk(node) if isinstance(n, gast.Call) and isinstance(n.func, gast.Name)
+                 and n.func.id == fn_name]
+        stores = [n for n in uses if isinstance(n.ctx, gast.Store)]
+        loads = [n for n in uses if isinstance(n.ctx, gast.Load)]
+        if len(loads) != len(calls) or len(stores) > (1 if isinstance(found[fn_name][0], gast.Assign) else 0):
+            del found[fn_name]
+    return found
+
+
+def _plain_params(args):
+    return not (args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults)
+
+
 def check_supported(parsed):
     """Raise UnsupportedSyntaxError at the first construct outside what the stages handle."""
     node = parsed.node
+    inlined = {id(definition) for definition, _ in local_functions(node).values()}
+    inlined |= {id(d.value) for d, _ in local_functions(node).values() if isinstance(d, gast.Assign)}
     for n in gast.walk(node):
-        if n is not node and type(n) in _UNSUPPORTED and not isinstance(n, gast.Starred):
+        if n is not node and type(n) in _UNSUPPORTED and not isinstance(n, gast.Starred) \
+                and id(n) not in inlined:
             raise unsupported(parsed, n)
     args = node.args
     if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:

@@ -100,6 +100,11 @@ def assigned_names(node):
     for n in gast.walk(node):
         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
             names.add(n.id)
+        elif n is not node and isinstance(n, (gast.FunctionDef, gast.Lambda)):
+            # a local function (inlined by normalize): its name and parameters are local
+            names |= {a.id for a in n.args.args}
+            if isinstance(n, gast.FunctionDef):
+                names.add(n.name)
     return names
 
 

@@ -187,3 +187,35 @@ CASES += [
     Case(dict_params, ({"W": W, "b": np.array([0.1, -0.2]), "scale": 1.5}, V), wrt=(0,)),
     Case(builds_dict, (0.4, 1.3)),
 ]
+
+
+def with_lambda(x, y):
+    scale = x * 2.0
+    f = lambda t: np.sin(t) * scale
+    return f(y) + f(x * y)
+
+
+def with_nested_def(x, w):
+    def layer(v):
+        z = v * w
+        return np.tanh(z) + v
+
+    h = layer(x)
+    return np.sum(layer(h) ** 2)
+
+
+def nested_def_in_loop(x, n):
+    def step(s, i):
+        return s * 0.9 + x / (i + 1)
+
+    s = 0.0
+    for i in range(n):
+        s = step(s, i)
+    return s
+
+
+CASES += [
+    Case(with_lambda, (0.4, 1.3)),
+    Case(with_nested_def, (V, 0.7)),
+    Case(nested_def_in_loop, (0.6, 4)),
+]
