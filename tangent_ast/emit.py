@@ -266,11 +266,12 @@ def rule_source_hash():
         h.update(entry.name.encode())
         for table in (entry.jvps, entry.vjps):
             for argnum, rule in sorted(table.items()):
+                h.update(f"{argnum}:{type(rule).__name__}:".encode())
                 fn = getattr(rule, "fn", None)
-                try:
-                    h.update(inspect.getsource(fn).encode() if fn is not None else repr(rule).encode())
+                try:  # sources and names only: a repr would carry memory addresses
+                    h.update(inspect.getsource(fn).encode())
                 except (OSError, TypeError):
-                    h.update(repr(rule).encode())
+                    h.update(registry.qualified_name(fn).encode() if fn is not None else b"-")
     return h.hexdigest()[:16]
 
 
