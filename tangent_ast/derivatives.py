@@ -193,7 +193,7 @@ class Derivation:
 
     def unbroadcast(self, expr, arg, result):
         arg_kind, result_kind = self.kind(arg), self.kinds.get(result, UNKNOWN)
-        if _same_shape(arg_kind, result_kind):
+        if _same_shape(arg_kind, result_kind) or arg_kind.container or result_kind.container:
             return expr
         if arg_kind.scalar and result_kind.tag == "array":
             return _call(self.bind("np", np), "sum", [expr])
@@ -205,7 +205,7 @@ class Derivation:
         if entry is None or not entry.broadcasts:
             return expr
         result_kind = self.kinds.get(target, UNKNOWN)
-        if any(_same_shape(self.kind(site.args[i]), result_kind) for i in active):
+        if any(_same_shape(self.kind(site.args[i]), result_kind) for i in active) or result_kind.container:
             return expr
         if result_kind.tag == "float" or result_kind.scalar:
             return expr

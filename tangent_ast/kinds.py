@@ -166,6 +166,22 @@ def _is_user_function(fn):
     return inspect.isfunction(fn) and lookup(fn) is None
 
 
+def _sequence_kind(fn, kinds, atoms):
+    """``xs + ys`` (concatenation) and ``xs * n`` (repetition) of lists and tuples."""
+    first = kinds[0]
+    if first.tag not in ("list", "tuple"):
+        return UNKNOWN
+    if fn is operator.add:
+        second = kinds[1]
+        if second.tag == first.tag and first.elements is not None and second.elements is not None:
+            return Kind(first.tag, elements=first.elements + second.elements)
+        return Kind(first.tag)
+    times = atoms[1]
+    if isinstance(times, gast.Constant) and isinstance(times.value, int) and first.elements is not None:
+        return Kind(first.tag, elements=first.elements * times.value)
+    return Kind(first.tag)
+
+
 def _item_kind(base, index):
     if base.tag == "dict":
         if isinstance(index, gast.Constant) and base.fields is not None and index.value in base.fields:
@@ -234,6 +250,8 @@ class _Inference:
             return BOOL if all(a.scalar for a in args) else (
                 Kind("array", max(a.ndim or 0 for a in args if a.tag == "array"), "b")
                 if any(a.tag == "array" for a in args) else UNKNOWN)
+        if fn in (operator.add, operator.mul) and any(a.tag in ("list", "tuple") for a in args):
+            return _sequence_kind(fn, args, site.args)
         if fn is operator.matmul:
             return self.new_shape(matmul_kind(*args))
         if fn in _ARITHMETIC or (entry is not None and entry.broadcasts):
@@ -308,6 +326,8 @@ def join(a, b):
     if a.tag == b.tag and a.container and a.elements is not None and b.elements is not None \
             and len(a.elements) == len(b.elements) and a.cls is b.cls:
         return replace(a, elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements, strict=True)))
+    if a.tag == b.tag and a.tag in ("list", "tuple"):
+        return Kind(a.tag)  # a list that grows in a loop: a list, of elements not known
     numbers = {"bool": 0, "int": 1, "float": 2, "complex": 3}
     if a.tag in numbers and b.tag in numbers:
         return a if numbers[a.tag] >= numbers[b.tag] else b

@@ -174,6 +174,32 @@ class Normalizer:
             out.append(s)
         return out
 
+    def check_effect_only(self, s):
+        """A call kept only for its effect must not change a local value: that change
+        would be invisible to the derivative (a silent zero). print(x) is fine."""
+        call = s.value
+        if not isinstance(call, gast.Call):
+            return
+        func = call.func
+        locals_in_args = any(isinstance(n, gast.Name) and self.scope.is_local(n.id)
+                             for a in list(call.args) + [k.value for k in call.keywords] for n in gast.walk(a))
+        if isinstance(func, gast.Attribute) and not self.scope.is_global_chain(func):
+            raise unsupported(self.parsed, s, f"calling .{func.attr}() for its effect on a local value",
+                              "build the value functionally (e.g. collect into a NumPy array with "
+                              "a[i] = v, or xs = xs + [v]) and assign the result")
+        if any(kw.arg == "out" for kw in call.keywords):
+            raise unsupported(self.parsed, s, "out= (writing a result into an existing array)",
+                              "assign the result instead: y = np.add(y, x)")
+        target = self.scope.lookup(func)
+        import inspect
+        import numpy as np
+        in_place = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal}
+        if (target in in_place or type(target).__name__ == "ufunc" and getattr(func, "attr", "") == "at" or
+                inspect.isfunction(target) and locals_in_args):
+            raise unsupported(self.parsed, s, f"calling {getattr(target, '__name__', 'a function')} "
+                              "for its effect on a local value",
+                              "use its result: y = f(x), or update an array with a[i] = v")
+
     def returns_to_breaks(self, stmts, flag):
         """Inside a loop: ``return e`` -> ``<result> = e; flag = True; break``."""
         out = []
@@ -346,6 +372,7 @@ class Normalizer:
         if isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant):
                 return []
+            self.check_effect_only(s)
             pre, value = self.operation(s.value, s)
             return pre + [_at(gast.Expr(value=value), s)]
         if isinstance(s, gast.Pass):

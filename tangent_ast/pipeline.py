@@ -245,15 +245,35 @@ def _absolute(parsed, line):
 
 
 def _residuals(fwd, bwd, params, copied=()):
-    """Primal names the reverse sweep reads, in the order the forward sweep defines them."""
+    """Primal names the reverse sweep reads before it assigns them (a value restored
+    from a tape inside a loop may also be read, as its final value, before the loop),
+    in the order the forward sweep defines them."""
     ct_params = {a.id for a in bwd.args.args}
-    bwd_local = {n.id for n in gast.walk(bwd) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    read = {n.id for n in gast.walk(bwd) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    read_first = set()
+
+    def visit(stmts, assigned):
+        for s in stmts:
+            own = [getattr(s, f) for f in ("value", "test", "iter") if getattr(s, f, None) is not None]
+            if isinstance(s, gast.Assign):
+                own += [t.slice for t in s.targets if isinstance(t, gast.Subscript)]
+                own += [t.value for t in s.targets if isinstance(t, gast.Subscript)]
+            for expr in own:
+                read_first.update(n.id for n in gast.walk(expr) if isinstance(n, gast.Name)
+                                  and isinstance(n.ctx, gast.Load) and n.id not in assigned)
+            if isinstance(s, gast.Assign):
+                assigned = assigned | {n.id for t in s.targets for n in gast.walk(t)
+                                       if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+            for block in ("body", "orelse"):
+                if isinstance(getattr(s, block, None), list):
+                    inner = assigned | ({s.target.id} if isinstance(s, gast.For) and block == "body" else set())
+                    visit(getattr(s, block), inner)
+
+    visit(bwd.body, set())
     order = list(params)
     for n in gast.walk(fwd):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in order:
             order.append(n.id)
-    return [v for v in order if v in read and v not in ct_params and (v not in bwd_local or v in copied)]
+    return [v for v in order if (v in read_first or v in copied) and v not in ct_params]
 
 
 def _finish_reverse(fwd, bwd, residuals):

@@ -13,6 +13,12 @@ import numpy as np
 
 def unbroadcast(g, x):
     """Sum the cotangent ``g`` down to the shape of ``x`` (undo broadcasting)."""
+    if isinstance(x, (list, tuple)):
+        from .errors import TangentAstError
+        raise TangentAstError(
+            "a rule derived without example arguments met a list or tuple in + or *: "
+            "for containers that means concatenation or repetition, not arithmetic",
+            hint="derive with example arguments (derive(f, args=...), or grad/vjp) so kinds are known")
     shape = np.shape(x)
     if np.shape(g) == shape:
         return g
@@ -25,6 +31,22 @@ def unbroadcast(g, x):
     if not isinstance(x, np.ndarray):
         return g[()] if g.ndim == 0 else g
     return g
+
+
+def concat_tangent(t, x, y, first):
+    """Tangent contribution of one operand of ``x + y`` for lists/tuples (concatenation)."""
+    if first:
+        return TangentTuple(list(t) + list(zero_tangent(y)))
+    return TangentTuple(list(zero_tangent(x)) + list(t))
+
+
+def sequence_repeat_vjp(ct, x, times):
+    """Cotangent of ``x`` for ``x * times`` on a list/tuple (repetition): chunks added up."""
+    n = len(x)
+    total = TangentTuple(zero_tangent(x))
+    for k in range(times):
+        total = add_tangents(total, TangentTuple(ct[k * n:(k + 1) * n]))
+    return total
 
 
 def broadcast_like(t, x):
@@ -120,6 +142,8 @@ def add_tangents(a, b):
         return b
     if b is None:
         return a
+    if _is_record(a) and isinstance(b, tuple) and not _is_record(b):  # a record's fields by position
+        return _rebuild(a, [add_tangents(x, y) for x, y in zip(a, b, strict=True)])
     if _is_record(a):
         return _rebuild(a, [add_tangents(getattr(a, n), getattr(b, n)) for n in _record_fields(a)])
     if isinstance(a, (tuple, list)):
@@ -185,12 +209,19 @@ def _basic(index):
     return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice)) for p in parts)
 
 
+def _numpy_result(x):
+    """A tuple result of a NumPy function (``EighResult``, ``SVDResult``, ...): its
+    cotangent is a plain ``TangentTuple``, which adds elementwise even where the
+    transformer cannot tell the value is a container and sums cotangents with ``+``."""
+    return isinstance(x, tuple) and (getattr(type(x), "__module__", "") or "").startswith("numpy")
+
+
 def getitem_vjp(ct, x, index):
     """Cotangent of ``x`` for ``x[index]``: ``ct`` placed into zeros, summed where indices repeat."""
     if isinstance(x, (tuple, list)):
         parts = list(zero_tangent(x))
         parts[index] = ct
-        return _rebuild(x, parts) if _is_record(x) else TangentTuple(parts)
+        return _rebuild(x, parts) if _is_record(x) and not _numpy_result(x) else TangentTuple(parts)
     if isinstance(x, dict):
         result = zero_tangent(x)
         result[index] = ct
@@ -1385,17 +1416,17 @@ def eigh_vjp(ct, ans, x, UPLO="L"):
     return _onto_triangle(v @ inner @ _T(v), UPLO)
 
 
-def _check_svd(x, full_matrices, hermitian):
+def _check_svd(x, full_matrices, compute_uv, hermitian):
     if hermitian:
         raise NotImplementedError("svd derivatives support hermitian=False only")
     m, n = np.shape(x)[-2:]
-    if full_matrices and m != n:
+    if compute_uv and full_matrices and m != n:
         raise NotImplementedError("svd derivatives of a non-square matrix need full_matrices=False")
 
 
 def svd_jvp(dx, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
     """Tangents of ``svd(x)`` (distinct non-zero singular values), after Townsend (2016)."""
-    _check_svd(x, full_matrices, hermitian)
+    _check_svd(x, full_matrices, compute_uv, hermitian)
     if not compute_uv:
         return svdvals_jvp(dx, ans, x)
     u, s, vt = ans
@@ -1412,7 +1443,7 @@ def svd_jvp(dx, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
 
 def svd_vjp(ct, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
     """Cotangent of ``x`` for ``svd(x)`` (distinct non-zero singular values)."""
-    _check_svd(x, full_matrices, hermitian)
+    _check_svd(x, full_matrices, compute_uv, hermitian)
     if not compute_uv:
         return svdvals_vjp(ct, ans, x)
     u, s, vt = ans

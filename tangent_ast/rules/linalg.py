@@ -8,7 +8,8 @@ are helpers in :mod:`tangent_ast.runtime`.
 import numpy as np
 
 from .. import runtime
-from .registry import broadcasting, def_linear, defjvp, defvjp, nondifferentiable
+from ..kinds import FLOAT, UNKNOWN, Kind
+from .registry import broadcasting, def_linear, defjvp, defvjp, nondifferentiable, primitive
 
 defjvp(np.linalg.inv, lambda dx, ans, x: -(ans @ dx @ ans))
 defvjp(np.linalg.inv, lambda ct, ans, x: -(np.swapaxes(ans, -1, -2) @ ct @ np.swapaxes(ans, -1, -2)))
@@ -35,8 +36,8 @@ defvjp(np.linalg.pinv, lambda ct, ans, x, *args, **kw: runtime.pinv_vjp(ct, ans,
 
 nondifferentiable(np.linalg.matrix_rank)
 
-# slogdet returns (sign, logabsdet): the tangent is a pair; index the result (``slogdet(x)[1]``),
-# unpacking ``s, l = slogdet(x)`` is not supported by the transformer yet.
+# slogdet returns (sign, logabsdet): the tangent is a pair (the sign's is zero); the
+# cotangent arriving is a pair too (the sign's ignored, None is zero).
 defjvp(np.linalg.slogdet, lambda dx, ans, x: runtime.slogdet_jvp(dx, ans, x))
 defvjp(np.linalg.slogdet, lambda ct, ans, x: runtime.slogdet_vjp(ct, ans, x))
 
@@ -80,3 +81,38 @@ defjvp(np.linalg.vecdot, lambda dx, ans, x, y, axis=-1: np.linalg.vecdot(dx, y, 
                          lambda dy, ans, x, y, axis=-1: np.linalg.vecdot(x, dy, axis=axis))
 defvjp(np.linalg.vecdot, lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, y, x, axis),
                          lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, x, y, axis))
+
+
+# --- Issue 7: a list of factors, tuple results ----------------------------------------
+defjvp(np.linalg.multi_dot, lambda dxs, ans, xs, **kw: runtime.multi_dot_jvp(dxs, ans, xs, **kw))
+defvjp(np.linalg.multi_dot, lambda ct, ans, xs, **kw: runtime.multi_dot_vjp(ct, ans, xs, **kw))
+# eigh: distinct eigenvalues; like eigvalsh, only the triangle UPLO is read.
+defjvp(np.linalg.eigh, lambda dx, ans, x, *args, **kw: runtime.eigh_jvp(dx, ans, x, *args, **kw))
+defvjp(np.linalg.eigh, lambda ct, ans, x, *args, **kw: runtime.eigh_vjp(ct, ans, x, *args, **kw))
+# svd: distinct non-zero singular values; full_matrices=True only for square matrices.
+defjvp(np.linalg.svd, lambda dx, ans, x, *args, **kw: runtime.svd_jvp(dx, ans, x, *args, **kw))
+defvjp(np.linalg.svd, lambda ct, ans, x, *args, **kw: runtime.svd_vjp(ct, ans, x, *args, **kw))
+# qr: a tall or square matrix of full rank; modes "reduced", "complete" (square) and "r".
+defjvp(np.linalg.qr, lambda dx, ans, x, *args, **kw: runtime.qr_jvp(dx, ans, x, *args, **kw))
+defvjp(np.linalg.qr, lambda ct, ans, x, *args, **kw: runtime.qr_vjp(ct, ans, x, *args, **kw))
+
+
+def _result_kind(cls, *ranks):
+    """The kind of a NumPy result namedtuple whose fields have rank ``ndim(x) + r`` (a
+    float where that is 0). Further positional arguments (``svd(x, False, False)``,
+    ``qr(x, "r")``) may change the result: its kind is then unknown."""
+    def kind(x, *rest):
+        if rest:
+            return UNKNOWN
+        if x.tag != "array" or x.ndim is None:
+            return Kind("record", cls=cls, fields=cls._fields)
+        elements = tuple(Kind("array", x.ndim + r, "f") if x.ndim + r else FLOAT for r in ranks)
+        return Kind("record", elements=elements, cls=cls, fields=cls._fields)
+    return kind
+
+
+_EYE = np.eye(2)
+primitive(np.linalg.eigh).kind = _result_kind(type(np.linalg.eigh(_EYE)), -1, 0)
+primitive(np.linalg.svd).kind = _result_kind(type(np.linalg.svd(_EYE)), 0, -1, 0)
+primitive(np.linalg.qr).kind = _result_kind(type(np.linalg.qr(_EYE)), 0, 0)
+primitive(np.linalg.slogdet).kind = _result_kind(type(np.linalg.slogdet(_EYE)), -2, -2)

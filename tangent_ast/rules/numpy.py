@@ -265,8 +265,14 @@ for _fn in (np.sort,):
     defjvp(_fn, lambda dx, ans, x, *args, **kw: runtime.sort_jvp(dx, x, *args, **kw))
     defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.sort_vjp(ct, x, *args, **kw))
 # identities: copies and conversions of one array
-for _fn in (np.copy, np.array, np.asarray, np.ascontiguousarray, np.ndarray.copy):
+for _fn in (np.copy, np.ascontiguousarray, np.ndarray.copy):
     defvjp(_fn, lambda ct, ans, x, *args, **kw: ct)
+# np.array/np.asarray of one array is an identity; of a list of arrays and numbers the
+# cotangent is split back into the list's entries (a TangentTuple).
+for _fn in (np.array, np.asarray):
+    defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.array_vjp(ct, x))
+    specialize(_fn, "vjp", lambda x, *rest: x.tag == "array",
+               lambda ct, ans, x, *args, **kw: ct)
 defvjp(np.ndarray.astype, lambda ct, ans, x, *args, **kw: runtime.astype_vjp(ct, x))
 
 # --- products -------------------------------------------------------------------------
@@ -456,3 +462,28 @@ defjvp(np.vecmat, lambda dv, ans, v, a: np.vecmat(dv, a),
                   lambda da, ans, v, a: np.vecmat(v, da))
 defvjp(np.vecmat, lambda ct, ans, v, a: runtime.unbroadcast(np.matvec(a, ct), v),
                   lambda ct, ans, v, a: runtime.unbroadcast(np.expand_dims(v, -1) * np.expand_dims(ct, -2), a))
+
+
+# ---------------------------------------------------------------------------
+# Issue 7: functions taking a list of arrays (its tangent is the list of tangents, its
+# cotangent a TangentTuple), and functions returning a list or tuple of arrays (the
+# cotangent arriving is a tuple of cotangents, None where one carries none).
+
+# --- joining: linear in the list; the reverse rule splits the cotangent back ----------
+def_linear(np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack, np.block)
+defvjp(np.concatenate, lambda ct, ans, xs, *args, **kw: runtime.concatenate_vjp(ct, xs, *args, **kw))
+defvjp(np.stack, lambda ct, ans, xs, *args, **kw: runtime.stack_vjp(ct, xs, *args, **kw))
+defvjp(np.hstack, lambda ct, ans, xs, **kw: runtime.gather_list_vjp(ct, xs, np.hstack))
+defvjp(np.vstack, lambda ct, ans, xs, **kw: runtime.gather_list_vjp(ct, xs, np.vstack))
+defvjp(np.dstack, lambda ct, ans, xs: runtime.gather_list_vjp(ct, xs, np.dstack))
+defvjp(np.column_stack, lambda ct, ans, xs: runtime.gather_list_vjp(ct, xs, np.column_stack))
+defvjp(np.block, lambda ct, ans, xs: runtime.gather_list_vjp(ct, xs, np.block))
+
+# --- splitting: linear; the reverse rule joins the pieces' cotangents -----------------
+def_linear(np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.unstack)
+defvjp(np.split, lambda ct, ans, ary, indices_or_sections, axis=0: runtime.split_vjp(ct, ans, axis), None)
+defvjp(np.array_split, lambda ct, ans, ary, indices_or_sections, axis=0: runtime.split_vjp(ct, ans, axis), None)
+defvjp(np.hsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct, ans, runtime.split_axis(ary, 1)), None)
+defvjp(np.vsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct, ans, 0), None)
+defvjp(np.dsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct, ans, 2), None)
+defvjp(np.unstack, lambda ct, ans, x, axis=0: runtime.unstack_vjp(ct, ans, axis))

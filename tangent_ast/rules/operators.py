@@ -72,3 +72,21 @@ nondifferentiable(operator.lt, operator.le, operator.gt, operator.ge, operator.e
                   operator.ne, operator.not_, operator.floordiv, operator.invert,
                   operator.and_, operator.or_, operator.xor, operator.is_, operator.is_not,
                   operator.contains)
+
+# Lists and tuples: + concatenates, * repeats (specialised on the operands' kinds).
+def _sequence(kind):
+    return kind.tag in ("list", "tuple")
+
+
+specialize(operator.add, "jvp", lambda x, y: _sequence(x) or _sequence(y),
+           lambda dx, ans, x, y: runtime.concat_tangent(dx, x, y, first=True),
+           lambda dy, ans, x, y: runtime.concat_tangent(dy, x, y, first=False))
+specialize(operator.add, "vjp", lambda x, y: _sequence(x) or _sequence(y),
+           lambda ct, ans, x, y: runtime.TangentTuple(ct[:len(x)]),
+           lambda ct, ans, x, y: runtime.TangentTuple(ct[len(x):]))
+specialize(operator.mul, "jvp", lambda x, y: _sequence(x),
+           lambda dx, ans, x, y: runtime.TangentTuple(list(dx) * y),
+           None)
+specialize(operator.mul, "vjp", lambda x, y: _sequence(x),
+           lambda ct, ans, x, y: runtime.sequence_repeat_vjp(ct, x, y),
+           None)

@@ -219,3 +219,27 @@ CASES += [
     Case(with_nested_def, (V, 0.7)),
     Case(nested_def_in_loop, (0.6, 4)),
 ]
+
+
+def builds_list_functionally(x, y):
+    xs = [x]
+    for i in range(3):
+        xs = xs + [xs[-1] * y + i]
+    return xs[1] + xs[3] * xs[0]
+
+
+def repeats_list(x):
+    parts = [x, x * x] * 2
+    return parts[0] + parts[3] * parts[2]
+
+
+def concatenates_tuples(x, y):
+    t = (x,) + (y, x * y)
+    return t[0] * t[2] + t[1]
+
+
+CASES += [
+    Case(builds_list_functionally, (0.4, 1.3)),
+    Case(repeats_list, (0.7,)),
+    Case(concatenates_tuples, (0.4, 1.3)),
+]

@@ -267,6 +267,147 @@ def m_real(x): return x.real
 def m_mT(x): return x.mT
 
 
+# --- issue 7: lists of arrays in, tuples and lists of arrays out ----------------------
+TALL = rng.standard_normal((4, 3)) + 2 * np.eye(4, 3)     # full column rank
+
+
+def f_concatenate(a, b): return np.sum(np.concatenate([a, b * 2.0]) ** 2)
+def f_concatenate_axis(a, b): return np.concatenate([a, b], axis=1)
+def f_concatenate_none(a, b): return np.concatenate((a, b), axis=None)
+def f_concatenate_const(a): return np.concatenate([a, np.ones(2), a])
+def f_concat(a, b): return np.concat([a, b], axis=0)
+def f_stack(a, b): return np.stack([a, b])
+def f_stack_axis(a, b): return np.stack([a, b * b], axis=1)
+def f_stack_scalars(a, b): return np.stack([a, b, a * b])
+def f_hstack(a, b): return np.hstack([a, b])
+def f_hstack_scalars(a, b): return np.hstack([a, b, 1.0])
+def f_vstack(a, b): return np.vstack([a, b])
+def f_dstack(a, b): return np.dstack([a, b])
+def f_column_stack(a, b): return np.column_stack([a, b])
+def f_block(a, b): return np.block([[a, b], [b, a]])
+def f_block_vec(a, b): return np.block([a, b, 2.0])
+def f_multi_dot(a, b, c): return np.linalg.multi_dot([a, b, c])
+def f_multi_dot_const(a): return np.linalg.multi_dot([a, N, N.T])
+
+
+def f_split(x):
+    p, q = np.split(x, 2)
+    return np.sum(p * q)
+
+
+def f_split_indices(x):
+    parts = np.split(x, [1, 3], axis=1)
+    return np.sum(parts[0]) + np.sum(parts[2] ** 2)
+
+
+def f_split_unused(x):
+    a, b, c = np.split(x, 3, axis=1)
+    return b * 2.0
+
+
+def f_array_split(x):
+    a, b, c = np.array_split(x, 3)
+    return np.sum(a ** 2) + np.sum(c * 3.0)
+
+
+def f_hsplit(x):
+    a, b = np.hsplit(x, 2)
+    return np.sum(a * b)
+
+
+def f_vsplit(x):
+    a, b = np.vsplit(x, 2)
+    return np.sum(a * b)
+
+
+def f_dsplit(x):
+    a, b = np.dsplit(x, [1])
+    return np.sum(a) + np.sum(b ** 2)
+
+
+def f_unstack(x):
+    a, b = np.unstack(x)
+    return np.sum(a * b)
+
+
+def f_unstack_axis(x):
+    r = np.unstack(x, axis=1)
+    return r[0] * r[3]
+
+
+def f_array_list(a, b): return np.array([a, b * 2.0])
+def f_asarray_list(a, b): return np.asarray([a, b, a * b])
+def f_array_scalars(a, b): return np.sum(np.array([a, b, a * b]) ** 2)
+def f_array_nested(a, b): return np.array([[a, b], [b * a, 1.0]])
+
+
+def f_slogdet_unpack(x):
+    s, l = np.linalg.slogdet(x)
+    return l * 2.0
+
+
+def f_slogdet_both(x):
+    s, l = np.linalg.slogdet(x)
+    return s * l
+
+
+def f_eigh(a):
+    w, v = np.linalg.eigh(a + a.T)
+    return np.sum(w ** 2) + np.sum((v ** 2) @ w)
+
+
+def f_eigh_values(a):
+    w, v = np.linalg.eigh(a)
+    return w
+
+
+def f_eigh_reconstruct(a):
+    w, v = np.linalg.eigh(a + a.T)
+    return v @ np.diag(w ** 3) @ v.T
+
+
+def f_eigh_upper(a):
+    w, v = np.linalg.eigh(a, UPLO="U")
+    return np.sum((v ** 2) @ (w * w))
+
+
+def f_eigh_attributes(a):
+    r = np.linalg.eigh(a + a.T)
+    return np.sum(r.eigenvalues ** 2) + np.sum(r.eigenvectors[:, 0] ** 2 * r.eigenvalues)
+
+
+def f_svd(x):
+    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    return np.sum(s ** 2) + np.sum((u ** 2) @ s) + np.sum(s @ (vt ** 2))
+
+
+def f_svd_reconstruct(x):
+    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    return u @ np.diag(np.sqrt(s)) @ vt
+
+
+def f_svd_square(x):
+    u, s, vt = np.linalg.svd(x)
+    return (u * s) @ vt @ vt.T
+
+
+def f_svd_values(x): return np.linalg.svd(x, compute_uv=False)
+def f_svd_index(x): return np.linalg.svd(x, full_matrices=False)[1]
+
+
+def f_qr(x):
+    q, r = np.linalg.qr(x)
+    return q @ r
+
+
+def f_qr_abs_diag(x):
+    q, r = np.linalg.qr(x)
+    return np.sum(np.abs(np.diag(r)) ** 2) + np.sum((q ** 2) @ np.abs(np.diag(r)))
+
+
+def f_qr_r(x): return np.abs(np.linalg.qr(x, mode="r"))
+
+
 def c(fn, args, name):
     return pytest.param(fn, args, name, id=fn.__name__)
 
@@ -511,6 +652,55 @@ RULE_TEST_CASES = [
     c(m_conjugate, (M,), "ndarray.conjugate"),
     c(m_real, (M,), "numpy.ndarray.real"),
     c(m_mT, (T,), "numpy.ndarray.mT"),
+    c(f_concatenate, (V, V3), "numpy.concatenate"),
+    c(f_concatenate_axis, (M, S), "numpy.concatenate"),
+    c(f_concatenate_none, (M, V), "numpy.concatenate"),
+    c(f_concatenate_const, (V,), "numpy.concatenate"),
+    c(f_concat, (M, ROW), "numpy.concatenate"),
+    c(f_stack, (V, W), "numpy.stack"),
+    c(f_stack_axis, (M, PM), "numpy.stack"),
+    c(f_stack_scalars, (0.3, 1.4), "numpy.stack"),
+    c(f_hstack, (V, V3), "numpy.hstack"),
+    c(f_hstack, (M, S), "numpy.hstack"),
+    c(f_hstack_scalars, (0.3, 1.4), "numpy.hstack"),
+    c(f_vstack, (V, W), "numpy.vstack"),
+    c(f_vstack, (M, ROW), "numpy.vstack"),
+    c(f_dstack, (M, PM), "numpy.dstack"),
+    c(f_column_stack, (V3, S), "numpy.column_stack"),
+    c(f_block, (S, SQ), "numpy.block"),
+    c(f_block_vec, (V, V3), "numpy.block"),
+    c(f_multi_dot, (M, N, N.T.copy()), "numpy.linalg.multi_dot"),
+    c(f_multi_dot, (V3, M, V), "numpy.linalg.multi_dot"),
+    c(f_multi_dot_const, (M,), "numpy.linalg.multi_dot"),
+    c(f_split, (V,), "numpy.split"),
+    c(f_split_indices, (M,), "numpy.split"),
+    c(f_split_unused, (M.T.copy(),), "numpy.split"),
+    c(f_array_split, (rng.standard_normal(7),), "numpy.array_split"),
+    c(f_hsplit, (M,), "numpy.hsplit"),
+    c(f_vsplit, (T,), "numpy.vsplit"),
+    c(f_dsplit, (T,), "numpy.dsplit"),
+    c(f_unstack, (PM[:2],), "numpy.unstack"),
+    c(f_unstack_axis, (M,), "numpy.unstack"),
+    c(f_array_list, (V, W), "numpy.array"),
+    c(f_asarray_list, (V, W), "numpy.asarray"),
+    c(f_array_scalars, (0.3, 1.2), "numpy.array"),
+    c(f_array_nested, (0.3, 1.2), "numpy.array"),
+    c(f_slogdet_unpack, (SQ,), "numpy.linalg.slogdet"),
+    c(f_slogdet_both, (SQ,), "numpy.linalg.slogdet"),
+    c(f_eigh, (S,), "numpy.linalg.eigh"),
+    c(f_eigh_values, (SPD,), "numpy.linalg.eigh"),
+    c(f_eigh_reconstruct, (S,), "numpy.linalg.eigh"),
+    c(f_eigh_upper, (S,), "numpy.linalg.eigh"),
+    c(f_eigh_attributes, (S,), "numpy.linalg.eigh"),
+    c(f_svd, (S34,), "numpy.linalg.svd"),
+    c(f_svd, (S34.T.copy(),), "numpy.linalg.svd"),
+    c(f_svd_reconstruct, (S34,), "numpy.linalg.svd"),
+    c(f_svd_square, (SQ,), "numpy.linalg.svd"),
+    c(f_svd_values, (S34,), "numpy.linalg.svd"),
+    c(f_svd_index, (S34,), "numpy.linalg.svd"),
+    c(f_qr, (TALL,), "numpy.linalg.qr"),
+    c(f_qr_abs_diag, (SQ,), "numpy.linalg.qr"),
+    c(f_qr_r, (TALL,), "numpy.linalg.qr"),
 ]
 
 
@@ -532,4 +722,4 @@ def test_list_coverage_cli():
     assert "numpy.linalg.inv" in out and "numpy.sum" in out
     assert "forward" in out and "reverse" in out
     count = int(out.rsplit("both modes:", 1)[1].split()[0])
-    assert count >= 170
+    assert count >= 205
