@@ -215,8 +215,9 @@ class _Inference:
             return kind_of(atom.value)
         if isinstance(atom, gast.Attribute) and self.scope.is_global_chain(atom):
             return kind_of(self.scope.lookup(atom))
-        if isinstance(atom, gast.Tuple):
-            return Kind("tuple")
+        if isinstance(atom, (gast.Tuple, gast.List)):  # a constant container
+            return Kind("tuple" if isinstance(atom, gast.Tuple) else "list",
+                        elements=tuple(self.of(e) for e in atom.elts))
         return UNKNOWN
 
     def new_shape(self, kind):

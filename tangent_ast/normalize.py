@@ -64,10 +64,10 @@ _UNSUPPORTED = {
     gast.YieldFrom: ("yield from", "generators cannot be differentiated: return a value"),
     gast.Await: ("await", "async functions cannot be differentiated"),
     gast.NamedExpr: ("an assignment expression (:=)", "assign on a line of its own"),
-    gast.ListComp: ("a list comprehension", "write the loop out, or use a NumPy expression"),
     gast.SetComp: ("a set comprehension", "write the loop out"),
     gast.DictComp: ("a dict comprehension", "write the loop out"),
-    gast.GeneratorExp: ("a generator expression", "write the loop out, or use a NumPy expression"),
+    gast.GeneratorExp: ("a generator expression here", "use it as sum(...)'s argument, or write a list "
+                        "comprehension"),
     gast.Set: ("a set literal", _MOVE_OUT),
     gast.Starred: ("starred arguments (*args)", "pass the arguments one by one"),
 }
@@ -372,6 +372,12 @@ class Normalizer:
         if isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant):
                 return []
+            appended = _append_call(s.value, self.scope)
+            if appended is not None:  # xs.append(v) -> xs = xs + [v]
+                xs, item = appended
+                value = gast.BinOp(left=name(xs), op=gast.Add(), right=item)
+                return self.assign(_at(gast.Assign(targets=[name(xs, gast.Store())], value=value,
+                                                   type_comment=None), s))
             self.check_effect_only(s)
             pre, value = self.operation(s.value, s)
             return pre + [_at(gast.Expr(value=value), s)]
@@ -514,6 +520,17 @@ class Normalizer:
             return pre + [branch], name(temp)
         if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id in self.local:
             return self.inline(expr, at)
+        if isinstance(expr, gast.Call) and len(expr.args) == 1 and not expr.keywords \
+                and isinstance(expr.args[0], (gast.GeneratorExp, gast.ListComp)) \
+                and self.scope.lookup(expr.func) is builtins.sum:
+            return self.comprehension(expr.args[0], at, into_sum=True)
+        if isinstance(expr, gast.ListComp) or (isinstance(expr, gast.Call) and any(
+                isinstance(a, gast.GeneratorExp) for a in expr.args)):
+            if isinstance(expr, gast.ListComp):
+                return self.comprehension(expr, at)
+            expr = copy.copy(expr)  # f(x for x in xs) reads the generator as a list
+            expr.args = [gast.ListComp(elt=a.elt, generators=a.generators) if isinstance(a, gast.GeneratorExp)
+                         else a for a in expr.args]
         if isinstance(expr, gast.Call):
             pre, func = self.callee(expr.func, at)
             args = []
@@ -595,6 +612,33 @@ class Normalizer:
         finally:
             self.inlining.pop()
         return pre + more, value
+
+    def comprehension(self, comp, at, into_sum=False):
+        """``[e for x in xs if c]`` -> ``t = []; for x in xs: if c: t = t + [e]``;
+        ``sum(e for x in xs)`` -> ``t = 0; for x in xs: t = t + e``."""
+        result = self.namer.fresh("total" if into_sum else "items")
+        renames = {}
+        for gen in comp.generators:  # comprehension variables are local to it
+            for n in gast.walk(gen.target):
+                if isinstance(n, gast.Name):
+                    renames[n.id] = self.namer.fresh(n.id)
+        comp = copy.deepcopy(comp)
+        for n in gast.walk(comp):
+            if isinstance(n, gast.Name) and n.id in renames:
+                n.id = renames[n.id]
+        item = comp.elt if into_sum else gast.List(elts=[comp.elt], ctx=gast.Load())
+        inner = [_at(gast.Assign(targets=[name(result, gast.Store())],
+                                 value=gast.BinOp(left=name(result), op=gast.Add(), right=item),
+                                 type_comment=None), at)]
+        for gen in reversed(comp.generators):
+            if gen.is_async:
+                raise unsupported(self.parsed, at, "an async comprehension", "use a plain one")
+            for cond in reversed(gen.ifs):
+                inner = [_at(gast.If(test=cond, body=inner, orelse=[]), at)]
+            inner = [_at(gast.For(target=gen.target, iter=gen.iter, body=inner, orelse=[],
+                                  type_comment=None), at)]
+        start = gast.Constant(0, None) if into_sum else gast.List(elts=[], ctx=gast.Load())
+        return [assign(result, start, at)] + self.block(inner), name(result)
 
     def callee(self, func, at):
         if isinstance(func, gast.Name) or (isinstance(func, gast.Attribute) and self.scope.is_global_chain(func)):
@@ -754,12 +798,23 @@ def check_updates(parsed, scope):
     the array change."""
     node = parsed.node
     updated = {}
+    appended = {}
     for n in gast.walk(node):
         targets = n.targets if isinstance(n, gast.Assign) else [n.target] if isinstance(n, gast.AugAssign) else []
         for t in targets:
             if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
                 updated.setdefault(t.value.id, n)
+        if isinstance(n, gast.Expr) and _append_call(n.value, scope) is not None:
+            appended.setdefault(_append_call(n.value, scope)[0], n)
     params = {a.id for a in node.args.args}
+    for xs, at in appended.items():
+        if xs in params:
+            raise unsupported(parsed, at, f"appending to the argument {xs!r}",
+                              f"build a new list: {xs} = {xs} + [v]")
+        for n in gast.walk(node):
+            if isinstance(n, gast.Assign) and isinstance(n.value, gast.Name) and n.value.id == xs:
+                raise unsupported(parsed, n, f"a second name for {xs!r} (it is appended to)",
+                                  f"use {xs} itself, or list({xs})")
     for array, at in list(updated.items()):
         if array in params:
             raise unsupported(parsed, at, f"updating the argument {array!r} in place",
@@ -777,7 +832,21 @@ def check_updates(parsed, scope):
     return set(updated)
 
 
+def _append_call(value, scope):
+    """``(xs, [v])`` for ``xs.append(v)`` (and ``(xs, ys)`` for ``xs.extend(ys)``) on a local list."""
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
+            and isinstance(value.func.value, gast.Name) and scope.is_local(value.func.value.id) \
+            and len(value.args) == 1 and not value.keywords:
+        if value.func.attr == "append":
+            return value.func.value.id, gast.List(elts=[value.args[0]], ctx=gast.Load())
+        if value.func.attr == "extend":
+            return value.func.value.id, value.args[0]
+    return None
+
+
 def _fresh(value, scope):
+    if isinstance(value, gast.List):
+        return True
     if not isinstance(value, gast.Call):
         return False
     func = value.func
@@ -834,6 +903,9 @@ def check_supported(parsed):
     node = parsed.node
     inlined = {id(definition) for definition, _ in local_functions(node).values()}
     inlined |= {id(d.value) for d, _ in local_functions(node).values() if isinstance(d, gast.Assign)}
+    # f(x for x in xs): a generator as a call's argument is read as a list comprehension
+    inlined |= {id(a) for n in gast.walk(node) if isinstance(n, gast.Call)
+                for a in n.args if isinstance(a, gast.GeneratorExp)}
     for n in gast.walk(node):
         if n is not node and type(n) in _UNSUPPORTED and not isinstance(n, gast.Starred) \
                 and id(n) not in inlined:

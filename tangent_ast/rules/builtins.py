@@ -33,5 +33,9 @@ defvjp(builtins.min, lambda ct, ans, x, y: ct if x <= y else 0.0,
 defjvp(builtins.getattr, lambda dx, ans, x, name: getattr(dx, name), None)
 defvjp(builtins.getattr, lambda ct, ans, x, name: runtime.getattr_vjp(ct, x, name), None)
 
+# sum(xs) of a list or tuple of numbers or arrays
+defjvp(builtins.sum, lambda dx, ans, x: sum(dx))
+defvjp(builtins.sum, lambda ct, ans, x: runtime.TangentTuple([ct] * len(x)))
+
 nondifferentiable(builtins.len, builtins.int, builtins.round, builtins.bool,
                   builtins.isinstance, builtins.range, builtins.print, builtins.str)

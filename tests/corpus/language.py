@@ -243,3 +243,39 @@ CASES += [
     Case(repeats_list, (0.7,)),
     Case(concatenates_tuples, (0.4, 1.3)),
 ]
+
+
+def appends_in_loop(x, y):
+    hs = []
+    h = x
+    for i in range(4):
+        h = np.tanh(h * y + i)
+        hs.append(h)
+    return hs[0] + hs[-1] * hs[2]
+
+
+def list_comprehension(xs, w):
+    squares = [x * x * w for x in xs if x > -1.0]
+    return squares[0] + squares[-1]
+
+
+def generator_sum(xs, w):
+    return sum(np.sin(x) * w for x in xs)
+
+
+def stack_comprehension(x, w):
+    rows = np.stack([x * (i + 1.0) * w for i in range(3)])
+    return np.sum(rows ** 2)
+
+
+def sum_of_list(a, b):
+    return sum([a, b * a, b])
+
+
+CASES += [
+    Case(appends_in_loop, (0.4, 1.3)),
+    Case(list_comprehension, (V, 0.8)),
+    Case(generator_sum, (V, 0.8)),
+    Case(stack_comprehension, (V, 0.8)),
+    Case(sum_of_list, (0.4, 1.3)),
+]
