@@ -36,12 +36,14 @@ class Kind:
             return True
         if self.tag in ("tuple", "list", "dict", "record"):
             return self.elements is None or any(e.differentiable for e in self.elements)
+        if self.tag == "object" and self.elements is not None:
+            return any(e.differentiable for e in self.elements)
         return self.tag == "array" and self.dtype in ("f", "c", None)
 
     @property
     def container(self):
-        """Tuples, lists, dicts and records: their tangents add field by field."""
-        return self.tag in ("tuple", "list", "dict", "record")
+        """Tuples, lists, dicts, records and objects: their tangents add field by field."""
+        return self.tag in ("tuple", "list", "dict", "record") or (self.tag == "object" and self.fields is not None)
 
     @property
     def scalar(self):
@@ -94,7 +96,19 @@ def kind_of(value):
                     elements=tuple(kind_of(v) for v in value))
     if isinstance(value, dict) and all(isinstance(k, (str, int)) for k in value):
         return Kind("dict", elements=tuple(kind_of(v) for v in value.values()), fields=tuple(value))
+    if is_plain_object(value):  # an instance of a user class: its attributes
+        attrs = vars(value)
+        return Kind("object", elements=tuple(kind_of(v) for v in attrs.values()), cls=type(value),
+                    fields=tuple(attrs))
     return Kind("object")
+
+
+def is_plain_object(value):
+    """An instance of a user-defined class with attributes (not a module, function or class)."""
+    import types
+    return (hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType, types.FunctionType,
+                                                                  types.BuiltinFunctionType, types.MethodType))
+            and type(value).__module__ not in ("builtins", "numpy"))
 
 
 def is_record(value):
@@ -232,7 +246,7 @@ class _Inference:
         from .resolve import Pack
         if isinstance(fn, Pack):
             return Kind(fn.kind, elements=tuple(args), fields=fn.keys)
-        if fn is getattr and args[0].tag == "record" and args[0].fields is not None:
+        if fn is getattr and args[0].tag in ("record", "object") and args[0].fields is not None:
             attr = site.args[1].value
             if attr in args[0].fields:
                 return args[0].elements[args[0].fields.index(attr)]

@@ -125,7 +125,7 @@ def wrt_names(fn_node, wrt, parsed):
 
 
 def module_name_for(fn, mode, wrt, signature):
-    sig = "any" if signature is None else "_".join(str(k) for k in signature) or "noargs"
+    sig = "any" if signature is None else sanitize("_".join(str(k) for k in signature)) or "noargs"
     if len(sig) > 40:
         import hashlib
         sig = "sig" + hashlib.sha256(sig.encode()).hexdigest()[:10]

@@ -169,7 +169,10 @@ def callee(expr, scope, kind_of):
 
 
 def _receiver_type(kind):
-    """The class whose methods a receiver of ``kind`` has (ndarray when unknown)."""
+    """The class whose methods a receiver of ``kind`` has (ndarray when unknown;
+    the user's class for an instance of it, so ``model.loss(x)`` calls ``Model.loss``)."""
     if kind is None or kind.tag in ("array", "unknown", "float", "int", "bool"):
         return np.ndarray
+    if kind.cls is not None:
+        return kind.cls
     return object

@@ -23,7 +23,7 @@ import numpy as np
 from .api import derive
 from .errors import TangentAstError
 from . import runtime
-from .kinds import is_record, kind_of, record_fields
+from .kinds import is_plain_object, is_record, kind_of, record_fields
 
 _STEPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 
@@ -40,6 +40,8 @@ def _fields(x):
     """The parts of a container or record, in order (None for a leaf)."""
     if is_record(x):
         return [getattr(x, n) for n in record_fields(x)]
+    if is_plain_object(x) or isinstance(x, runtime.Tangent):
+        return [vars(x)[k] for k in sorted(vars(x))]
     if isinstance(x, (tuple, list)):
         return list(x)
     if isinstance(x, dict):
@@ -50,6 +52,10 @@ def _fields(x):
 def _rebuild_like(x, parts):
     if is_record(x):
         return runtime._rebuild(x, parts)
+    if is_plain_object(x) or isinstance(x, runtime.Tangent):
+        new = copy.copy(x)
+        new.__dict__.update(zip(sorted(vars(x)), parts, strict=True))
+        return new
     if isinstance(x, dict):
         return dict(zip(sorted(x, key=repr), parts, strict=True))
     return type(x)(parts) if isinstance(x, list) else tuple(parts)
@@ -58,6 +64,8 @@ def _rebuild_like(x, parts):
 def _random_like(x, rng):
     """A random tangent with the structure of ``x`` (None where ``x`` has no tangent)."""
     parts = _fields(x)
+    if parts is not None and is_plain_object(x):  # an object's tangent is a Tangent record
+        return runtime.Tangent(**dict(zip(sorted(vars(x)), [_random_like(p, rng) for p in parts], strict=True)))
     if parts is not None:
         return _rebuild_like(x, [_random_like(p, rng) for p in parts])
     if isinstance(x, np.ndarray):

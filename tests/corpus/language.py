@@ -279,3 +279,28 @@ CASES += [
     Case(stack_comprehension, (V, 0.8)),
     Case(sum_of_list, (0.4, 1.3)),
 ]
+
+
+class Layer:
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+    def __call__(self, x):
+        return np.tanh(self.w * x + self.b)
+
+    def loss(self, x):
+        return np.sum(self.forward(x) ** 2)
+
+    def forward(self, x):
+        return np.tanh(self.w * x + self.b)
+
+
+def method_call(layer, x):
+    return layer.loss(x) * 2.0
+
+
+CASES += [
+    Case(method_call, (Layer(0.7, np.array([0.1, -0.3, 0.2])), V)),
+    Case(method_call, (Layer(0.7, np.array([0.1, -0.3, 0.2])), V), wrt=(0,)),
+]
