@@ -150,6 +150,9 @@ class Derivation:
             elts.append(t)
         if site.fn.kind == "dict":
             return gast.Dict(keys=[gast.Constant(k, None) for k in site.fn.keys], values=elts)
+        if site.fn.kind == "record":  # Params(dW, db): the same class, holding tangents
+            return gast.Call(func=copy.deepcopy(site.func), args=[],
+                             keywords=[gast.keyword(arg=k, value=v) for k, v in zip(site.fn.keys, elts, strict=True)])
         return (gast.Tuple if site.fn.kind == "tuple" else gast.List)(elts=elts, ctx=gast.Load())
 
     def contributions(self, node, site, target, leading):

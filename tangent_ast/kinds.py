@@ -245,7 +245,7 @@ class _Inference:
         fn = site.fn
         from .resolve import Pack
         if isinstance(fn, Pack):
-            return Kind(fn.kind, elements=tuple(args), fields=fn.keys)
+            return Kind(fn.kind, elements=tuple(args), fields=fn.keys, cls=fn.cls)
         if fn is getattr and args[0].tag in ("record", "object") and args[0].fields is not None:
             attr = site.args[1].value
             if attr in args[0].fields:

@@ -12,6 +12,7 @@ plus :func:`callee`, which says what a call or operator in the tree calls.
 """
 
 import builtins
+import dataclasses
 import operator
 from dataclasses import dataclass, field
 
@@ -62,9 +63,10 @@ class Scope:
 class Pack:
     """The operation of building a container from its elements: ``(a, b)``, ``[a, b]``."""
 
-    def __init__(self, kind, keys=None):
+    def __init__(self, kind, keys=None, cls=None):
         self.kind = kind
-        self.keys = keys        # a dict literal's keys, in order
+        self.keys = keys        # a dict literal's keys, or a record's field names, in order
+        self.cls = cls          # the class a record is built with (dataclass or namedtuple)
         self.__qualname__ = self.__name__ = f"{kind} literal"
         self.__module__ = "builtins"
 
@@ -164,8 +166,27 @@ def callee(expr, scope, kind_of):
             return CallSite(fn, func, [func.value] + list(expr.args), list(expr.keywords), method=func.attr)
         if isinstance(func, gast.Name) and scope.is_local(func.id):
             return CallSite(None, func, list(expr.args), list(expr.keywords))
-        return CallSite(scope.lookup(func), func, list(expr.args), list(expr.keywords))
+        target = scope.lookup(func)
+        if isinstance(target, type) and (dataclasses.is_dataclass(target) or hasattr(target, "_fields")):
+            return _record_site(target, func, expr)
+        return CallSite(target, func, list(expr.args), list(expr.keywords))
     return None
+
+
+def _record_site(cls, func, call):
+    """``Params(W, b=b)``: building a record, its fields in order (defaults filled in)."""
+    from .rules.template import literal
+    if dataclasses.is_dataclass(cls):
+        fields = [(f.name, f.default) for f in dataclasses.fields(cls) if f.init]
+    else:
+        defaults = getattr(cls, "_field_defaults", {})
+        fields = [(n, defaults.get(n, dataclasses.MISSING)) for n in cls._fields]
+    given = dict(zip((n for n, _ in fields), call.args))
+    given.update((kw.arg, kw.value) for kw in call.keywords)
+    args = [given[n] if n in given else literal(d) for n, d in fields
+            if n in given or d is not dataclasses.MISSING]
+    names = tuple(n for n, d in fields if n in given or d is not dataclasses.MISSING)
+    return CallSite(Pack("record", names, cls), func, args, [])
 
 
 def _receiver_type(kind):

@@ -307,7 +307,10 @@ class Reverse:
         if self.d.is_pack(site):  # (a, b): each element's cotangent is ct[i]; {"k": a}: ct["k"]
             keys = site.fn.keys or range(len(site.args))
             for i in self.d.active_args(site):
-                item = gast.Subscript(value=name(ct), slice=gast.Constant(keys[i], None), ctx=gast.Load())
+                if site.fn.kind == "record":  # Params(W, b): ct.W, ct.b
+                    item = gast.Attribute(value=name(ct), attr=keys[i], ctx=gast.Load())
+                else:
+                    item = gast.Subscript(value=name(ct), slice=gast.Constant(keys[i], None), ctx=gast.Load())
                 self.add_term(site.args[i].id, item, pending)
             return out
         for i, expr in self.d.contributions(s, site, target, name(ct)):

@@ -304,3 +304,19 @@ CASES += [
     Case(method_call, (Layer(0.7, np.array([0.1, -0.3, 0.2])), V)),
     Case(method_call, (Layer(0.7, np.array([0.1, -0.3, 0.2])), V), wrt=(0,)),
 ]
+
+
+def builds_dataclass(W, b, x):
+    p = Params(W, b=b * 2.0, scale=0.5)
+    return dataclass_input(p, x)
+
+
+def builds_namedtuple(x, y):
+    pair = Pair(x * y, right=np.sin(x))
+    return namedtuple_input(pair)
+
+
+CASES += [
+    Case(builds_dataclass, (W, np.array([0.1, -0.2]), V)),
+    Case(builds_namedtuple, (0.4, 1.3)),
+]
