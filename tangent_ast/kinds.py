@@ -107,7 +107,8 @@ def is_plain_object(value):
     """An instance of a user-defined class with attributes (not a module, function or class)."""
     import types
     return (hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType, types.FunctionType,
-                                                                  types.BuiltinFunctionType, types.MethodType))
+                                                                  types.BuiltinFunctionType, types.MethodType,
+                                                                  tuple, list, dict, np.ndarray))
             and type(value).__module__ not in ("builtins", "numpy"))
 
 

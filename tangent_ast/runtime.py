@@ -77,6 +77,8 @@ class TangentTuple(tuple):
     container accumulate like those of numbers. ``None`` is a zero tangent.
     """
 
+    __slots__ = ()
+
     def __add__(self, other):
         return add_tangents(self, other)
 
