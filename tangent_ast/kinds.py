@@ -18,6 +18,7 @@ import gast
 import numpy as np
 
 from .resolve import callee
+from .runtime import is_record, record_fields
 
 
 @dataclass(frozen=True)
@@ -112,18 +113,7 @@ def is_plain_object(value):
             and type(value).__module__ not in ("builtins", "numpy"))
 
 
-def is_record(value):
-    """A dataclass instance or a namedtuple: an input whose tangent is the same class."""
-    import dataclasses
-    return (dataclasses.is_dataclass(value) and not isinstance(value, type)) or \
-        (isinstance(value, tuple) and hasattr(type(value), "_fields"))
 
-
-def record_fields(value):
-    import dataclasses
-    if dataclasses.is_dataclass(value):
-        return [f.name for f in dataclasses.fields(value)]
-    return list(type(value)._fields)
 
 
 def reduction_kind(x, *rest):

@@ -63,7 +63,7 @@ def zeros_like(x):
         return 0.0
     if isinstance(x, complex):
         return 0j
-    if isinstance(x, (tuple, list)) or _is_record(x):
+    if isinstance(x, (tuple, list)) or is_record(x):
         return zero_tangent(x)
     return np.zeros_like(x, dtype=np.result_type(x, float))
 
@@ -97,12 +97,14 @@ class Tangent(types.SimpleNamespace):
     __radd__ = __add__
 
 
-def _is_record(x):
+def is_record(x):
+    """A dataclass instance or a namedtuple: a value whose tangent is the same class."""
     return (dataclasses.is_dataclass(x) and not isinstance(x, type)) or \
         (isinstance(x, tuple) and hasattr(type(x), "_fields"))
 
 
-def _record_fields(x):
+def record_fields(x):
+    """The field names of a record, in order."""
     if dataclasses.is_dataclass(x):
         return [f.name for f in dataclasses.fields(x)]
     return list(type(x)._fields)
@@ -114,7 +116,7 @@ def _rebuild(x, values):
         return type(x)(*values)
     if dataclasses.is_dataclass(x):
         new = copy.copy(x)
-        for name, value in zip(_record_fields(x), values, strict=True):
+        for name, value in zip(record_fields(x), values, strict=True):
             object.__setattr__(new, name, value)
         return new
     return Tangent(**dict(zip(vars(x), values, strict=True)))
@@ -129,8 +131,8 @@ def zero_tangent(x):
         return 0.0
     if isinstance(x, np.ndarray):
         return np.zeros_like(x, dtype=float) if x.dtype.kind not in "fc" else np.zeros_like(x)
-    if _is_record(x):
-        return _rebuild(x, [zero_tangent(getattr(x, n)) for n in _record_fields(x)])
+    if is_record(x):
+        return _rebuild(x, [zero_tangent(getattr(x, n)) for n in record_fields(x)])
     if isinstance(x, (tuple, list)):
         return TangentTuple(zero_tangent(v) for v in x)
     if isinstance(x, dict):
@@ -144,10 +146,10 @@ def add_tangents(a, b):
         return b
     if b is None:
         return a
-    if _is_record(a) and isinstance(b, tuple) and not _is_record(b):  # a record's fields by position
+    if is_record(a) and isinstance(b, tuple) and not is_record(b):  # a record's fields by position
         return _rebuild(a, [add_tangents(x, y) for x, y in zip(a, b, strict=True)])
-    if _is_record(a):
-        return _rebuild(a, [add_tangents(getattr(a, n), getattr(b, n)) for n in _record_fields(a)])
+    if is_record(a):
+        return _rebuild(a, [add_tangents(getattr(a, n), getattr(b, n)) for n in record_fields(a)])
     if isinstance(a, (tuple, list)):
         return TangentTuple(add_tangents(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
@@ -162,7 +164,7 @@ def getattr_vjp(ct, x, name):
     """Cotangent of ``x`` for ``x.name``: zero tangents, with ``ct`` for that field."""
     zero = zero_tangent(x)
     values = [ct if n == name else getattr(zero, n) for n in
-              (_record_fields(x) if _is_record(x) else list(vars(x)))]
+              (record_fields(x) if is_record(x) else list(vars(x)))]
     return _rebuild(x, values)
 
 
@@ -223,7 +225,7 @@ def getitem_vjp(ct, x, index):
     if isinstance(x, (tuple, list)):
         parts = list(zero_tangent(x))
         parts[index] = ct
-        return _rebuild(x, parts) if _is_record(x) and not _numpy_result(x) else TangentTuple(parts)
+        return _rebuild(x, parts) if is_record(x) and not _numpy_result(x) else TangentTuple(parts)
     if isinstance(x, dict):
         result = zero_tangent(x)
         result[index] = ct
@@ -1298,7 +1300,7 @@ def stack_vjp(ct, xs, axis=0, out=None, dtype=None, casting="same_kind"):
 def array_vjp(ct, x, *args, **kwargs):
     """Cotangent of ``x`` for ``np.array(x)``/``np.asarray(x)``: ``ct`` itself for an array,
     its entries (as a ``TangentTuple``) for a list of arrays and numbers."""
-    if isinstance(x, (list, tuple)) and not _is_record(x):
+    if isinstance(x, (list, tuple)) and not is_record(x):
         return gather_list_vjp(ct, x, np.array)
     return ct
 
