@@ -821,6 +821,10 @@ def check_updates(parsed, scope):
                               f"copy it first: {array} = {array}.copy()")
         definitions = [n for n in gast.walk(node) if isinstance(n, gast.Assign)
                        and any(isinstance(t, gast.Name) and t.id == array for t in n.targets)]
+        if any(isinstance(d.value, (gast.List, gast.ListComp)) for d in definitions):
+            raise unsupported(parsed, at, f"updating the list {array!r} in place",
+                              "build lists with append or a comprehension, or update a NumPy array "
+                              "(np.zeros(n)) in place")
         if len(definitions) != 1 or not _fresh(definitions[0].value, scope):
             raise unsupported(parsed, at, f"an in-place update of {array!r}, which is not a new array "
                               "created once in this function",

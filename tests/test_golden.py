@@ -193,3 +193,5 @@ def test_in_place_updates_of_arguments_and_aliases_are_refused():
         ta.derive(bad.updates_argument)
     with pytest.raises(UnsupportedSyntaxError, match="a second name for 'a'"):
         ta.derive(bad.aliases_updated_array)
+    with pytest.raises(UnsupportedSyntaxError, match="updating the list 'xs' in place"):
+        ta.derive(bad.updates_list)

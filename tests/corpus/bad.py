@@ -61,3 +61,9 @@ def aliases_updated_array(x):
     b = a
     a[0] = x
     return np.sum(b)
+
+
+def updates_list(x):
+    xs = [0.0, 0.0]
+    xs[1] = x
+    return xs[1]
