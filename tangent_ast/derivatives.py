@@ -150,6 +150,9 @@ class Derivation:
             elts.append(t)
         if site.fn.kind == "dict":
             return gast.Dict(keys=[gast.Constant(k, None) for k in site.fn.keys], values=elts)
+        if site.fn.kind == "replace":  # replace(dp, W=dv): the record's tangent, those fields changed
+            return gast.Call(func=copy.deepcopy(site.func), args=[elts[0]],
+                             keywords=[gast.keyword(arg=k, value=v) for k, v in zip(site.fn.keys, elts[1:], strict=True)])
         if site.fn.kind == "record":  # Params(dW, db): the same class, holding tangents
             return gast.Call(func=copy.deepcopy(site.func), args=[],
                              keywords=[gast.keyword(arg=k, value=v) for k, v in zip(site.fn.keys, elts, strict=True)])

@@ -110,7 +110,7 @@ def is_plain_object(value):
     return (hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType, types.FunctionType,
                                                                   types.BuiltinFunctionType, types.MethodType,
                                                                   tuple, list, dict, np.ndarray))
-            and type(value).__module__ not in ("builtins", "numpy"))
+            and type(value).__module__ not in ("builtins", "numpy") and not is_record(value))
 
 
 
@@ -235,6 +235,15 @@ class _Inference:
         args = [self.of(a) for a in site.args]
         fn = site.fn
         from .resolve import Pack
+        if isinstance(fn, Pack) and fn.kind == "replace":
+            record = args[0]
+            if record.tag == "record" and record.fields is not None:
+                elements = list(record.elements)
+                for key, kind in zip(fn.keys, args[1:], strict=True):
+                    if key in record.fields:
+                        elements[record.fields.index(key)] = kind
+                return replace(record, elements=tuple(elements))
+            return UNKNOWN
         if isinstance(fn, Pack):
             return Kind(fn.kind, elements=tuple(args), fields=fn.keys, cls=fn.cls)
         if fn is getattr and args[0].tag in ("record", "object") and args[0].fields is not None:

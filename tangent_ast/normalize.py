@@ -372,6 +372,12 @@ class Normalizer:
         if isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant):
                 return []
+            target = _out_target(s.value)
+            if target is not None:  # np.add(a, b, out=a) -> a[...] = np.add(a, b)
+                call = copy.copy(s.value)
+                call.keywords = [k for k in call.keywords if k.arg != "out"]
+                whole = gast.Subscript(value=name(target), slice=gast.Constant(Ellipsis, None), ctx=gast.Store())
+                return self.update(whole, s, value=call)
             appended = _append_call(s.value, self.scope)
             if appended is not None:  # xs.append(v) -> xs = xs + [v]
                 xs, item = appended
@@ -806,6 +812,8 @@ def check_updates(parsed, scope):
                 updated.setdefault(t.value.id, n)
         if isinstance(n, gast.Expr) and _append_call(n.value, scope) is not None:
             appended.setdefault(_append_call(n.value, scope)[0], n)
+        if isinstance(n, gast.Expr) and _out_target(n.value) is not None:
+            updated.setdefault(_out_target(n.value), n)
     params = {a.id for a in node.args.args}
     for xs, at in appended.items():
         if xs in params:
@@ -834,6 +842,15 @@ def check_updates(parsed, scope):
                 raise unsupported(parsed, n, f"a second name for {array!r} (it is updated in place)",
                                   f"use {array} itself, or {array}.copy()")
     return set(updated)
+
+
+def _out_target(value):
+    """``a`` for a call ``f(..., out=a)`` kept for its effect."""
+    if isinstance(value, gast.Call):
+        outs = [k.value for k in value.keywords if k.arg == "out"]
+        if len(outs) == 1 and isinstance(outs[0], gast.Name):
+            return outs[0].id
+    return None
 
 
 def _append_call(value, scope):

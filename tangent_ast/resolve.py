@@ -169,6 +169,10 @@ def callee(expr, scope, kind_of):
         target = scope.lookup(func)
         if isinstance(target, type) and (dataclasses.is_dataclass(target) or hasattr(target, "_fields")):
             return _record_site(target, func, expr)
+        if target is dataclasses.replace and len(expr.args) == 1:
+            # replace(p, W=v): p with some fields changed; p's cotangent keeps the others
+            names = tuple(kw.arg for kw in expr.keywords)
+            return CallSite(Pack("replace", names), func, list(expr.args) + [kw.value for kw in expr.keywords], [])
         return CallSite(target, func, list(expr.args), list(expr.keywords))
     return None
 

@@ -35,6 +35,12 @@ def _at(new, old):
     return new
 
 
+def _call_runtime(derivation, helper, args):
+    from . import runtime
+    module = derivation.bind("runtime", runtime)
+    return gast.Call(func=gast.Attribute(value=name(module), attr=helper, ctx=gast.Load()), args=args, keywords=[])
+
+
 def _update_targets(stmt):
     return [n.targets[0] for n in gast.walk(stmt)
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Subscript)]
@@ -306,6 +312,15 @@ class Reverse:
             return out + buffered
         if self.d.is_pack(site):  # (a, b): each element's cotangent is ct[i]; {"k": a}: ct["k"]
             keys = site.fn.keys or range(len(site.args))
+            if site.fn.kind == "replace":  # replace(p, W=v): v gets ct.W, p gets ct with W zeroed
+                for i in self.d.active_args(site):
+                    if i == 0:
+                        item = _call_runtime(self.d, "replace_vjp", [name(ct), gast.Tuple(
+                            elts=[gast.Constant(k, None) for k in keys], ctx=gast.Load())])
+                    else:
+                        item = gast.Attribute(value=name(ct), attr=keys[i - 1], ctx=gast.Load())
+                    self.add_term(site.args[i].id, item, pending)
+                return out
             for i in self.d.active_args(site):
                 if site.fn.kind == "record":  # Params(W, b): ct.W, ct.b
                     item = gast.Attribute(value=name(ct), attr=keys[i], ctx=gast.Load())

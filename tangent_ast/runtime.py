@@ -160,6 +160,12 @@ def add_tangents(a, b):
     return a + b
 
 
+def replace_vjp(ct, changed):
+    """Cotangent of ``p`` for ``dataclasses.replace(p, **changed)``: the changed fields' zeroed."""
+    zero = zero_tangent(ct)
+    return _rebuild(ct, [getattr(zero, n) if n in changed else getattr(ct, n) for n in record_fields(ct)])
+
+
 def getattr_vjp(ct, x, name):
     """Cotangent of ``x`` for ``x.name``: zero tangents, with ``ct`` for that field."""
     zero = zero_tangent(x)

@@ -72,6 +72,15 @@ class _Fold(gast.NodeTransformer):
             return left
         return node
 
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        # getattr(dp, 'W') reads as dp.W
+        if isinstance(node.func, gast.Name) and node.func.id == "getattr" and len(node.args) == 2 \
+                and isinstance(node.args[1], gast.Constant) and isinstance(node.args[1].value, str) \
+                and node.args[1].value.isidentifier():
+            return gast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=gast.Load())
+        return node
+
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, gast.USub):

@@ -320,3 +320,21 @@ CASES += [
     Case(builds_dataclass, (W, np.array([0.1, -0.2]), V)),
     Case(builds_namedtuple, (0.4, 1.3)),
 ]
+
+
+def replaces_field(p, x):
+    q = dataclasses.replace(p, b=p.b * x[0], scale=2.0)
+    return dataclass_input(q, x)
+
+
+def writes_with_out(x):
+    y = np.zeros(3)
+    np.add(y, x * x, out=y)
+    np.multiply(y, x, out=y)
+    return np.sum(y)
+
+
+CASES += [
+    Case(replaces_field, (Params(W, np.array([0.1, -0.2]), 1.5), V)),
+    Case(writes_with_out, (V,)),
+]
