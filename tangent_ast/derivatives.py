@@ -129,9 +129,10 @@ class Derivation:
 
     def total(self, target, terms):
         """The sum of (co)tangent ``terms`` of ``target``: ``+``, or ``add_tangents``
-        for containers, whose ``+`` would concatenate."""
+        for containers, whose ``+`` would concatenate. A term that occurs twice
+        (``x * x`` gives ``dx * x + x * dx``) is written once, doubled."""
         if not self.kinds.get(target, UNKNOWN).container:
-            return functools.reduce(lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), terms)
+            return functools.reduce(lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), _merged(terms))
         helper = self.bind("runtime", runtime)
         return functools.reduce(lambda a, b: _call(helper, "add_tangents", [a, b]), terms)
 
@@ -216,6 +217,36 @@ class Derivation:
         if result_kind.tag == "float" or result_kind.scalar:
             return expr
         return _call(self.bind("runtime", runtime), "broadcast_like", [expr, name(target)])
+
+
+def _canonical(expr):
+    """A key equal for expressions equal up to the order of the factors of ``*``."""
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, gast.Mult):
+        factors = sorted((_canonical(expr.left), _canonical(expr.right)))
+        return "Mult(" + ",".join(factors) + ")"
+    return gast.dump(expr)
+
+
+def _merged(terms):
+    """Equal terms added once, times their count (``t + t`` -> ``2 * t``)."""
+    counts, first = {}, {}
+    for t in terms:
+        key = _canonical(t)
+        counts[key] = counts.get(key, 0) + 1
+        first.setdefault(key, t)
+    out = []
+    for key, t in first.items():
+        n = counts[key]
+        if n == 1:
+            out.append(t)
+        elif isinstance(t, gast.BinOp) and isinstance(t.op, gast.Mult):
+            # 2 * a * b: doubling is exact, so (2 * a) * b == 2 * (a * b)
+            scale = gast.Constant(n, None)
+            out.append(gast.BinOp(left=gast.BinOp(left=scale, op=gast.Mult(), right=t.left) if n == 2
+                                  else scale, op=gast.Mult(), right=t.right if n == 2 else t))
+        else:
+            out.append(gast.BinOp(left=gast.Constant(n, None), op=gast.Mult(), right=t))
+    return out
 
 
 def _rule_table(entry, mode):

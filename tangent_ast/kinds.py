@@ -374,6 +374,9 @@ def infer(fn, scope, signature, result_kind=None):
                 kind = inference.expr(s.value)
                 if target in seen:
                     kind = join(kinds[target], kind)
+                if kind.tag == "unknown" and kind.shape is None:
+                    # Not known, but it is the shape of this value: x * x has it too.
+                    kind = replace(kind, shape=("of", target))
                 seen.add(target)
                 kinds[target] = kind
             elif isinstance(s, gast.If):

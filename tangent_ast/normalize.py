@@ -256,8 +256,8 @@ class Normalizer:
         if isinstance(s.test, gast.Name):
             body = self.loop_body(s.body, s)
             return [_at(gast.While(test=s.test, body=body, orelse=[]), s)]
-        test = self.namer.fresh("t")
         pre, op = self.operation(s.test, s)
+        test = self.namer.fresh(_temp_base(op) if _temp_base(op) != "tmp" else "keep_going")
         again, op_again = self.operation(copy.deepcopy(s.test), s)
         body = self.loop_body(s.body, s)
         append_fallthrough(body, again + [assign(test, op_again, s)])
@@ -446,8 +446,8 @@ class Normalizer:
         more, v = self.atom(value, at)
         pre += more
         if op is not None:
-            old = self.namer.fresh("t")
-            new = self.namer.fresh("t")
+            old = self.namer.fresh(f"{target.value.id}_slot")
+            new = self.namer.fresh(f"{target.value.id}_slot")
             pre += [assign(old, gast.Subscript(value=name(target.value.id), slice=copy.deepcopy(index),
                                                ctx=gast.Load()), at),
                     assign(new, gast.BinOp(left=name(old), op=op, right=v), at)]
@@ -472,7 +472,7 @@ class Normalizer:
             if isinstance(target, gast.Name):
                 stmts.append(assign(target.id, item, at))
             elif isinstance(target, (gast.Tuple, gast.List)):
-                inner = self.namer.fresh("t")
+                inner = self.namer.fresh("part")
                 stmts.append(assign(inner, item, at))
                 stmts += self.unpack(target, name(inner), at)
             else:
@@ -517,7 +517,7 @@ class Normalizer:
         if isinstance(expr, gast.BoolOp):
             return self.bool_op(expr, at)
         if isinstance(expr, gast.IfExp):
-            temp = self.namer.fresh("t")
+            temp = self.namer.fresh("choice")
             pre, test = self.atom(expr.test, at)
             body_pre, body = self.operation(expr.body, at)
             else_pre, orelse = self.operation(expr.orelse, at)
@@ -676,15 +676,15 @@ class Normalizer:
         return self.atom(index, at)
 
     def bool_op(self, expr, at):
-        """``a and b`` -> ``t = a; if t: t = b`` (short-circuit kept)."""
-        temp = self.namer.fresh("t")
+        """``a and b`` -> ``both = a; if both: both = b`` (short-circuit kept)."""
+        temp = self.namer.fresh("both" if isinstance(expr.op, gast.And) else "either")
         pre, first = self.operation(expr.values[0], at)
         pre = pre + [assign(temp, first, at)]
         rest = gast.BoolOp(op=expr.op, values=expr.values[1:]) if len(expr.values) > 2 else expr.values[1]
         more, second = self.operation(rest, at)
         test = name(temp) if isinstance(expr.op, gast.And) else gast.UnaryOp(op=gast.Not(), operand=name(temp))
         if isinstance(test, gast.UnaryOp):
-            negated = self.namer.fresh("t")
+            negated = self.namer.fresh(f"not_{temp}")
             pre.append(assign(negated, test, at))
             test = name(negated)
         pre.append(_at(gast.If(test=test, body=more + [assign(temp, second, at)], orelse=[]), at))
@@ -938,13 +938,60 @@ def check_supported(parsed):
                           "give the differentiated function plain positional parameters")
 
 
+_OP_WORDS = {gast.Add: "plus", gast.Sub: "minus", gast.Div: "over", gast.Mult: "times", gast.MatMult: "at"}
+_COMPARE_WORDS = {gast.Lt: "lt", gast.LtE: "le", gast.Gt: "gt", gast.GtE: "ge", gast.Eq: "eq", gast.NotEq: "ne"}
+
+
 def _temp_base(op):
+    """A name saying what a temporary holds: ``r * r`` -> ``r_sq``, ``i + 1`` ->
+    ``i_plus_one``, ``x[i]`` -> ``x_i``, ``x > 0`` -> ``x_gt_zero``, ``np.sin(x)`` ->
+    ``sin``; ``tmp`` when that would not be short."""
     if isinstance(op, gast.Call):
         func = op.func
-        return func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", "t")
+        base = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", "tmp")
+        if hasattr(builtins, base) and len(op.args) == 1 and _word(op.args[0]):
+            return f"{base}_{_word(op.args[0])}"  # len(x) -> len_x: a builtin's name is taken
+        return base
     if isinstance(op, gast.Attribute):
         return op.attr
-    return "t"
+    if isinstance(op, gast.BinOp) and type(op.op) in _OP_WORDS | {gast.Pow: ""}:
+        left, right = _word(op.left), _word(op.right)
+        if left and right:
+            if (isinstance(op.op, gast.Mult) and left == right) or \
+                    (isinstance(op.op, gast.Pow) and right == "two"):
+                base = f"{left}_sq"
+            elif isinstance(op.op, gast.Pow):
+                base = f"{left}_pow_{right}"
+            else:
+                base = "_".join(w for w in (left, _OP_WORDS[type(op.op)], right) if w)
+            if len(base) <= 16:
+                return base
+    if isinstance(op, gast.UnaryOp) and isinstance(op.op, gast.USub) and _word(op.operand):
+        return f"neg_{_word(op.operand)}"
+    if isinstance(op, gast.Compare) and type(op.ops[0]) in _COMPARE_WORDS:
+        left, right = _word(op.left), _word(op.comparators[0])
+        if left and right and len(left) + len(right) < 14:
+            return f"{left}_{_COMPARE_WORDS[type(op.ops[0])]}_{right}"
+    if isinstance(op, gast.Subscript) and _word(op.value):
+        index = op.slice.elts if isinstance(op.slice, gast.Tuple) else [op.slice]
+        words = [_word(i) for i in index]
+        if all(words) and sum(map(len, words)) < 10:
+            return "_".join([_word(op.value)] + words)  # x[i] -> x_i
+    return "tmp"
+
+
+def _word(atom):
+    """A short word for an atom in a temporary's name, or None."""
+    if isinstance(atom, gast.Name):
+        return atom.id.lstrip("_")
+    if isinstance(atom, gast.Constant) and isinstance(atom.value, (int, float)) \
+            and not isinstance(atom.value, bool) and float(atom.value).is_integer() \
+            and 0 <= atom.value < len(_NUMBERS):
+        return _NUMBERS[int(atom.value)]  # a word: a trailing _1 would read as an SSA version
+    return None
+
+
+_NUMBERS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
 
 def _is_docstring(s):

@@ -37,7 +37,7 @@ from .normalize import Normalizer, check_supported, check_updates, copy_views, n
 from .parse import parse
 from .resolve import resolve
 from .reverse import finish_updates, reverse
-from .simplify import restore_names, simplify
+from .simplify import is_pure, restore_names, simplify
 from .tapes import install_tapes
 from .ssa import to_ssa
 
@@ -219,7 +219,9 @@ def derive_module(fn, mode, wrt, signature, session, trace=False):
             snapshots["reverse"] = _source(fwd) + "\n" + _source(bwd)
         bwd = simplify(bwd, rewritable(bwd) - {"saved"}, namespace, origin=origin)
         copied = finish_updates(bwd)
-        install_tapes(fwd, bwd, f.namer, d.loop_headers)
+        install_tapes(fwd, bwd, f.namer, d.loop_headers,
+                      recomputable=lambda st: is_pure(st.value, namespace),
+                      is_scalar=lambda v: f.kinds.get(v, UNKNOWN).scalar)
         residuals = _residuals(fwd, bwd, params, copied)
         _finish_reverse(fwd, bwd, residuals)
         fwd = simplify(fwd, rewritable(fwd) - set(residuals), namespace, origin=origin)

@@ -92,6 +92,8 @@ class Reverse:
         self.ct_names = {}
         self.loops = []   # per enclosing reverse loop: {"outer": names, "buffers": {name: buffer}}
         self.owned = set()  # arrays whose ct_ variable is an array this rule owns (updated in place)
+        self.term_lines = {}  # id(term) -> the primal line whose adjoint produced it
+        self.line = None      # the primal line being transposed
         self.old_values = {}  # id(update statement) -> name of the saved overwritten slot
 
     def ct(self, primal):
@@ -232,6 +234,7 @@ class Reverse:
         """
         out = []
         for s in reversed(stmts):
+            self.line = getattr(s, "lineno", None)
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
                 out.extend(self.adjoint_update(s, pending, accumulated))
             elif isinstance(s, gast.Assign):
@@ -260,15 +263,22 @@ class Reverse:
             self.owned.discard(primal)  # ct is now another name for someone else's array
         whole = assign(ct, self.d.total(primal, terms))
         if len(terms) == 1 or _length(whole) <= MAX_LINE:
-            return [_at(whole, at)]
+            return [self._cite(whole, terms, at)]
         first, rest = terms[0], terms[1:]
-        out = [] if isinstance(first, gast.Name) and first.id == ct else [_at(assign(ct, first), at)]
+        out = [] if isinstance(first, gast.Name) and first.id == ct else [self._cite(assign(ct, first), [first], at)]
         for term in rest:
-            out.append(_at(assign(ct, self.d.total(primal, [name(ct), term])), at))
+            out.append(self._cite(assign(ct, self.d.total(primal, [name(ct), term])), [term], at))
         return out
 
     def add_term(self, v, expr, pending):
+        self.term_lines[id(expr)] = self.line
         pending.setdefault(v, []).append(expr)
+
+    def _cite(self, stmt, terms, at):
+        """Cite the user's line a sum comes from (its first term's), not where it is added up."""
+        line = next((self.term_lines.get(id(t)) for t in terms if self.term_lines.get(id(t))), None)
+        stmt.lineno = line if line is not None else getattr(at, "lineno", None)
+        return stmt
 
     def adjoint(self, s, pending, accumulated):
         target = s.targets[0].id

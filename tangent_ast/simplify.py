@@ -101,7 +101,7 @@ def _strip_negation(e):
     return None
 
 
-def _pure(expr, namespace):
+def is_pure(expr, namespace):
     """True if evaluating ``expr`` later (once) cannot change what it computes or does."""
     for n in gast.walk(expr):
         if isinstance(n, gast.Call):
@@ -300,7 +300,7 @@ class Simplifier:
             return False
         target = s.targets[0].id
         return (target in self.rewritable and target not in self.keep and uses.get(target) == 1 and stores.get(target) == 1
-                and _pure(s.value, self.namespace))
+                and is_pure(s.value, self.namespace))
 
     def _inline_into(self, stmts, i, target, value):
         depends = {n.id for n in _names_loaded(value)}
@@ -325,7 +325,7 @@ class Simplifier:
         while True:
             used = {n.id for n in _names_loaded(self.fn)}
             dead = lambda s: (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-                              and s.targets[0].id not in used and _pure(s.value, self.namespace))
+                              and s.targets[0].id not in used and is_pure(s.value, self.namespace))
             before = gast.dump(self.fn)
             self.fn.body = self._drop(self.fn.body, dead)
             if gast.dump(self.fn) == before:

@@ -52,9 +52,10 @@ def _rename_block(stmts, old, new):
 
 
 def _copy(target, source, at):
+    """A join or loop-header copy: SSA's own statement, so it cites no line of the user's."""
     node = gast.Assign(targets=[gast.Name(target, gast.Store(), None, None)],
                        value=gast.Name(source, gast.Load(), None, None), type_comment=None)
-    node.lineno = getattr(at, "lineno", None)
+    node.lineno = None
     return node
 
 

@@ -87,32 +87,50 @@ def _append(tape, value):
     return gast.Expr(value=call)
 
 
-def install_tapes(fwd, bwd, namer, loop_headers):
-    """Fill in the tapes and trip counts of every loop of ``fwd``/``bwd`` (in place)."""
+def install_tapes(fwd, bwd, namer, loop_headers, recomputable, is_scalar):
+    """Fill in the tapes and trip counts of every loop of ``fwd``/``bwd`` (in place).
+
+    ``recomputable(stmt)``: whether a statement may be evaluated again in the reverse
+    sweep (a pure operation, no call with effects); ``is_scalar(name)``: whether a
+    value is a number (cheap to recompute every iteration)."""
     forward_loops = {loop.loop_id: loop for loop in _loops(fwd)}
     created = []
     for back in _loops(bwd):
         loop = forward_loops[back.loop_id]
         top = _top_level_loop(loop, fwd)
-        assigned = _stored(loop.body) | ({loop.target.id} if isinstance(loop, gast.For) else set())
+        target = loop.target.id if isinstance(loop, gast.For) else None
+        headers = loop_headers.get(loop.loop_id, set())
+        assigned = _stored(loop.body) | ({target} if target else set())
         needed = sorted((_loaded(back.body) - _stored(back.body)) & assigned)
-        # The variable of ``for i in range(n)`` is the reverse index itself: no tape.
-        counted = isinstance(loop, gast.For) and loop.target.id in needed and _counts_from_zero(loop)
+        # What the reverse sweep can compute again is not saved: values that do not
+        # change in the loop once, before it; scalars of the loop index in each iteration.
+        hoisted, again = _recomputations(loop, needed, headers, recomputable, is_scalar)
+        needed = [v for v in needed if v not in {st.targets[0].id for st in hoisted + again}]
+        if target and target not in needed and any(
+                n.id == target for st in again for n in gast.walk(st.value) if isinstance(n, gast.Name)):
+            needed.append(target)
+        _insert_around(bwd, back, before=[copy.deepcopy(st) for st in hoisted])
+        # ``for i in range(n)`` without break runs backwards as ``for i in reversed(range(n))``.
+        counted = (isinstance(loop, gast.For) and _counts_from_zero(loop) and not _breaks(loop)
+                   and not {n.id for n in gast.walk(loop.iter) if isinstance(n, gast.Name)} & assigned)
         if counted:
-            needed.remove(loop.target.id)
+            back.target.id = target
+            if target in needed:
+                needed.remove(target)
         tapes = {v: namer.fresh(f"{v}_tape") for v in needed}
         created += list(tapes.values())
         # Forward: iteration-start values first, the rest at every exit of the body.
-        headers = loop_headers.get(loop.loop_id, set())
-        at_start = [v for v in needed if v in headers or (isinstance(loop, gast.For) and v == loop.target.id)]
+        at_start = [v for v in needed if v in headers or v == target]
         at_exit = [v for v in needed if v not in at_start]
         pad = [assign(v, gast.Constant(None, None)) for v in at_exit if v not in _exits_before(loop.body)]
         exit_appends = [_append(tapes[v], v) for v in at_exit]
         _append_before_breaks(loop.body, exit_appends)
         append_fallthrough(loop.body, _copies(exit_appends))
         loop.body[:0] = pad + [_append(tapes[v], v) for v in at_start]
-        # Trip count: a top-level loop with a tape knows it; otherwise count.
-        if top and tapes:
+        # Trip count: the range itself, the length of a tape, or a counter.
+        if counted:
+            trips = copy.deepcopy(loop.iter.args[0])
+        elif top and tapes:
             trips = gast.Call(func=name("len"), args=[name(tapes[needed[0]])], keywords=[])
         else:
             counter = namer.fresh("trips")
@@ -121,23 +139,80 @@ def install_tapes(fwd, bwd, namer, loop_headers):
             _insert_around(fwd, loop, before=[assign(counter, gast.Constant(0, None))])
             trips = name(counter)
         back.iter.args[0].args[0] = trips
-        # Reverse: restore by index (a cursor when the loop runs more than once).
-        if counted:
-            back.body.insert(0, assign(loop.target.id, name(back.target.id)))
-        if top:
+        # Reverse: restore by index (a cursor when the loop runs more than once), then recompute.
+        if top:  # the reverse index is the iteration's index (tapes of nested loops use a cursor)
             restores = [assign(v, gast.Subscript(value=name(t), slice=name(back.target.id), ctx=gast.Load()))
                         for v, t in tapes.items()]
-            back.body[:0] = restores
         elif tapes:
             cursor = namer.fresh("pos")
             first = tapes[needed[0]]
             bwd.body.insert(1 if bwd.body and _is_unpack(bwd.body[0]) else 0,
                             assign(cursor, gast.Call(func=name("len"), args=[name(first)], keywords=[])))
             step = assign(cursor, gast.BinOp(left=name(cursor), op=gast.Sub(), right=gast.Constant(1, None)))
-            restores = [assign(v, gast.Subscript(value=name(t), slice=name(cursor), ctx=gast.Load()))
-                        for v, t in tapes.items()]
-            back.body[:0] = [step] + restores
+            restores = [step] + [assign(v, gast.Subscript(value=name(t), slice=name(cursor), ctx=gast.Load()))
+                                 for v, t in tapes.items()]
+        else:
+            restores = []
+        back.body[:0] = restores + [copy.deepcopy(st) for st in again]
     fwd.body[:0] = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in created]
+
+
+def _recomputations(loop, needed, headers, recomputable, is_scalar):
+    """(statements to run once before the reverse loop, statements to run in each
+    reverse iteration) that give the ``needed`` values without a tape."""
+    target = loop.target.id if isinstance(loop, gast.For) else None
+    written = _stored(loop.body) | _updated(loop.body) | ({target} if target else set())
+    safe = _exits_before(loop.body)
+    assignments = {}
+    for n in gast.walk(loop):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            assignments[n.id] = assignments.get(n.id, 0) + 1
+    invariant, by_index = {}, {}
+    for st in loop.body:
+        if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)):
+            continue
+        v = st.targets[0].id
+        if v in headers or v not in safe or assignments.get(v) != 1 or not recomputable(st):
+            continue
+        operands = {n.id for n in gast.walk(st.value) if isinstance(n, gast.Name)}
+        if all(o not in written or o in invariant for o in operands):
+            invariant[v] = st
+        elif target and is_scalar(v) and all(
+                o not in written or o in invariant or o in by_index or o == target for o in operands):
+            by_index[v] = st
+    used = set()
+
+    def use(v):
+        if v in used or v not in invariant and v not in by_index:
+            return
+        used.add(v)
+        st = invariant.get(v) or by_index[v]
+        for n in gast.walk(st.value):
+            if isinstance(n, gast.Name):
+                use(n.id)
+
+    for v in needed:
+        use(v)
+    return ([st for v, st in invariant.items() if v in used],
+            [st for v, st in by_index.items() if v in used])
+
+
+def _updated(stmts):
+    return {n.targets[0].value.id for s in stmts for n in gast.walk(s)
+            if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Subscript)
+            and isinstance(n.targets[0].value, gast.Name)}
+
+
+def _breaks(loop):
+    """The loop has a break of its own (not one of a nested loop)."""
+    def block(stmts):
+        for s in stmts:
+            if isinstance(s, gast.Break):
+                return True
+            if isinstance(s, gast.If) and (block(s.body) or block(s.orelse)):
+                return True
+        return False
+    return block(loop.body)
 
 
 def _counts_from_zero(loop):

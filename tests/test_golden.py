@@ -50,20 +50,20 @@ def test_reverse_rule_of_a_branch():
     source = ta.derive(calls.relu_like, "reverse", args=(1.0,)).source
     assert body(source) == textwrap.dedent("""\
         def relu_like_fwd(x):
-            t = x > 0
-            if t:
+            x_gt_zero = x > 0
+            if x_gt_zero:
                 y = x * x
             else:
                 y = -0.5 * x
             out = y + x
-            return out, (x, t)
+            return out, (x, x_gt_zero)
 
 
         def relu_like_bwd(saved, ct_out):
-            x, t = saved
+            x, x_gt_zero = saved
             ct_x = ct_out
-            if t:
-                ct_x = ct_x + ct_out * x + ct_out * x
+            if x_gt_zero:
+                ct_x = ct_x + 2 * ct_out * x
             else:
                 ct_x = ct_x + ct_out * -0.5
             return ct_x
@@ -83,8 +83,8 @@ def test_ssa_of_reassignment():
 def test_ssa_of_branch_join():
     assert ta.show(calls.relu_like, stage="ssa") == textwrap.dedent("""\
         def relu_like(x):
-            t = x > 0
-            if t:
+            x_gt_zero = x > 0
+            if x_gt_zero:
                 y = x * x
             else:
                 y = -0.5 * x
@@ -107,23 +107,23 @@ def test_reverse_rule_of_a_loop():
         def recurrence_fwd(x, h0):
             h_2_tape = []
             h_1 = h0
-            for t in range(len(x)):
+            len_x = len(x)
+            for t in range(len_x):
                 h_2 = np.tanh(0.5 * h_1 + x[t])
                 h_1 = h_2
                 h_2_tape.append(h_2)
-            return h_1, (x, h_2_tape)
+            return h_1, (x, h_2_tape, len_x)
 
 
         def recurrence_bwd(saved, ct_h):
-            x, h_2_tape = saved
+            x, h_2_tape, len_x = saved
             ct_x = np.zeros_like(x)
             ct_x_buffer = np.zeros_like(x)
-            for k in reversed(range(len(h_2_tape))):
-                h = h_2_tape[k]
-                t = k
-                ct_t = ct_h * (1 - h ** 2)
-                ct_x_buffer[t] += ct_t
-                ct_h = ct_t * 0.5
+            for t in reversed(range(len_x)):
+                h = h_2_tape[t]
+                ct_tmp = ct_h * (1 - h ** 2)
+                ct_x_buffer[t] += ct_tmp
+                ct_h = ct_tmp * 0.5
             ct_x = ct_x + ct_x_buffer
             return ct_x
         """)
@@ -137,9 +137,9 @@ def test_forward_rule_of_a_loop_reads_like_the_loop():
             s = 0.0
             ds = 0.0
             for i in range(n):
-                t = i + 1
-                s = s + x ** i / t
-                ds = ds + dx * i * x ** (i - 1) / t
+                i_plus_one = i + 1
+                s = s + x ** i / i_plus_one
+                ds = ds + dx * i * x ** (i - 1) / i_plus_one
             return s, ds
         """)
 
@@ -151,35 +151,31 @@ def test_reverse_rule_of_a_loop_filling_a_preallocated_array():
     assert body(source) == textwrap.dedent("""\
         def fill_preallocated_fwd(x):
             out_old_tape = []
-            t_tape = []
             out = np.zeros(len(x))
-            for i in range(len(x)):
-                t = x[i]
+            len_x = len(x)
+            for i in range(len_x):
                 out_old = out[i]
-                out[i] = np.sin(t) * 2.0
+                out[i] = np.sin(x[i]) * 2.0
                 out_old_tape.append(out_old)
-                t_tape.append(t)
-            t_2 = out * out
-            out_1 = np.sum(t_2)
-            return out_1, (x, out_old_tape, t_tape, out, t_2)
+            out_sq = out * out
+            out_1 = np.sum(out_sq)
+            return out_1, (x, out_old_tape, out, len_x, out_sq)
 
 
         def fill_preallocated_bwd(saved, ct_out_1):
-            x, out_old_tape, t_tape, out, t_2 = saved
+            x, out_old_tape, out, len_x, out_sq = saved
             out = out.copy()
-            ct_t_2 = np.full_like(t_2, ct_out_1)
-            ct_out = ct_t_2 * out + ct_t_2 * out
+            ct_out = 2 * np.full_like(out_sq, ct_out_1) * out
             ct_x = np.zeros_like(x)
             ct_x_buffer = np.zeros_like(x)
-            for k in reversed(range(len(out_old_tape))):
-                out_old = out_old_tape[k]
-                t = t_tape[k]
-                i = k
-                ct_t_1 = ct_out[i]
+            for i in reversed(range(len_x)):
+                out_old = out_old_tape[i]
+                x_i = x[i]
+                ct_sin_times_two = ct_out[i]
                 ct_out[i] = 0.0
                 out[i] = out_old
-                ct_t = ct_t_1 * 2.0 * np.cos(t)
-                ct_x_buffer[i] += ct_t
+                ct_x_i = ct_sin_times_two * 2.0 * np.cos(x_i)
+                ct_x_buffer[i] += ct_x_i
             ct_x = ct_x + ct_x_buffer
             return ct_x
         """)
@@ -195,3 +191,47 @@ def test_in_place_updates_of_arguments_and_aliases_are_refused():
         ta.derive(bad.aliases_updated_array)
     with pytest.raises(UnsupportedSyntaxError, match="updating the list 'xs' in place"):
         ta.derive(bad.updates_list)
+
+
+def test_reverse_rule_of_a_loop_saves_nothing_it_can_recompute():
+    """The forward sweep is the user's code: r * r does not change in the loop, so the
+    reverse sweep computes it once; i + 1.0 is recomputed from the loop index."""
+    from .corpus import control_flow
+    case = control_flow.CASES[-1]
+    source = ta.derive(control_flow.weighted_loss, "reverse", wrt="w", args=case.args).source
+    assert body(source) == textwrap.dedent("""\
+        def weighted_loss_fwd(w, x, y):
+            z = np.tanh(x @ w)
+            r = z - y
+            total = 0.0
+            for i in range(3):
+                total = total + np.sum(r * r) * (i + 1.0)
+            out = total / 6.0
+            return out, (x, z, r)
+
+
+        def weighted_loss_bwd(saved, ct_out):
+            x, z, r = saved
+            ct_total = ct_out / 6.0
+            ct_r = np.zeros_like(r)
+            r_sq = r * r
+            for i in reversed(range(3)):
+                i_plus_one = i + 1.0
+                ct_r = ct_r + 2 * np.full_like(r_sq, ct_total * i_plus_one) * r
+            ct_w = x.T @ (runtime.unbroadcast(ct_r, z) * (1 - z ** 2))
+            return ct_w
+        """)
+    generic = ta.derive(control_flow.weighted_loss, "reverse", wrt="w").source
+    assert "_tape" not in generic and "unbroadcast(ct_r_sq" not in generic
+
+
+def test_comments_cite_the_line_each_statement_comes_from():
+    from .corpus import control_flow
+    case = control_flow.CASES[-1]
+    lines = ta.derive(control_flow.weighted_loss, "reverse", wrt="w", args=case.args).source.splitlines()
+    import inspect
+    first = inspect.getsourcelines(control_flow.weighted_loss)[1]
+    cited = {line.split("  # line ")[0].strip(): int(line.split("  # line ")[1])
+             for line in lines if "  # line " in line}
+    assert cited["ct_total = ct_out / 6.0"] == first + 6          # from `return total / 6.0`
+    assert cited["r_sq = r * r"] == first + 5                      # recomputes line 6's r * r

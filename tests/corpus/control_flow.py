@@ -278,3 +278,15 @@ CASES = [
     Case(rec_until_small, (2.0,)),
     Case(rec_until_small, (0.05,)),
 ]
+
+
+def weighted_loss(w, x, y):
+    z = np.tanh(x @ w)
+    r = z - y
+    total = 0.0
+    for i in range(3):
+        total = total + np.sum(r * r) * (i + 1.0)
+    return total / 6.0
+
+
+CASES.append(Case(weighted_loss, (np.array([0.1, -0.3, 0.2]), M, np.array([0.2, 0.1, -0.4])), wrt=(0,)))
