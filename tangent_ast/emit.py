@@ -32,7 +32,6 @@ class ModuleNamespace:
     def __init__(self, namer):
         self.namer = namer
         self.objects = {}
-        self.local_functions = {}   # name -> description (functions defined in this module)
         self.relative = {}          # name -> (module name, attribute): derived rules of callees
 
     def bind(self, preferred, obj):
@@ -258,9 +257,22 @@ def body_hash_of(text):
     return hashlib.sha256(bodies.rstrip("\n").encode() + b"\n").hexdigest()[:16]
 
 
+_RULES_HASH = {}
+
+
 def rule_source_hash():
-    """One hash of every registered rule's source (rules change -> rules re-derive)."""
+    """One hash of every registered rule's source (rules change -> rules re-derive).
+
+    Reading every rule's source takes tens of milliseconds, so it is done once per
+    version of the rule table, not on every derivation and cache check."""
     from .rules import registry
+    if registry.version() not in _RULES_HASH:
+        _RULES_HASH.clear()
+        _RULES_HASH[registry.version()] = _hash_rules(registry)
+    return _RULES_HASH[registry.version()]
+
+
+def _hash_rules(registry):
     h = hashlib.sha256()
     for entry in registry.all_primitives():
         h.update(entry.name.encode())

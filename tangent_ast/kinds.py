@@ -388,16 +388,14 @@ def infer(fn, scope, signature, result_kind=None):
             elif isinstance(s, gast.While):
                 block(s.body, seen)
 
+    stores = {}
+    for n in gast.walk(fn):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    assigned_again = {n for n, count in stores.items() if count > 1}  # joins and loop headers
     for _ in range(10):
         before = dict(kinds)
-        block(fn.body, set(params) | {n for n in kinds if n not in params and n in before
-                                      and _assigned_twice(fn, n)})
+        block(fn.body, set(params) | (assigned_again & set(before)))
         if kinds == before:
             break
     return kinds
-
-
-def _assigned_twice(fn, name):
-    count = sum(1 for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-                and n.id == name)
-    return count > 1

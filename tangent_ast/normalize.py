@@ -247,19 +247,19 @@ class Normalizer:
         self.scope.free.setdefault(name_, getattr(builtins, name_))
         return name(name_)
 
-    def loop_body(self, body, at):
+    def loop_body(self, body):
         return self.block(self.lower_jumps(body))
 
     def while_loop(self, s):
         if s.orelse:
             raise unsupported(self.parsed, s, "while ... else", "move the else block after the loop")
         if isinstance(s.test, gast.Name):
-            body = self.loop_body(s.body, s)
+            body = self.loop_body(s.body)
             return [_at(gast.While(test=s.test, body=body, orelse=[]), s)]
         pre, op = self.operation(s.test, s)
         test = self.namer.fresh(_temp_base(op) if _temp_base(op) != "tmp" else "keep_going")
         again, op_again = self.operation(copy.deepcopy(s.test), s)
-        body = self.loop_body(s.body, s)
+        body = self.loop_body(s.body)
         append_fallthrough(body, again + [assign(test, op_again, s)])
         return pre + [assign(test, op, s), _at(gast.While(test=name(test), body=body, orelse=[]), s)]
 
@@ -277,7 +277,7 @@ class Normalizer:
                 orelse = [_at(gast.If(test=name(broke), body=[], orelse=s.orelse), s)]
             else:
                 orelse = s.orelse
-        body = self.loop_body(prefix + s.body, s)
+        body = self.loop_body(prefix + s.body)
         loop = _at(gast.For(target=name(header, gast.Store()), iter=None, body=body, orelse=[],
                             type_comment=None), s)
         range_pre, loop.iter = self.range_call(range_args, s)

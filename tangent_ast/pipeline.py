@@ -104,23 +104,20 @@ def _source(fn):
     return ast.unparse(to_ast(copy.deepcopy(fn))) + "\n"
 
 
-def wrt_names(fn_node, wrt, parsed):
-    params = [a.id for a in fn_node.args.args]
+def wrt_names(params, wrt, qualname, where=None):
+    """``wrt`` (an index, a parameter name, or a tuple of them) as parameter names."""
     items = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
     names = []
     for item in items:
-        if isinstance(item, int) and not isinstance(item, bool):
-            if not -len(params) <= item < len(params):
-                raise TangentAstError(f"wrt={item}: {parsed.qualname} has {len(params)} parameters",
-                                      where=parsed.where())
+        if isinstance(item, int) and not isinstance(item, bool) and -len(params) <= item < len(params):
             names.append(params[item])
         elif isinstance(item, str) and item in params:
             names.append(item)
         else:
-            raise TangentAstError(f"wrt={item!r} is not a parameter of {parsed.qualname} "
-                                  f"(parameters: {', '.join(params)})", where=parsed.where())
+            raise TangentAstError(f"wrt={item!r} is not a parameter of {qualname} "
+                                  f"(parameters: {', '.join(params)})", where=where)
     if len(set(names)) != len(names):
-        raise TangentAstError(f"wrt names a parameter twice: {names}", where=parsed.where())
+        raise TangentAstError(f"wrt names a parameter twice: {names}", where=where)
     return tuple(names)
 
 
@@ -175,7 +172,7 @@ def derive_module(fn, mode, wrt, signature, session, trace=False):
     if mode not in MODES:
         raise TangentAstError(f"mode must be one of {MODES}, not {mode!r}")
     f = front(fn, signature, trace)
-    wrt = wrt_names(f.function, wrt, f.parsed)
+    wrt = wrt_names([a.id for a in f.function.args.args], wrt, f.parsed.qualname, f.parsed.where())
     params = [a.id for a in f.function.args.args]
     for w in wrt:
         kind = f.kinds.get(w, UNKNOWN)
@@ -361,7 +358,7 @@ class Session:
             from .parse import parse as parse_fn
             parse_fn(fn)  # raises the NoSourceError that explains
         params = list(inspect.signature(fn).parameters)
-        wrt = _wrt_from_signature(fn, params, wrt)
+        wrt = wrt_names(params, wrt, fn.__qualname__)
         signature = canonical(signature)
         key = self.key(fn, mode, wrt, signature)
         if key in self.rules:
@@ -434,17 +431,3 @@ def _loader_values(fn, names):
         elif n in fn.__globals__:
             values[n] = fn.__globals__[n]
     return values
-
-
-def _wrt_from_signature(fn, params, wrt):
-    items = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
-    out = []
-    for item in items:
-        if isinstance(item, int) and not isinstance(item, bool) and -len(params) <= item < len(params):
-            out.append(params[item])
-        elif isinstance(item, str) and item in params:
-            out.append(item)
-        else:
-            raise TangentAstError(f"wrt={item!r} is not a parameter of {fn.__qualname__} "
-                                  f"(parameters: {', '.join(params)})")
-    return tuple(out)

@@ -36,7 +36,6 @@ COMPAREOPS = {gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt,
 class Scope:
     locals: set
     free: dict = field(repr=False)        # name -> object
-    cells: set = field(default_factory=set)  # free names that are closure cells
 
     def is_local(self, name):
         return name in self.locals
@@ -132,7 +131,7 @@ def resolve(parsed):
             else:
                 raise UnsupportedSyntaxError(f"name {n.id!r} is not defined", where=parsed.where(n),
                                              hint="define it before deriving the function")
-    return Scope(locals=local, free=free, cells=set(cells) & set(free))
+    return Scope(locals=local, free=free)
 
 
 def callee(expr, scope, kind_of):

@@ -94,6 +94,7 @@ class Reverse:
         self.owned = set()  # arrays whose ct_ variable is an array this rule owns (updated in place)
         self.term_lines = {}  # id(term) -> the primal line whose adjoint produced it
         self.line = None      # the primal line being transposed
+        self.calls = {}       # id(statement) -> how a call to a user function is swept (or None)
         self.old_values = {}  # id(update statement) -> name of the saved overwritten slot
 
     def ct(self, primal):
@@ -196,10 +197,8 @@ class Reverse:
     def _user_call(self, s):
         """For ``v = g(...)`` with g a user function and active arguments:
         the forward-sweep statement and how to call its reverse sweep."""
-        if not hasattr(self, "_calls"):
-            self._calls = {}
-        if id(s) in self._calls:
-            return self._calls[id(s)]
+        if id(s) in self.calls:
+            return self.calls[id(s)]
         site = self.d.site(s.value)
         result = None
         if site is not None and (site.fn is None or self.d.is_user_function(site.fn)):
@@ -221,7 +220,7 @@ class Reverse:
                                      ctx=gast.Store())
                 fwd = _at(gast.Assign(targets=[targets], value=call, type_comment=None), s)
                 result = (fwd, rule, saved, [site.args[i] for i in active])
-        self._calls[id(s)] = result
+        self.calls[id(s)] = result
         return result
 
     # -- reverse sweep --------------------------------------------------------

@@ -75,3 +75,11 @@ def test_unknown_wrt_lists_parameters():
     with pytest.raises(ta.TangentAstError) as info:
         ta.derive(bad.int_argument, wrt="z")
     assert "n, x" in str(info.value)
+
+
+def test_rule_without_source_is_a_clear_error():
+    namespace = {}
+    exec("def rule(dx, ans, x):\n    return dx\n", namespace)
+    with pytest.raises(NoSourceError) as info:
+        ta.defjvp(np.frexp)(namespace["rule"])
+    assert "rule" in str(info.value) and "hint:" in str(info.value)

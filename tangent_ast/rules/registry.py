@@ -81,6 +81,16 @@ class Primitive:
 
 
 _TABLE = {}
+_VERSION = [0]   # bumped by every registration: what was derived with older rules is stale
+
+
+def version():
+    """A number that changes whenever a rule is registered or changed."""
+    return _VERSION[0]
+
+
+def _changed():
+    _VERSION[0] += 1
 
 
 def _holds(predicate, kinds):
@@ -104,6 +114,7 @@ def primitive(fn, create=True):
         return None
     if entry is None and create:
         entry = _TABLE[key] = Primitive(fn)
+        _changed()
     return entry
 
 
@@ -122,14 +133,11 @@ def _as_template(rule):
 
 
 def _register(table_name, fn, rules, argnum):
+    rules_by_arg = {argnum: rules[0]} if argnum is not None else dict(enumerate(rules))
+    templates = {i: _as_template(rule) for i, rule in rules_by_arg.items()}  # may raise: table untouched
     entry = primitive(fn)
-    table = getattr(entry, table_name)
-    if argnum is not None:
-        rules_by_arg = {argnum: rules[0]}
-    else:
-        rules_by_arg = dict(enumerate(rules))
-    for i, rule in rules_by_arg.items():
-        table[i] = _as_template(rule)
+    getattr(entry, table_name).update(templates)
+    _changed()
     return entry
 
 
@@ -163,24 +171,28 @@ def specialize(fn, mode, when, *rules):
     """
     mode = {"jvp": "forward", "vjp": "reverse"}.get(mode, mode)
     primitive(fn).variants.append((mode, when, {i: _as_template(r) for i, r in enumerate(rules)}))
+    _changed()
 
 
 def def_linear(*fns):
     """``fn`` is linear in its first argument: its forward rule is ``fn(dx, ...)``."""
     for fn in fns:
         primitive(fn).jvps[0] = SameCall(fn)
+    _changed()
 
 
 def nondifferentiable(*fns):
     """The results of ``fns`` carry no derivative."""
     for fn in fns:
         primitive(fn).nondiff = True
+    _changed()
 
 
 def broadcasting(*fns):
     """``fns`` broadcast their arguments: cotangents are summed back to shape."""
     for fn in fns:
         primitive(fn).broadcasts = True
+    _changed()
 
 
 def elementwise(fn, derivative, *, broadcasts=True):
@@ -197,6 +209,7 @@ def elementwise(fn, derivative, *, broadcasts=True):
         getattr(primitive(fn), table_name)[0] = template
     if broadcasts:
         primitive(fn).broadcasts = True
+    _changed()
 
 
 def _scale(factor, derivative):

@@ -225,7 +225,15 @@ def _same_code(lambda_node, code, filename):
 
 def template_of(fn):
     """Parse a rule function into a :class:`Template`."""
-    node = _function_node(fn)
+    try:
+        node = _function_node(fn)
+    except (OSError, TypeError) as exc:
+        from ..errors import NoSourceError
+        name = getattr(fn, "__qualname__", repr(fn))
+        raise NoSourceError(
+            f"cannot read the source of the rule {name}: rules are inlined from their source",
+            where=f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}" if hasattr(fn, "__code__") else None,
+            hint="define the rule in a .py file or a notebook cell, not with exec or at a bare prompt") from exc
     sig = inspect.signature(fn)
     params, defaults = [], {}
     var_pos = var_kw = None
