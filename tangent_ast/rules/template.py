@@ -192,9 +192,13 @@ def _import_name(fn):
 
 
 @functools.lru_cache(maxsize=None)
-def _parsed_file(filename):
-    text = "".join(linecache.getlines(filename))
-    return gast.parse(text)
+def _lambdas_by_line(filename):
+    """The lambdas of a file, by the line they start on (the file is parsed once)."""
+    by_line = {}
+    for n in gast.walk(gast.parse("".join(linecache.getlines(filename)))):
+        if isinstance(n, gast.Lambda):
+            by_line.setdefault(n.lineno, []).append(n)
+    return by_line
 
 
 def _function_node(fn):
@@ -205,9 +209,8 @@ def _function_node(fn):
         return gast.parse(source).body[0]
     filename = code.co_filename
     arg_names = list(code.co_varnames[:code.co_argcount])
-    candidates = [n for n in gast.walk(_parsed_file(filename))
-                  if isinstance(n, gast.Lambda) and n.lineno == code.co_firstlineno
-                  and [a.id for a in n.args.args] == arg_names]
+    candidates = [n for n in _lambdas_by_line(filename).get(code.co_firstlineno, [])
+                  if [a.id for a in n.args.args] == arg_names]
     if len(candidates) > 1:
         candidates = [n for n in candidates if _same_code(n, code, filename)]
     if not candidates:
