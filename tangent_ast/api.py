@@ -42,6 +42,7 @@ def jvp(f, primals, tangents, *, cache=None):
         out = f(*primals)
         return out, np.zeros_like(out, dtype=float) if np.ndim(out) else 0.0
     rule = derive(f, "forward", wrt, args=primals, cache=cache)
+    rule.check_arguments(primals)
     return rule.jvp(*primals, *(tangents[i] for i in wrt))
 
 
@@ -84,6 +85,7 @@ def value_and_grad(f, wrt=0, *, cache=None):
     @functools.wraps(f)
     def value_and_gradient(*args):
         rule = rule_for(args)
+        rule.check_arguments(args)
         out, saved = rule.fwd(*args)
         _check_scalar(f, out)
         return out, rule.bwd(saved, 1.0)
@@ -112,6 +114,7 @@ def vjp(f, *args, wrt=None, cache=None):
         if not wrt:
             raise TangentAstError("vjp: no argument is a float or a float array")
     rule = _session(cache).rule(f, "reverse", wrt, signature)
+    rule.check_arguments(args)
     out, saved = rule.fwd(*args)
 
     def pullback(ct):

@@ -79,6 +79,7 @@ class Provenance:
     wrt: tuple
     version: str
     depends: list = field(default_factory=list)   # "module:qualname=source_hash" of callees
+    updates: tuple = ()   # arguments the function updates in place
 
 
 def _importable(obj, name):
@@ -225,6 +226,9 @@ def module_source(functions, namespace, provenance, line_of, *, notes=()):
         f"# tangent-ast-version: {p.version}",
         f"# body-hash: {body_hash}",
     ]
+    if p.updates:
+        header.append(f"# updates-in-place: {' '.join(p.updates)}  (arguments left as {p.qualname} leaves "
+                      "them; they must not share memory with other arguments)")
     if loader:
         header.append(f"# bound-by-loader: {' '.join(loader)}  (closure cells or values that "
                       "cannot be imported; the loader sets them before running this module)")

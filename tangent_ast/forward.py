@@ -125,7 +125,10 @@ def forward(derivation, fn, wrt):
     """The forward rule of ``fn`` (SSA) as a new FunctionDef named ``<f>_jvp``."""
     transform = Forward(derivation)
     tangent_params = [name(transform.tangent(w), gast.Param()) for w in wrt]
-    body = transform.block(fn.body[:-1])
+    # An argument outside wrt that an update makes active starts with a zero tangent.
+    body = [assign(transform.tangent(a.id), derivation.zero(a.id)) for a in fn.args.args
+            if a.id not in wrt and derivation.activity.active(a.id)]
+    body += transform.block(fn.body[:-1])
     result = fn.body[-1].value.id
     dresult = transform.tangent_of(name(result))
     if dresult is None:

@@ -110,10 +110,11 @@ def is_atom(expr, scope):
 
 
 class Normalizer:
-    def __init__(self, parsed, scope, namer):
+    def __init__(self, parsed, scope, namer, in_place=frozenset()):
         self.parsed = parsed
         self.scope = scope
         self.namer = namer
+        self.in_place = in_place  # array arguments updated in place (check_updates)
         self.result = None
 
     # -- statements ---------------------------------------------------------
@@ -358,8 +359,14 @@ class Normalizer:
                                   "build a new object instead")
             target = name(s.target.id)
             value = gast.BinOp(left=target, op=s.op, right=s.value)
-            return self.assign(_at(gast.Assign(targets=[name(s.target.id, gast.Store())],
-                                               value=value, type_comment=None), s))
+            if s.target.id in self.in_place:  # x += y on an array argument: the caller's x changes
+                whole = gast.Subscript(value=name(s.target.id), slice=gast.Constant(Ellipsis, None),
+                                       ctx=gast.Store())
+                return self.update(whole, s, value=value)
+            stmts = self.assign(_at(gast.Assign(targets=[name(s.target.id, gast.Store())],
+                                                value=value, type_comment=None), s))
+            stmts[-1].augmented = True  # for check_augmented: on an array, Python updates in place
+            return stmts
         if isinstance(s, gast.AnnAssign):
             if s.value is None:
                 return []
@@ -769,11 +776,101 @@ FRESH = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_lik
          "array", "copy", "linspace", "eye", "identity")
 
 
-def copy_views(fn, updated, kinds, namer):
-    """``v = a[1:]`` of an array ``a`` that is updated in place -> ``v = a[1:].copy()``.
+_VIEW_ATTRIBUTES = {"T", "mT", "real", "imag"}
+_VIEW_METHODS = {"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze", "diagonal"}
+_VIEW_FUNCTIONS = ("reshape", "ravel", "transpose", "squeeze", "expand_dims", "moveaxis", "swapaxes",
+                   "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "diagonal", "asarray",
+                   "asanyarray", "real", "imag")
 
-    A slice is a view: without the copy, a later ``a[1:] = ...`` would change ``v``
-    behind its name. Scalar reads (``a[i]`` of a vector) are copies already."""
+
+def _view_of(value, updated, scope):
+    """``a`` when ``value`` may be a view of ``a``, an array in ``updated`` (None: any):
+    a slice, ``a.T``, ``a.reshape(...)``, ``np.transpose(a)``, ..."""
+    base = None
+    if isinstance(value, (gast.Subscript, gast.Attribute)) and isinstance(value.value, gast.Name):
+        if isinstance(value, gast.Subscript) or value.attr in _VIEW_ATTRIBUTES:
+            base = value.value.id
+    elif isinstance(value, gast.Call):
+        func = value.func
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.attr in _VIEW_METHODS \
+                and scope.is_local(func.value.id):
+            base = func.value.id
+        elif value.args and isinstance(value.args[0], gast.Name):
+            import numpy as np
+            obj = scope.lookup(func)
+            if any(obj is getattr(np, f, None) for f in _VIEW_FUNCTIONS):
+                base = value.args[0].id
+    return base if updated is None or base in updated else None
+
+
+def _program_order(stmts, loops=()):
+    """The statements of ``stmts``, nested ones included, in program order, each
+    with the loops around it."""
+    order = []
+    for s in stmts:
+        order.append((s, loops))
+        if isinstance(s, (gast.For, gast.While)):
+            order += _program_order(s.body, loops + (id(s),))
+        elif isinstance(s, gast.If):
+            order += _program_order(s.body, loops) + _program_order(s.orelse, loops)
+    return order
+
+
+def _may_precede(position, first, first_loops, then, then_loops):
+    """May ``first`` run before ``then``: earlier in the text, or both in a loop
+    (an iteration runs ``then`` after the previous one ran ``first``)."""
+    return position[id(first)] < position[id(then)] or bool(set(first_loops) & set(then_loops))
+
+
+def check_augmented(parsed, fn, origin, kinds, scope):
+    """Refuse ``a += b`` on an array that has a second name, is a view or sits in a container.
+
+    On a NumPy array ``a += b`` updates ``a`` in place, and every other reference
+    sees the change; the stages treat it as ``a = a + b``, a new value, which is the
+    same only while ``a`` is the one reference to its array. Runs on the SSA function
+    (``origin``: SSA name -> user name); array arguments updated this way are
+    in-place updates (check_updates) and not seen here."""
+    order = _program_order(fn.body)
+    position = {id(s): i for i, (s, _) in enumerate(order)}
+    assigns = [(n, loops) for n, loops in order if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name)]
+    copies = [(n.targets[0].id, n.value.id) for n, _ in assigns if isinstance(n.value, gast.Name)]
+    for n, loops in assigns:
+        if not getattr(n, "augmented", False) or not isinstance(n.value, gast.BinOp) \
+                or not isinstance(n.value.left, gast.Name) or kinds.get(n.value.left.id) is None \
+                or kinds[n.value.left.id].tag != "array":
+            continue
+        same = {n.value.left.id}   # names of the array being updated: joined by copies
+        while True:
+            more = {a for a, b in copies if b in same} | {b for a, b in copies if a in same}
+            if more <= same:
+                break
+            same |= more
+        user = origin.get(n.targets[0].id, n.targets[0].id)
+        before = [d for d, d_loops in assigns if _may_precede(position, d, d_loops, n, loops)]
+        others = sorted({origin.get(d.targets[0].id, d.targets[0].id) for d in before
+                         if isinstance(d.value, gast.Name) and d.value.id in same or d.targets[0].id in same}
+                        - {user})
+        views = [d for d in before if d.targets[0].id in same and _view_of(d.value, None, scope)]
+        held = [d for d in before if isinstance(d.value, (gast.Tuple, gast.List, gast.Dict))
+                and any(isinstance(e, gast.Name) and e.id in same
+                        for e in (d.value.values if isinstance(d.value, gast.Dict) else d.value.elts))]
+        why = (f"it is also named {others[0]!r}" if others else
+               f"it is a view of {_view_of(views[0].value, None, scope)!r}" if views else
+               "it is also held in a tuple, list or dict" if held else None)
+        if why:
+            raise unsupported(parsed, n, f"an augmented assignment to the array {user!r}, which Python "
+                              f"does in place, while {why}", f"write {user} = {user} <op> ... for a new "
+                              "array, or keep one name for it")
+
+
+def copy_views(fn, updated, kinds, namer, scope):
+    """``v = a[1:]`` of an array ``a`` that is updated in place -> ``v = a[1:].copy()``
+    (also ``a.T``, ``a.reshape(...)`` and the other views).
+
+    Without the copy, the saved value ``v`` would change behind its name when
+    ``a`` is updated, and the reverse sweep would read it changed. Where the
+    function itself reads a view after an update, that is refused (check_views).
+    Scalar reads (``a[i]`` of a vector) are copies already."""
     def block(stmts):
         out = []
         for s in stmts:
@@ -782,10 +879,9 @@ def copy_views(fn, updated, kinds, namer):
                     setattr(s, field, block(getattr(s, field)))
             value = getattr(s, "value", None)
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
-                    and isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) \
-                    and value.value.id in updated \
+                    and _view_of(value, updated, scope) is not None \
                     and kinds.get(s.targets[0].id) is not None and not kinds[s.targets[0].id].scalar:
-                view = namer.fresh(f"{value.value.id}_view")
+                view = namer.fresh(f"{_view_of(value, updated, scope)}_view")
                 kinds[view] = kinds[s.targets[0].id]
                 out.append(_at(assign(view, value), s))
                 s.value = gast.Call(func=gast.Attribute(value=name(view), attr="copy", ctx=gast.Load()),
@@ -796,52 +892,116 @@ def copy_views(fn, updated, kinds, namer):
     fn.body = block(fn.body)
 
 
-def check_updates(parsed, scope):
-    """In-place updates ``a[i] = v`` only on arrays this function creates, never aliased.
+def check_views(parsed, fn, updated, kinds, scope):
+    """Refuse reading a view of an array after the array is updated in place.
+
+    ``v = x[1:]; x[1] = 0.0; ... v ...``: Python's ``v`` sees the new value, but the
+    derived rules treat ``v`` as the value it had when it was taken. Runs on the SSA
+    function, before copy_views; name copies of a view (``w = v``, loop headers)
+    count as the view."""
+    order = _program_order(fn.body)
+    position = {id(s): i for i, (s, _) in enumerate(order)}
+
+    def reads(s, names):
+        own = [getattr(s, f, None) for f in ("value", "test", "iter")]
+        own += [t.slice for t in getattr(s, "targets", []) if isinstance(t, gast.Subscript)]
+        return any(isinstance(n, gast.Name) and n.id in names for e in own if e is not None for n in gast.walk(e))
+
+    for s, def_loops in order:
+        value = getattr(s, "value", None)
+        array = _view_of(value, updated, scope) if isinstance(s, gast.Assign) else None
+        if array is None or not isinstance(s.targets[0], gast.Name) \
+                or kinds.get(s.targets[0].id, None) is None or kinds[s.targets[0].id].scalar:
+            continue
+        aliases = {s.targets[0].id}
+        for t, _ in order:
+            if isinstance(t, gast.Assign) and isinstance(t.value, gast.Name) and t.value.id in aliases \
+                    and isinstance(t.targets[0], gast.Name):
+                aliases.add(t.targets[0].id)
+        updates = [(u, loops) for u, loops in order if isinstance(u, gast.Assign)
+                   and isinstance(u.targets[0], gast.Subscript) and u.targets[0].value.id == array]
+        for use, use_loops in order:
+            if use is s or not reads(use, aliases) or \
+                    (isinstance(use, gast.Assign) and isinstance(use.value, gast.Name)):
+                continue
+            for update, update_loops in updates:
+                # between the view and its use, or in an earlier iteration of a loop the view was taken outside
+                between = position[id(s)] < position[id(update)] < position[id(use)]
+                if between or set(use_loops) & set(update_loops) - set(def_loops):
+                    raise unsupported(parsed, use, f"reading {s.targets[0].id!r}, a view of {array!r}, "
+                                      f"after {array!r} is updated in place (line {parsed.line(update)})",
+                                      f"take a copy ({array}[...].copy()) or read {array} again after "
+                                      "the update")
+
+
+def check_updates(parsed, scope, array_params=None):
+    """In-place updates ``a[i] = v`` only on arrays this function creates or on
+    array arguments, never aliased; returns the names updated in place.
 
     That is what makes them safe to differentiate: the forward sweep saves what an
     update overwrites and the reverse sweep restores it, so no other name may see
-    the array change."""
+    the array change. An argument updated in place is left by the derived rule in
+    the state the function leaves it in. ``array_params``: the parameters the
+    signature says are arrays (None: no signature); ``x += y`` on one of them
+    updates it in place."""
     node = parsed.node
-    updated = {}
+    params = [a.id for a in node.args.args]
+    updates = {}   # name -> the update statements, in source order
     appended = {}
     for n in gast.walk(node):
         targets = n.targets if isinstance(n, gast.Assign) else [n.target] if isinstance(n, gast.AugAssign) else []
         for t in targets:
             if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
-                updated.setdefault(t.value.id, n)
+                updates.setdefault(t.value.id, []).append(n)
+        if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) \
+                and n.target.id in (array_params or ()):
+            updates.setdefault(n.target.id, []).append(n)
         if isinstance(n, gast.Expr) and _append_call(n.value, scope) is not None:
             appended.setdefault(_append_call(n.value, scope)[0], n)
         if isinstance(n, gast.Expr) and _out_target(n.value) is not None:
-            updated.setdefault(_out_target(n.value), n)
-    params = {a.id for a in node.args.args}
+            updates.setdefault(_out_target(n.value), []).append(n)
     for xs, at in appended.items():
         if xs in params:
             raise unsupported(parsed, at, f"appending to the argument {xs!r}",
                               f"build a new list: {xs} = {xs} + [v]")
-        for n in gast.walk(node):
-            if isinstance(n, gast.Assign) and isinstance(n.value, gast.Name) and n.value.id == xs:
-                raise unsupported(parsed, n, f"a second name for {xs!r} (it is appended to)",
-                                  f"use {xs} itself, or list({xs})")
-    for array, at in list(updated.items()):
-        if array in params:
-            raise unsupported(parsed, at, f"updating the argument {array!r} in place",
-                              f"copy it first: {array} = {array}.copy()")
-        definitions = [n for n in gast.walk(node) if isinstance(n, gast.Assign)
-                       and any(isinstance(t, gast.Name) and t.id == array for t in n.targets)]
+        _check_unaliased(parsed, node, xs, "it is appended to", f"use {xs} itself, or list({xs})")
+    in_place = set()
+    for array, stmts in updates.items():
+        first = min(stmts, key=lambda n: n.lineno)
+        definitions = [n for n in gast.walk(node) if isinstance(n, (gast.Assign, gast.AugAssign))
+                       and n not in stmts and any(isinstance(t, gast.Name) and t.id == array
+                                                  for t in getattr(n, "targets", [getattr(n, "target", None)]))]
+        if array in params and (not definitions or first.lineno < min(d.lineno for d in definitions)):
+            if definitions:
+                raise unsupported(parsed, first, f"updating the argument {array!r} in place and "
+                                  "rebinding it later", f"update it in place only, or copy it first: "
+                                  f"{array} = {array}.copy()")
+            if array_params is None or array in array_params:
+                in_place.add(array)
+                _check_unaliased(parsed, node, array, "it is updated in place", f"use {array} itself")
+                continue
+            raise unsupported(parsed, first, f"updating the argument {array!r}, which is not an array, "
+                              "in place", f"build a new value: {array} = ... (lists: a comprehension)")
+        if any(isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) for n in stmts):
+            continue  # ``x += y`` on an argument rebound before: plain arithmetic on the new value
         if any(isinstance(d.value, (gast.List, gast.ListComp)) for d in definitions):
-            raise unsupported(parsed, at, f"updating the list {array!r} in place",
+            raise unsupported(parsed, first, f"updating the list {array!r} in place",
                               "build lists with append or a comprehension, or update a NumPy array "
                               "(np.zeros(n)) in place")
         if len(definitions) != 1 or not _fresh(definitions[0].value, scope):
-            raise unsupported(parsed, at, f"an in-place update of {array!r}, which is not a new array "
+            raise unsupported(parsed, first, f"an in-place update of {array!r}, which is not a new array "
                               "created once in this function",
                               f"create it with np.zeros/np.empty/np.array/.copy() and assign {array} only once")
-        for n in gast.walk(node):
-            if isinstance(n, gast.Assign) and isinstance(n.value, gast.Name) and n.value.id == array:
-                raise unsupported(parsed, n, f"a second name for {array!r} (it is updated in place)",
-                                  f"use {array} itself, or {array}.copy()")
-    return set(updated)
+        _check_unaliased(parsed, node, array, "it is updated in place", f"use {array} itself, or {array}.copy()")
+        in_place.add(array)
+    return in_place
+
+
+def _check_unaliased(parsed, node, value, why, hint):
+    """Refuse ``b = value``: a second name would see the changes made through the first."""
+    for n in gast.walk(node):
+        if isinstance(n, gast.Assign) and isinstance(n.value, gast.Name) and n.value.id == value:
+            raise unsupported(parsed, n, f"a second name for {value!r} ({why})", hint)
 
 
 def _out_target(value):
@@ -1012,7 +1172,7 @@ def _always_exits(stmts):
     return False
 
 
-def normalize(parsed, scope, namer):
+def normalize(parsed, scope, namer, in_place=frozenset()):
     """The normalized copy of ``parsed.node``; ``namer`` supplies temporaries."""
-    normalizer = Normalizer(parsed, scope, namer)
+    normalizer = Normalizer(parsed, scope, namer, in_place)
     return normalizer.function(copy.deepcopy(parsed.node))

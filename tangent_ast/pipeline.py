@@ -27,13 +27,13 @@ import gast
 from . import __version__
 from .activity import analyze
 from .derivatives import Derivation
-from .emit import ModuleNamespace, to_ast, Provenance, function_source, module_source, rule_source_hash
+from .emit import ModuleNamespace, to_ast, Provenance, function_source, module_source, read_header, rule_source_hash
 from .errors import NotDifferentiableError, TangentAstError
 from .forward import forward
 from .kinds import UNKNOWN, describe_signature, infer
 from .load import cache_dir, import_module, state_of, warn_stale, write_atomic
 from .naming import Namer, sanitize
-from .normalize import Normalizer, check_supported, check_updates, copy_views, name
+from .normalize import Normalizer, check_augmented, check_supported, check_updates, check_views, copy_views, name
 from .parse import parse
 from .resolve import resolve
 from .reverse import finish_updates, reverse
@@ -56,6 +56,7 @@ class Front:
     ssa_info: object
     kinds: dict
     temps: set
+    updated: set          # arrays updated in place (arguments included)
     snapshots: dict = field(default_factory=dict)
 
 
@@ -63,9 +64,12 @@ def front(fn, signature, trace=False):
     parsed = parse(fn)
     check_supported(parsed)
     scope = resolve(parsed)
-    updated = check_updates(parsed, scope)
+    params = [a.id for a in parsed.node.args.args]
+    array_params = None if signature is None else \
+        {p for p, k in zip(params, signature) if k.tag == "array"}  # shorter: defaults
+    updated = check_updates(parsed, scope, array_params)
     namer = Namer(scope.locals | set(scope.free))
-    normalizer = Normalizer(parsed, scope, namer)
+    normalizer = Normalizer(parsed, scope, namer, updated & set(params))
     normalized = normalizer.function(copy.deepcopy(parsed.node))
     temps = namer.taken - scope.locals - set(scope.free)
     snapshots = {"parse": parsed.source} if trace else {}
@@ -77,11 +81,13 @@ def front(fn, signature, trace=False):
     if trace:
         snapshots["ssa"] = _source(ssa_fn)
     kinds = infer(ssa_fn, scope, signature, result_kind)
+    check_augmented(parsed, ssa_fn, info.origin, kinds, scope)
     if updated:
-        copy_views(ssa_fn, updated, kinds, namer)
+        check_views(parsed, ssa_fn, updated, kinds, scope)
+        copy_views(ssa_fn, updated, kinds, namer, scope)
         scope.locals |= set(namer.taken) & set(kinds)
     temps |= {v for v, user in info.origin.items() if user in temps}
-    return Front(parsed, scope, namer, ssa_fn, info, kinds, temps, snapshots)
+    return Front(parsed, scope, namer, ssa_fn, info, kinds, temps, updated, snapshots)
 
 
 _RESULT_KINDS = {}
@@ -232,7 +238,8 @@ def derive_module(fn, mode, wrt, signature, session, trace=False):
         qualname=f.parsed.qualname, module=f.parsed.module, filename=f.parsed.filename,
         line=f.parsed.first_line, source_hash=f.parsed.source_hash, rules_hash=rule_source_hash(),
         signature=describe_signature(signature), mode=mode, wrt=wrt, version=__version__,
-        depends=sorted({c.dependency for c in d.callees if not c.same_module}))
+        depends=sorted({c.dependency for c in d.callees if not c.same_module}),
+        updates=tuple(p for p in params if p in f.updated))
     text, loader = module_source(generated, namespace, provenance, lambda line: _absolute(f.parsed, line))
     if trace:
         snapshots["module"] = text
@@ -322,6 +329,8 @@ class DerivedRule:
         self.module = module
         self.path = path
         self.rules_used = set(rules_used)
+        header = read_header(path.read_text())
+        self.updates = tuple(header.get("updates-in-place", "").partition("  ")[0].split())
         base = fn.__name__
         if mode == "forward":
             self.jvp = getattr(module, f"{base}_jvp")
@@ -332,6 +341,22 @@ class DerivedRule:
     @property
     def source(self):
         return self.path.read_text()
+
+    def check_arguments(self, args):
+        """Refuse an argument updated in place that shares memory with another one:
+        the rule treats them as separate values, but the function would see one change the other."""
+        if not self.updates:
+            return
+        import numpy as np
+        params = list(inspect.signature(self.fn).parameters)
+        for p in self.updates:
+            i = params.index(p)
+            for j, other in enumerate(args[:len(params)]):
+                if j != i and isinstance(other, np.ndarray) and np.may_share_memory(args[i], other):
+                    raise TangentAstError(
+                        f"{self.fn.__qualname__} updates its argument {p!r} in place, and it shares memory "
+                        f"with argument {params[j]!r}: the derivative would treat them as two separate "
+                        "arrays", hint=f"pass a copy: {p}.copy()")
 
     def __call__(self, *args):
         return self.jvp(*args) if self.mode == "forward" else self.fwd(*args)

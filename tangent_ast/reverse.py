@@ -134,10 +134,18 @@ class Reverse:
             return [s]
         old = self.d.namer.fresh(f"{array}_old")
         self.old_values[id(s)] = old
-        slot = gast.Subscript(value=name(array), slice=copy.deepcopy(target.slice), ctx=gast.Load())
-        if self.slot_kind(target).tag != "float":  # a slice is a view: keep a copy
-            slot = gast.Call(func=gast.Attribute(value=slot, attr="copy", ctx=gast.Load()), args=[], keywords=[])
-        return [_at(assign(old, slot), s), s]
+        return [_at(assign(old, self.slot_copy(array, target)), s), s]
+
+    def slot_copy(self, array, target):
+        """``array[index]``, copied if it is a view (``a[i]`` of a vector is a number; ``a[...]`` is ``a.copy()``)."""
+        index = target.slice
+        if isinstance(index, gast.Constant) and index.value is Ellipsis:
+            slot = name(array)
+        else:
+            slot = gast.Subscript(value=name(array), slice=copy.deepcopy(index), ctx=gast.Load())
+            if self.slot_kind(target).tag == "float":
+                return slot
+        return gast.Call(func=gast.Attribute(value=slot, attr="copy", ctx=gast.Load()), args=[], keywords=[])
 
     def slot_kind(self, target):
         from .kinds import _Inference
@@ -153,12 +161,8 @@ class Reverse:
             return []
         ct = self.ct(array)
         out = self.own(array, pending, accumulated, s)
-        index = copy.deepcopy(target.slice)
         if self.d.is_active(s.value):
-            slot = gast.Subscript(value=name(ct), slice=index, ctx=gast.Load())
-            if self.slot_kind(target).tag != "float":
-                slot = gast.Call(func=gast.Attribute(value=slot, attr="copy", ctx=gast.Load()),
-                                 args=[], keywords=[])
+            slot = self.slot_copy(ct, target)
             ct_value = self.d.namer.fresh(f"ct_{array}_slot")
             out.append(_at(assign(ct_value, slot), s))
             self.add_term(s.value.id, name(ct_value), pending)
@@ -188,8 +192,11 @@ class Reverse:
         if not terms:
             return [_at(assign(ct, self.d.zero(array)), at)]
         total = self.d.total(array, terms)
-        if not isinstance(total, (gast.BinOp, gast.UnaryOp)):
-            np_name = self.d.bind("np", __import__("numpy"))
+        np_name = self.d.bind("np", __import__("numpy"))
+        fresh = isinstance(total, gast.Call) and isinstance(total.func, gast.Attribute) \
+            and isinstance(total.func.value, gast.Name) and total.func.value.id == np_name \
+            and total.func.attr in ("zeros_like", "ones_like", "full_like", "zeros", "ones", "full")
+        if not isinstance(total, (gast.BinOp, gast.UnaryOp)) and not fresh:
             total = gast.Call(func=gast.Attribute(value=name(np_name), attr="copy", ctx=gast.Load()),
                               args=[total], keywords=[])
         return [_at(assign(ct, total), at)]

@@ -160,9 +160,23 @@ def _check_fd(f, args, wrt, tangents, value, what, rtol, atol):
 
 def _same_state(before, after, f, what):
     for i, (b, a) in enumerate(zip(before, after, strict=True)):
-        if isinstance(b, np.ndarray) and not np.array_equal(a, b, equal_nan=True):
+        if _mutated(b, a):
             raise GradientCheckError(f"{what} of {f.__qualname__} left argument {i} in a different state "
                                      f"than {f.__qualname__} itself")
+
+
+def _mutated(before, after):
+    return isinstance(before, np.ndarray) and not np.array_equal(before, after, equal_nan=True)
+
+
+def _final_state(f, i):
+    """``f``'s effect on its argument ``i`` as a function: the argument's state after the call."""
+    def state_after(*args):
+        args = copy.deepcopy(args)
+        f(*args)
+        return args[i]
+    state_after.__qualname__ = f"{f.__qualname__} (argument {i} after the call)"
+    return state_after
 
 
 def check_grads(f, args, modes=("fwd", "rev"), order=1, *, wrt=None, rtol=1e-4, atol=1e-6,
@@ -185,13 +199,17 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, *, wrt=None, rtol=1e-4, 
     jv = None
     if "fwd" in modes:
         rule = rules["fwd"] = derive(f, "forward", wrt, args=args, cache=cache)
-        call_args = copy.deepcopy(args)
-        out, jv = rule.jvp(*call_args, *tangents)
+        call_args, call_tangents = copy.deepcopy(args), copy.deepcopy(tangents)
+        out, jv = rule.jvp(*call_args, *call_tangents)
         _same_state(primal_args, call_args, f, "the forward rule")
         if not _close(out, expected, 1e-12, 1e-12):
             raise GradientCheckError(f"the forward rule of {f.__qualname__} computes {out!r}, "
                                      f"but the function computes {expected!r}")
         _check_fd(f, args, wrt, tangents, jv, "the forward rule (J v)", rtol, atol)
+        for i, t in zip(wrt, call_tangents, strict=True):
+            if _mutated(args[i], primal_args[i]):  # its tangent was updated alongside it
+                _check_fd(_final_state(f, i), args, wrt, tangents, t,
+                          f"the tangent of argument {i} after the forward rule", rtol, atol)
     if "rev" in modes:
         rule = rules["rev"] = derive(f, "reverse", wrt, args=args, cache=cache)
         call_args = copy.deepcopy(args)
@@ -202,6 +220,7 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, *, wrt=None, rtol=1e-4, 
                                      f"but the function computes {expected!r}")
         ct = _random_like(expected, rng)
         cts = rule.bwd(saved, ct)
+        _same_state(primal_args, call_args, f, "the reverse sweep")
         cts = cts if len(wrt) > 1 else (cts,)
         for i, c in zip(wrt, cts, strict=True):
             if _fields(args[i]) is None and np.shape(c) != np.shape(args[i]):

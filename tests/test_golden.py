@@ -181,12 +181,23 @@ def test_reverse_rule_of_a_loop_filling_a_preallocated_array():
         """)
 
 
-def test_in_place_updates_of_arguments_and_aliases_are_refused():
+def test_unsafe_in_place_updates_and_aliases_are_refused():
     import pytest
     from tangent_ast.errors import UnsupportedSyntaxError
     from .corpus import bad
-    with pytest.raises(UnsupportedSyntaxError, match="updating the argument 'x' in place"):
-        ta.derive(bad.updates_argument)
+    with pytest.raises(UnsupportedSyntaxError, match="updating the argument 'x' in place and rebinding"):
+        ta.derive(bad.updates_then_rebinds_argument)
+    with pytest.raises(UnsupportedSyntaxError, match="reading 'tail', a view of 'x', after 'x' is updated"):
+        ta.grad(bad.reads_view_after_update)(np.ones(3))
+    with pytest.raises(UnsupportedSyntaxError, match="updating the argument 'xs', which is not an array"):
+        ta.grad(bad.updates_list_argument, 1)([1.0, 2.0], 3.0)
+    v = np.array([0.5, -1.0, 2.0])
+    with pytest.raises(UnsupportedSyntaxError, match="augmented assignment to the array 'y', .* also named 'z'"):
+        ta.grad(bad.augments_aliased_array)(v)
+    with pytest.raises(UnsupportedSyntaxError, match="to the array 'tail', .* a view of 'y'"):
+        ta.grad(bad.augments_view)(v)
+    with pytest.raises(UnsupportedSyntaxError, match="to the array 'y', .* held in a tuple, list or dict"):
+        ta.grad(bad.augments_array_held_in_list)(v)
     with pytest.raises(UnsupportedSyntaxError, match="a second name for 'a'"):
         ta.derive(bad.aliases_updated_array)
     with pytest.raises(UnsupportedSyntaxError, match="updating the list 'xs' in place"):

@@ -51,9 +51,21 @@ exec("def from_string(x):\n    return x * 2\n", exec_namespace)
 from_string = exec_namespace["from_string"]
 
 
-def updates_argument(x):
+def updates_then_rebinds_argument(x):
     x[0] = 1.0
+    x = x * 2.0
     return np.sum(x)
+
+
+def reads_view_after_update(x):
+    tail = x[1:]
+    x[1] = 2.0 * x[0]
+    return np.sum(tail)
+
+
+def updates_list_argument(xs, y):
+    xs[0] = y
+    return xs[0] * xs[1]
 
 
 def aliases_updated_array(x):
@@ -67,3 +79,24 @@ def updates_list(x):
     xs = [0.0, 0.0]
     xs[1] = x
     return xs[1]
+
+
+def augments_aliased_array(x):
+    y = x * 2.0
+    z = y
+    y += 1.0
+    return np.sum(z * y)
+
+
+def augments_view(x):
+    y = x * 2.0
+    tail = y[1:]
+    tail += 1.0
+    return np.sum(y)
+
+
+def augments_array_held_in_list(x):
+    y = x * 2.0
+    pair = [y, x]
+    y += 1.0
+    return np.sum(pair[0])

@@ -338,3 +338,53 @@ CASES += [
     Case(replaces_field, (Params(W, np.array([0.1, -0.2]), 1.5), V)),
     Case(writes_with_out, (V,)),
 ]
+
+
+# Arguments updated in place: the derived rules leave them as the function does,
+# and check_grads compares the argument's tangent with finite differences of its final state.
+
+def scales_argument_in_place(x, s):
+    x *= s
+    x += np.sin(x)
+    return np.sum(x * x)
+
+
+def sets_slot_of_argument(x, y):
+    x[0] = x[1] * y
+    return np.sum(x * x)
+
+
+def recurrence_in_argument(x, a):
+    for i in range(1, x.shape[0]):
+        x[i] = x[i] + a * x[i - 1]
+    return np.sum(x)
+
+
+def out_into_argument(x, y):
+    np.multiply(x, y, out=x)
+    return np.sum(x * y)
+
+
+def reads_view_before_update(x):
+    head = x[:2]
+    s = np.sum(head * head)
+    x[1:] += x[:2] * 3.0
+    return s + np.sum(np.cos(x))
+
+
+def fills_row_of_matrix_argument(m, v):
+    for i in range(m.shape[0]):
+        m[i, :] = m[i, :] * v[i]
+    return np.sum(m ** 2)
+
+
+CASES += [
+    Case(scales_argument_in_place, (V, 1.5)),
+    Case(scales_argument_in_place, (V, 1.5), wrt=(1,), note="-argument-not-in-wrt"),
+    Case(sets_slot_of_argument, (V, 0.8)),
+    Case(sets_slot_of_argument, (V, 0.8), wrt=(1,), note="-argument-not-in-wrt"),
+    Case(recurrence_in_argument, (V, 0.5)),
+    Case(out_into_argument, (V, np.array([1.5, -0.5, 2.0]))),
+    Case(reads_view_before_update, (V,)),
+    Case(fills_row_of_matrix_argument, (W, np.array([0.7, -1.2]))),
+]
