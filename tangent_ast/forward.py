@@ -19,6 +19,7 @@ import gast
 
 from .derivatives import unsupported_call
 from .normalize import assign, name
+from .rules.registry import lookup
 
 
 
@@ -37,6 +38,9 @@ class Forward:
         if isinstance(atom, gast.Name) and self.d.activity.active(atom.id):
             return name(self.tangent(atom.id))
         return None
+
+    def zero_of(self, atom):
+        return self.d.zero(atom.id) if isinstance(atom, gast.Name) else gast.Constant(0.0, None)
 
     def block(self, stmts):
         out = []
@@ -89,6 +93,12 @@ class Forward:
             if self.d.is_active(kw.value):
                 raise unsupported_call(self.d, s, f"a differentiable value passed by keyword ({kw.arg}=...)",
                                        "pass it positionally")
+        entry = lookup(site.fn)
+        if entry is not None and entry.linear_in:  # list_with(dxs, i, dv): one call on the tangents
+            self.d.rules_used.add(entry.name)
+            args = [(self.tangent_of(a) or self.zero_of(a)) if i in entry.linear_in else copy.deepcopy(a)
+                    for i, a in enumerate(site.args)]
+            return [s, _at(assign(dtarget, gast.Call(func=copy.deepcopy(site.func), args=args, keywords=[])), s)]
         leading = [self.tangent_of(a) for a in site.args]
         terms = [expr for _, expr in self.d.contributions(s, site, target, leading)]
         if not terms:

@@ -110,11 +110,12 @@ def is_atom(expr, scope):
 
 
 class Normalizer:
-    def __init__(self, parsed, scope, namer, in_place=frozenset()):
+    def __init__(self, parsed, scope, namer, in_place=frozenset(), lists=frozenset()):
         self.parsed = parsed
         self.scope = scope
         self.namer = namer
         self.in_place = in_place  # array arguments updated in place (check_updates)
+        self.lists = lists        # local lists updated by item: xs[i] = v is xs = list_with(xs, i, v)
         self.result = None
 
     # -- statements ---------------------------------------------------------
@@ -459,6 +460,12 @@ class Normalizer:
                                                ctx=gast.Load()), at),
                     assign(new, gast.BinOp(left=name(old), op=op, right=v), at)]
             v = name(new)
+        if target.value.id in self.lists:  # a new list with item i replaced: lists are values here
+            from . import runtime
+            module = next(n for n, obj in self.scope.free.items() if obj is runtime)
+            func = gast.Attribute(value=name(module), attr="list_with", ctx=gast.Load())
+            call = gast.Call(func=func, args=[name(target.value.id), index, v], keywords=[])
+            return pre + [assign(target.value.id, call, at)]
         store = gast.Subscript(value=name(target.value.id), slice=index, ctx=gast.Store())
         return pre + [_at(gast.Assign(targets=[store], value=v, type_comment=None), at)]
 
@@ -965,7 +972,7 @@ def check_updates(parsed, scope, array_params=None):
             raise unsupported(parsed, at, f"appending to the argument {xs!r}",
                               f"build a new list: {xs} = {xs} + [v]")
         _check_unaliased(parsed, node, xs, "it is appended to", f"use {xs} itself, or list({xs})")
-    in_place = set()
+    in_place, lists = set(), set()
     for array, stmts in updates.items():
         first = min(stmts, key=lambda n: n.lineno)
         definitions = [n for n in gast.walk(node) if isinstance(n, (gast.Assign, gast.AugAssign))
@@ -984,24 +991,55 @@ def check_updates(parsed, scope, array_params=None):
                               "in place", f"build a new value: {array} = ... (lists: a comprehension)")
         if any(isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) for n in stmts):
             continue  # ``x += y`` on an argument rebound before: plain arithmetic on the new value
-        if any(isinstance(d.value, (gast.List, gast.ListComp)) for d in definitions):
-            raise unsupported(parsed, first, f"updating the list {array!r} in place",
-                              "build lists with append or a comprehension, or update a NumPy array "
-                              "(np.zeros(n)) in place")
+        if definitions and all(_is_list(d.value, scope) for d in definitions):
+            _check_unaliased(parsed, node, array, "it is updated in place", f"use {array} itself, or list({array})")
+            lists.add(array)
+            continue
+        if any(_is_list(d.value, scope) for d in definitions):
+            raise unsupported(parsed, first, f"updating the list {array!r} in place, which is not always "
+                              "a list built in this function", f"build {array} once as a list: [...], "
+                              "a comprehension or list(...)")
         if len(definitions) != 1 or not _fresh(definitions[0].value, scope):
             raise unsupported(parsed, first, f"an in-place update of {array!r}, which is not a new array "
                               "created once in this function",
                               f"create it with np.zeros/np.empty/np.array/.copy() and assign {array} only once")
         _check_unaliased(parsed, node, array, "it is updated in place", f"use {array} itself, or {array}.copy()")
         in_place.add(array)
-    return in_place
+    return in_place, lists
 
 
 def _check_unaliased(parsed, node, value, why, hint):
-    """Refuse ``b = value``: a second name would see the changes made through the first."""
+    """Refuse ``b = value``, and ``value`` held in a tuple, list or dict built before
+    its last change: the other reference would see the changes made through the name."""
+    last = max((n.lineno for n in gast.walk(node) if isinstance(n, (gast.Assign, gast.AugAssign, gast.Expr))
+                and _changes(n, value)), default=0)
     for n in gast.walk(node):
         if isinstance(n, gast.Assign) and isinstance(n.value, gast.Name) and n.value.id == value:
             raise unsupported(parsed, n, f"a second name for {value!r} ({why})", hint)
+        if isinstance(n, (gast.Tuple, gast.List, gast.Dict)) and isinstance(getattr(n, "ctx", gast.Load()), gast.Load) \
+                and getattr(n, "lineno", last + 1) <= last and any(
+                    isinstance(e, gast.Name) and e.id == value for e in (n.values if isinstance(n, gast.Dict) else n.elts)):
+            raise unsupported(parsed, n, f"{value!r} held in a tuple, list or dict ({why} later)", hint)
+
+
+def _changes(stmt, value):
+    """Does ``stmt`` update ``value`` in place (``value[i] = v``, ``value.append(v)``, ``out=value``)?"""
+    targets = stmt.targets if isinstance(stmt, gast.Assign) else [getattr(stmt, "target", None)]
+    if any(isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name) and t.value.id == value for t in targets):
+        return True
+    call = getattr(stmt, "value", None) if isinstance(stmt, gast.Expr) else None
+    return isinstance(call, gast.Call) and (
+        _out_target(call) == value or isinstance(call.func, gast.Attribute)
+        and isinstance(call.func.value, gast.Name) and call.func.value.id == value)
+
+
+def _is_list(value, scope):
+    """``[...]``, a list comprehension, ``[0.0] * n`` or ``list(...)``: a new list."""
+    if isinstance(value, (gast.List, gast.ListComp)):
+        return True
+    if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Mult, gast.Add)):
+        return _is_list(value.left, scope) or _is_list(value.right, scope)
+    return isinstance(value, gast.Call) and scope.lookup(value.func) is list
 
 
 def _out_target(value):

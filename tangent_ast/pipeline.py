@@ -67,9 +67,13 @@ def front(fn, signature, trace=False):
     params = [a.id for a in parsed.node.args.args]
     array_params = None if signature is None else \
         {p for p, k in zip(params, signature) if k.tag == "array"}  # shorter: defaults
-    updated = check_updates(parsed, scope, array_params)
+    updated, lists = check_updates(parsed, scope, array_params)
     namer = Namer(scope.locals | set(scope.free))
-    normalizer = Normalizer(parsed, scope, namer, updated & set(params))
+    if lists:  # xs[i] = v calls runtime.list_with
+        from . import runtime
+        if scope.free.get("runtime") is not runtime:
+            scope.free[namer.fresh("runtime")] = runtime
+    normalizer = Normalizer(parsed, scope, namer, updated & set(params), lists)
     normalized = normalizer.function(copy.deepcopy(parsed.node))
     temps = namer.taken - scope.locals - set(scope.free)
     snapshots = {"parse": parsed.source} if trace else {}

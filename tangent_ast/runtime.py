@@ -160,6 +160,15 @@ def add_tangents(a, b):
     return a + b
 
 
+def list_with(xs, i, v):
+    """A new list: ``xs`` with item ``i`` replaced by ``v`` (``xs[i] = v`` on a local list).
+
+    Tangents of lists (TangentTuple) stay tangents, so they keep adding element by element."""
+    new = list(xs)
+    new[i] = v
+    return TangentTuple(new) if isinstance(xs, TangentTuple) else new
+
+
 def replace_vjp(ct, changed):
     """Cotangent of ``p`` for ``dataclasses.replace(p, **changed)``: the changed fields' zeroed."""
     zero = zero_tangent(ct)

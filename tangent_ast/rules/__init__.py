@@ -1,8 +1,8 @@
 """Rule tables by domain. Importing this package registers every table."""
 
 from . import builtins, linalg, math, numpy, operators  # noqa: F401  (registration)
-from .registry import (all_primitives, broadcasting, def_linear, defjvp, defvjp,
+from .registry import (all_primitives, broadcasting, def_jointly_linear, def_linear, defjvp, defvjp,
                        elementwise, lookup, nondifferentiable, specialize)
 
-__all__ = ["all_primitives", "broadcasting", "def_linear", "defjvp", "defvjp",
+__all__ = ["all_primitives", "broadcasting", "def_jointly_linear", "def_linear", "defjvp", "defvjp",
            "elementwise", "lookup", "nondifferentiable", "specialize"]

@@ -1,11 +1,11 @@
-"""Rules for Python builtins used on numbers."""
+"""Rules for Python builtins used on numbers, and for updating an item of a list."""
 
 import builtins
 
 import numpy as np
 
 from .. import runtime
-from .registry import broadcasting, defjvp, defvjp, nondifferentiable
+from .registry import broadcasting, def_jointly_linear, defjvp, defvjp, nondifferentiable
 
 defjvp(builtins.abs, lambda dx, ans, x: dx * np.sign(x))
 defvjp(builtins.abs, lambda ct, ans, x: ct * np.sign(x))
@@ -36,6 +36,11 @@ defvjp(builtins.getattr, lambda ct, ans, x, name: runtime.getattr_vjp(ct, x, nam
 # sum(xs) of a list or tuple of numbers or arrays
 defjvp(builtins.sum, lambda dx, ans, x: sum(dx))
 defvjp(builtins.sum, lambda ct, ans, x: runtime.TangentTuple([ct] * len(x)))
+
+# xs[i] = v on a local list is xs = list_with(xs, i, v): item i of the cotangent goes to v.
+def_jointly_linear(runtime.list_with, 0, 2)
+defvjp(runtime.list_with, lambda ct, ans, xs, i, v: runtime.list_with(ct, i, runtime.zero_tangent(v)), None,
+                          lambda ct, ans, xs, i, v: ct[i])
 
 nondifferentiable(builtins.len, builtins.int, builtins.round, builtins.bool,
                   builtins.isinstance, builtins.range, builtins.print, builtins.str)

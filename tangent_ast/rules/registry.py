@@ -62,6 +62,7 @@ class Primitive:
     broadcasts: bool = False
     kind: object = None                        # optional kind inference: (*arg_kinds) -> Kind
     variants: list = field(default_factory=list)  # (mode, predicate(*arg_kinds), {argnum: rule})
+    linear_in: tuple = ()                      # def_jointly_linear: forward rule is fn(dxs, i, dv)
 
     @property
     def name(self):
@@ -178,6 +179,16 @@ def def_linear(*fns):
     """``fn`` is linear in its first argument: its forward rule is ``fn(dx, ...)``."""
     for fn in fns:
         primitive(fn).jvps[0] = SameCall(fn)
+    _changed()
+
+
+def def_jointly_linear(fn, *argnums):
+    """``fn`` is linear in ``argnums`` taken together (``list_with(xs, i, v)`` in ``xs`` and
+    ``v``): its forward rule is the call on their tangents, a zero for one without."""
+    entry = primitive(fn)
+    entry.linear_in = argnums
+    for argnum in argnums:
+        entry.jvps[argnum] = SameCall(fn)
     _changed()
 
 

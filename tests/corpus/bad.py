@@ -75,10 +75,11 @@ def aliases_updated_array(x):
     return np.sum(b)
 
 
-def updates_list(x):
-    xs = [0.0, 0.0]
-    xs[1] = x
-    return xs[1]
+def updates_list_held_in_tuple(x):
+    xs = [x, 1.0]
+    pair = (xs, 2.0)
+    xs[0] = 3.0
+    return pair[0][0] * x
 
 
 def augments_aliased_array(x):

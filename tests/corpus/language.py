@@ -388,3 +388,35 @@ CASES += [
     Case(reads_view_before_update, (V,)),
     Case(fills_row_of_matrix_argument, (W, np.array([0.7, -1.2]))),
 ]
+
+
+# Lists updated by item: xs[i] = v makes a new list (runtime.list_with), so the
+# list keeps being a value; a second name or a tuple holding it is refused.
+
+def updates_list_items(x, y):
+    xs = [0.0, 0.0, x]
+    xs[1] = x * y
+    xs[2] += y
+    return xs[0] + xs[1] * xs[2]
+
+
+def fills_list_in_loop(x):
+    hs = [0.0] * 4
+    hs[0] = x
+    for t in range(3):
+        hs[t + 1] = np.tanh(hs[t]) * 1.5
+    return sum(hs)
+
+
+def updates_list_of_arrays(v):
+    rows = [v, v * 2.0]
+    rows[-1] = np.sin(rows[0])
+    return np.sum(rows[0] * rows[1])
+
+
+CASES += [
+    Case(updates_list_items, (0.7, 1.3)),
+    Case(updates_list_items, (0.7, 1.3), wrt=(1,), note="-one-argument"),
+    Case(fills_list_in_loop, (0.4,)),
+    Case(updates_list_of_arrays, (V,)),
+]
