@@ -24,6 +24,7 @@ from .kinds import UNKNOWN
 class Activity:
     varied: set = field(default_factory=set)
     useful: set = field(default_factory=set)
+    reached: set = field(default_factory=set)  # depends on a wrt input in any way (a closure made from it)
 
     def active(self, name):
         return name in self.varied and name in self.useful
@@ -63,6 +64,8 @@ def analyze(fn, kinds, wrt, differentiable_args):
             if target not in varied and sources & varied and kinds.get(target, UNKNOWN).differentiable:
                 varied.add(target)
                 changed = True
+    reached = _closure(set(wrt), [(updated_name(s) or s.targets[0].id,
+                                   {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}) for s in assigns])
     result = fn.body[-1].value.id
     useful = {result}
     # (a useful array updated in place makes what is written into it useful)
@@ -73,4 +76,16 @@ def analyze(fn, kinds, wrt, differentiable_args):
             if target in useful and not sources <= useful:
                 useful |= sources
                 changed = True
-    return Activity(varied=varied, useful=useful)
+    return Activity(varied=varied, useful=useful, reached=reached)
+
+
+def _closure(names, flows):
+    """``names`` and every target whose sources meet them, transitively."""
+    changed = True
+    while changed:
+        changed = False
+        for target, sources in flows:
+            if target not in names and sources & names:
+                names.add(target)
+                changed = True
+    return names

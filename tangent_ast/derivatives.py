@@ -59,6 +59,21 @@ class Derivation:
     def active_args(self, site):
         return [i for i, a in enumerate(site.args) if _contains_active(a, self)]
 
+    def call_function_value(self, node, site, helper, extra=()):
+        """``runtime.<helper>(g, wrt, *args, *extra)`` for a call ``g(*args)`` of a function
+        value (an argument, or a closure made in the function): its rule is found when
+        the call runs, because which function ``g`` is, is only known then."""
+        if site.keywords:
+            raise unsupported_call(self, node, "keyword arguments in a call to a function value",
+                                   "pass them positionally")
+        if isinstance(site.func, gast.Name) and site.func.id in self.activity.reached:
+            raise unsupported_call(self, node, f"calling {site.func.id!r}, a function value made from "
+                                   "differentiable values (what it captures would get no derivative)",
+                                   "pass those values to it as arguments")
+        wrt = gast.Tuple(elts=[gast.Constant(i, None) for i in self.active_args(site)], ctx=gast.Load())
+        args = [copy.deepcopy(site.func), wrt] + [copy.deepcopy(a) for a in site.args] + list(extra)
+        return _call(self.bind("runtime", runtime), helper, args)
+
     def bind(self, preferred, obj):
         return self.namespace.bind(preferred, obj)
 

@@ -108,9 +108,13 @@ class Forward:
 
     def user_call(self, s, site, target, dtarget):
         fn = site.fn
-        if fn is None:
-            raise unsupported_call(self.d, s, "calling a local function value",
-                                   "call a function defined at module level")
+        if fn is None:  # g(x) with g a function value: g's forward rule is found when the call runs
+            active = self.d.active_args(site)
+            if not active:
+                return [s, _at(assign(dtarget, self.d.zero(target)), s)]
+            call = self.d.call_function_value(s, site, "call_jvp", [self.tangent_of(site.args[i]) for i in active])
+            targets = gast.Tuple(elts=[name(target, gast.Store()), name(dtarget, gast.Store())], ctx=gast.Store())
+            return [_at(gast.Assign(targets=[targets], value=call, type_comment=None), s)]
         site = copy.copy(site)
         site.args, site.keywords = self.d.bind_user_call(s, site), []
         active = self.d.active_args(site)

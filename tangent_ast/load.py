@@ -112,6 +112,9 @@ def _rule_functions(header):
     return {f"{base}_jvp"} if header.get("mode") == "forward" else {f"{base}_fwd", f"{base}_bwd"}
 
 
+_MISSING = object()
+
+
 def import_module(directory, module_name, bindings=None, reload=False):
     """Import ``module_name`` from the cache package at ``directory``.
 
@@ -120,8 +123,12 @@ def import_module(directory, module_name, bindings=None, reload=False):
     """
     package = package_for(directory)
     full = f"{package}.{module_name}"
-    if full in sys.modules and not reload:
-        return sys.modules[full]
+    cached = sys.modules.get(full)
+    if cached is not None and not reload and all(
+            getattr(cached, key, _MISSING) is value for key, value in (bindings or {}).items()):
+        # Two closures of one function share the module's text but not its bindings:
+        # each gets its own module object.
+        return cached
     path = Path(directory) / f"{module_name}.py"
     spec = importlib.util.spec_from_file_location(full, path)
     module = importlib.util.module_from_spec(spec)

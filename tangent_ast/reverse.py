@@ -208,10 +208,13 @@ class Reverse:
             return self.calls[id(s)]
         site = self.d.site(s.value)
         result = None
-        if site is not None and (site.fn is None or self.d.is_user_function(site.fn)):
-            if site.fn is None:
-                raise unsupported_call(self.d, s, "calling a local function value",
-                                       "call a function defined at module level")
+        if site is not None and site.fn is None:  # g(x), g a function value: its rule is found when it runs
+            active = self.d.active_args(site)
+            if active:
+                call = self.d.call_function_value(s, site, "call_fwd")
+                bwd = _call_runtime(self.d, "call_bwd", []).func
+                result = self._forward_call(s, call, bwd, [site.args[i] for i in active])
+        elif site is not None and self.d.is_user_function(site.fn):
             site = copy.copy(site)
             site.args, site.keywords = self.d.bind_user_call(s, site), []
             active = self.d.active_args(site)
@@ -219,16 +222,20 @@ class Reverse:
                 kinds = tuple(self.d.kind(a) for a in site.args)
                 rule = self.d.derive_callee(site.fn, "reverse", tuple(active), kinds, self.d.where(s))
                 self.d.callees.append(rule)
-                target = s.targets[0].id
-                saved = self.d.namer.fresh(f"{target}_saved")
                 call = gast.Call(func=name(rule.function_name("fwd", self.d.namespace)),
                                  args=[copy.deepcopy(a) for a in site.args], keywords=[])
-                targets = gast.Tuple(elts=[name(target, gast.Store()), name(saved, gast.Store())],
-                                     ctx=gast.Store())
-                fwd = _at(gast.Assign(targets=[targets], value=call, type_comment=None), s)
-                result = (fwd, rule, saved, [site.args[i] for i in active])
+                bwd = name(rule.function_name("bwd", self.d.namespace))
+                result = self._forward_call(s, call, bwd, [site.args[i] for i in active])
         self.calls[id(s)] = result
         return result
+
+    def _forward_call(self, s, call, bwd, active_args):
+        """``v, v_saved = <call>`` and what the reverse sweep needs to call ``bwd``."""
+        target = s.targets[0].id
+        saved = self.d.namer.fresh(f"{target}_saved")
+        targets = gast.Tuple(elts=[name(target, gast.Store()), name(saved, gast.Store())], ctx=gast.Store())
+        fwd = _at(gast.Assign(targets=[targets], value=call, type_comment=None), s)
+        return fwd, bwd, saved, active_args
 
     # -- reverse sweep --------------------------------------------------------
 
@@ -309,10 +316,9 @@ class Reverse:
             return out
         call = self._user_call(s)
         if call is not None:
-            _, rule, saved, args = call
+            _, bwd_func, saved, args = call
             cts = [self.d.namer.fresh(f"ct_{a.id}") for a in args]
-            bwd = gast.Call(func=name(rule.function_name("bwd", self.d.namespace)),
-                            args=[name(saved), name(ct)], keywords=[])
+            bwd = gast.Call(func=copy.deepcopy(bwd_func), args=[name(saved), name(ct)], keywords=[])
             targets = name(cts[0], gast.Store()) if len(cts) == 1 else \
                 gast.Tuple(elts=[name(c, gast.Store()) for c in cts], ctx=gast.Store())
             out.append(_at(gast.Assign(targets=[targets], value=bwd, type_comment=None), s))

@@ -6,7 +6,9 @@ example ``unbroadcast`` appears only where broadcasting can really happen.
 
 import copy
 import dataclasses
+import inspect
 import types
+import weakref
 
 import numpy as np
 
@@ -158,6 +160,47 @@ def add_tangents(a, b):
     if isinstance(a, types.SimpleNamespace):
         return Tangent(**{k: add_tangents(getattr(a, k), getattr(b, k, None)) for k in vars(a)})
     return a + b
+
+
+_FUNCTION_VALUE_RULES = weakref.WeakKeyDictionary()  # function -> {(mode, wrt, arguments' key): rule}
+
+
+def _rule_of_function_value(f, mode, wrt, args):
+    """The derived rule of ``f``, a function value called in a derived rule (a function
+    passed in, or a closure); closures of one function each keep their captured values."""
+    from . import api
+    rules = _FUNCTION_VALUE_RULES.setdefault(f, {}) if inspect.isfunction(f) else None
+    if rules is None:
+        from .errors import TangentAstError
+        raise TangentAstError(
+            f"a derived rule called {getattr(f, '__qualname__', f)!r} passed as a function value, "
+            "and only Python functions (def, closures) can be called that way",
+            hint="wrap it in a def: def g(x): return np.sin(x), and pass g")
+    key = (mode, wrt, api._fast_key(args))
+    if key not in rules:
+        rules[key] = api.derive(f, mode, wrt, args=args)
+    return rules[key]
+
+
+def call_jvp(f, wrt, *args_and_tangents):
+    """``(f(*args), its tangent)`` for a function value ``f``; the tangents of the
+    arguments at positions ``wrt`` follow the arguments."""
+    args = args_and_tangents[:len(args_and_tangents) - len(wrt)]
+    tangents = args_and_tangents[len(args):]
+    return _rule_of_function_value(f, "forward", wrt, args).jvp(*args, *tangents)
+
+
+def call_fwd(f, wrt, *args):
+    """``(f(*args), saved)`` for a function value ``f``; ``call_bwd(saved, ct)`` gives the
+    cotangents of the arguments at positions ``wrt``."""
+    rule = _rule_of_function_value(f, "reverse", wrt, args)
+    out, saved = rule.fwd(*args)
+    return out, (rule, saved)
+
+
+def call_bwd(saved, ct):
+    rule, inner = saved
+    return rule.bwd(inner, ct)
 
 
 def list_with(xs, i, v):

@@ -74,3 +74,42 @@ def test_derive_twice_is_byte_identical(tmp_path):
 def test_rules_used_are_recorded():
     rule = ta.derive(sl.np_trig, "reverse", args=(np.ones(3),), cache=None)
     assert {"numpy.sin", "numpy.cos", "numpy.arctan", "numpy.sum"} <= rule.rules_used
+
+
+def make_scaled_sine(scale):
+    def scaled_sine(x):
+        return np.sin(x) * scale
+    return scaled_sine
+
+
+def test_closures_of_one_function_each_keep_their_captured_values():
+    """They share a module file (same code) but not its bindings: each gets its own module object."""
+    double, triple = make_scaled_sine(2.0), make_scaled_sine(3.0)
+    assert np.isclose(ta.grad(double)(0.5), 2.0 * np.cos(0.5))
+    assert np.isclose(ta.grad(triple)(0.5), 3.0 * np.cos(0.5))
+    assert np.isclose(ta.grad(double)(0.5), 2.0 * np.cos(0.5))
+
+
+def test_arguments_updated_in_place_are_left_as_the_function_leaves_them():
+    def scale_first(x, y):
+        x[0] = x[0] * y
+        return np.sum(x * x)
+
+    x = np.array([1.0, 2.0, 3.0])
+    expected = x.copy()
+    value = scale_first(expected, 2.0)
+    gx, gy = ta.grad(scale_first, (0, 1))(x, 2.0)
+    assert np.array_equal(x, expected)  # as the function left it, after the reverse sweep too
+    assert np.allclose(gx, [8.0, 4.0, 6.0]) and np.isclose(gy, 4.0) and np.isclose(value, 17.0)
+    dx = np.array([1.0, 0.0, 0.0])
+    x = np.array([1.0, 2.0, 3.0])
+    out, dout = ta.jvp(scale_first, (x, 2.0), (dx, 0.0))
+    assert np.allclose(dx, [2.0, 0.0, 0.0])  # the tangent is updated alongside x
+    assert np.isclose(dout, 8.0)
+    with pytest.raises(ta.TangentAstError, match="shares memory with argument 'y'"):
+        ta.grad(sets_first_from_second, (0, 1))(x, x)
+
+
+def sets_first_from_second(x, y):
+    x[0] = y[1] * 2.0
+    return np.sum(x * y)

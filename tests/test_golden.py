@@ -198,6 +198,16 @@ def test_unsafe_in_place_updates_and_aliases_are_refused():
         ta.grad(bad.augments_view)(v)
     with pytest.raises(UnsupportedSyntaxError, match="to the array 'y', .* held in a tuple, list or dict"):
         ta.grad(bad.augments_array_held_in_list)(v)
+
+
+def test_a_closure_made_from_a_differentiable_value_is_refused_not_zero():
+    import pytest
+    from tangent_ast.errors import UnsupportedSyntaxError
+    from .corpus import bad
+    with pytest.raises(UnsupportedSyntaxError, match="calling 'g', a function value made from differentiable"):
+        ta.grad(bad.calls_closure_of_differentiable_value, (0, 1))(0.5, 2.0)
+    # with respect to x alone, the closure is data
+    assert np.isclose(ta.grad(bad.calls_closure_of_differentiable_value)(0.5, 2.0), 2.0)
     with pytest.raises(UnsupportedSyntaxError, match="a second name for 'a'"):
         ta.derive(bad.aliases_updated_array)
     with pytest.raises(UnsupportedSyntaxError, match="'xs' held in a tuple, list or dict"):

@@ -101,3 +101,14 @@ def augments_array_held_in_list(x):
     pair = [y, x]
     y += 1.0
     return np.sum(pair[0])
+
+
+def make_scaled(scale):
+    def scaled(x):
+        return x * scale
+    return scaled
+
+
+def calls_closure_of_differentiable_value(x, s):
+    g = make_scaled(s)
+    return g(x)

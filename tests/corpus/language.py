@@ -420,3 +420,35 @@ CASES += [
     Case(fills_list_in_loop, (0.4,)),
     Case(updates_list_of_arrays, (V,)),
 ]
+
+
+# Function values: a function passed in, or a closure made in the function, is called
+# through its own derived rule, found when the call runs (runtime.call_fwd / call_jvp).
+
+def make_scaled_sine(scale):
+    def scaled_sine(x):
+        return np.sin(x) * scale
+    return scaled_sine
+
+
+def cube(x):
+    return x * x * x
+
+
+def applies_function_twice(f, x, y):
+    a = f(x)
+    b = f(a * y)
+    return a + b
+
+
+def applies_closure_made_here(x, n):
+    g = make_scaled_sine(float(n))
+    return g(x) * x
+
+
+CASES += [
+    Case(applies_function_twice, (make_scaled_sine(2.0), 0.5, 1.5)),
+    Case(applies_function_twice, (make_scaled_sine(-3.0), 0.5, 1.5), note="-another-closure"),
+    Case(applies_function_twice, (cube, V, 0.7)),
+    Case(applies_closure_made_here, (0.5, 3)),
+]
