@@ -4,7 +4,9 @@ Takes the parsed function and its scope; guarantees a function whose body
 contains only
 
 * ``a[index] = atom``: an in-place update of an array created in the function
-  (``a[i] += v`` becomes ``t = a[i]; t_1 = t + v; a[i] = t_1``);
+  or of an array argument (``a[i] += v`` becomes ``t = a[i]; t_1 = t + v; a[i] = t_1``;
+  ``x += v`` on an array argument becomes ``t = x + v; x[...] = t``); ``xs[i] = v``
+  on a local list becomes the new list ``xs = runtime.list_with(xs, i, v)``;
 * ``name = <op>`` where ``<op>`` is an atom (name, constant, global such as
   ``np.pi``) or ONE operation on atoms: a binary/unary operator, a single
   comparison, a call, an attribute read, a subscript;
@@ -943,7 +945,8 @@ def check_views(parsed, fn, updated, kinds, scope):
 
 def check_updates(parsed, scope, array_params=None):
     """In-place updates ``a[i] = v`` only on arrays this function creates or on
-    array arguments, never aliased; returns the names updated in place.
+    array arguments, never aliased. Returns the arrays updated in place and the
+    local lists updated by item (``xs[i] = v``, which normalize turns into a new list).
 
     That is what makes them safe to differentiate: the forward sweep saves what an
     update overwrites and the reverse sweep restores it, so no other name may see
@@ -975,7 +978,9 @@ def check_updates(parsed, scope, array_params=None):
     in_place, lists = set(), set()
     for array, stmts in updates.items():
         first = min(stmts, key=lambda n: n.lineno)
-        definitions = [n for n in gast.walk(node) if isinstance(n, (gast.Assign, gast.AugAssign))
+        # (for an argument, x += y rebinds it too unless the signature says it is an array)
+        rebinding = (gast.Assign, gast.AugAssign) if array in params else gast.Assign
+        definitions = [n for n in gast.walk(node) if isinstance(n, rebinding)
                        and n not in stmts and any(isinstance(t, gast.Name) and t.id == array
                                                   for t in getattr(n, "targets", [getattr(n, "target", None)]))]
         if array in params and (not definitions or first.lineno < min(d.lineno for d in definitions)):

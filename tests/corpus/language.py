@@ -452,3 +452,14 @@ CASES += [
     Case(applies_function_twice, (cube, V, 0.7)),
     Case(applies_closure_made_here, (0.5, 3)),
 ]
+
+
+def fills_then_scales(x):
+    y = np.zeros(3)
+    y[0] = x
+    y[2] = x * x
+    y *= 2.0          # a local array: y = y * 2.0, nothing else holds it
+    return np.sum(y * y)
+
+
+CASES += [Case(fills_then_scales, (0.7,))]
