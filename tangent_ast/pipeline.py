@@ -224,7 +224,8 @@ def derive_module(fn, mode, wrt, signature, session, trace=False):
         fwd, bwd = reverse(d, f.function, wrt)
         if trace:
             snapshots["reverse"] = _source(fwd) + "\n" + _source(bwd)
-        bwd = simplify(bwd, rewritable(bwd) - {"saved"}, namespace, origin=origin)
+        bwd = simplify(bwd, rewritable(bwd) - {"saved"}, namespace, origin=origin,
+                       same_shape=lambda a, b: _same_float_shape(f.kinds, a, b))
         copied = finish_updates(bwd)
         install_tapes(fwd, bwd, f.namer, d.loop_headers,
                       recomputable=lambda st: is_pure(st.value, namespace),
@@ -248,6 +249,12 @@ def derive_module(fn, mode, wrt, signature, session, trace=False):
     if trace:
         snapshots["module"] = text
     return GeneratedModule(module_name, text, functions, loader, d.rules_used, d.callees, snapshots)
+
+
+def _same_float_shape(kinds, a, b):
+    ka, kb = kinds.get(a, UNKNOWN), kinds.get(b, UNKNOWN)
+    return ka.shape is not None and ka.shape == kb.shape and ka.tag in ("array", "unknown") \
+        and ka.dtype in ("f", "c", None)
 
 
 def _absolute(parsed, line):

@@ -3,7 +3,8 @@
 Takes a generated FunctionDef and the set of names it may rewrite freely
 (temporaries, tangents, cotangents); guarantees the same function with
 
-* constants folded and trivial arithmetic gone (``x ** 1``, ``1 * e``, ``2 - 1``);
+* constants folded and trivial arithmetic gone (``x ** 1``, ``1 * e``, ``2 - 1``,
+  ``np.full_like(a, s) * b`` with ``b`` shaped like ``a``);
 * copies propagated (``ct_z = ct_out`` disappears, its uses read ``ct_out``);
 * temporaries used once inlined where they are used
   (``s = np.sin(x); out = z + s`` becomes ``out = z + np.sin(x)``);
@@ -55,8 +56,14 @@ def _is_const(e, value=None):
 
 
 class _Fold(gast.NodeTransformer):
+    def __init__(self, namespace=None, same_shape=None):
+        self.namespace = namespace
+        self.same_shape = same_shape
+
     def visit_BinOp(self, node):
         self.generic_visit(node)
+        if isinstance(node.op, gast.Mult) and self.same_shape is not None:
+            node = self.unspread(node)
         left, right, op = node.left, node.right, node.op
         if _is_const(left) and _is_const(right) and isinstance(op, (gast.Add, gast.Sub, gast.Mult)):
             value = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
@@ -71,6 +78,36 @@ class _Fold(gast.NodeTransformer):
         if isinstance(op, gast.Div) and _is_const(right, 1) and isinstance(right.value, int):
             return left
         return node
+
+    def unspread(self, product):
+        """``np.full_like(a, s) * b`` -> ``s * b`` when ``b`` has ``a``'s shape: the product
+        broadcasts ``s`` to that shape anyway (also ``runtime.sum_vjp(s, a)``, the
+        cotangent of a whole-array sum)."""
+        factors = _factors(product)
+        names = [f.id for f in factors if isinstance(f, gast.Name)]
+        for i, f in enumerate(factors):
+            spread = self.spread_of(f)
+            like = next((b for b in names if spread is not None and self.same_shape(spread[0], b)), None)
+            value = None if like is None else _shape_reads_moved(spread[1], spread[0], like)
+            if value is not None:
+                factors[i:i + 1] = _factors(value)
+                out = factors[0]
+                for g in factors[1:]:
+                    out = gast.BinOp(left=out, op=gast.Mult(), right=g)
+                return out
+        return product
+
+    def spread_of(self, call):
+        """``(a, s)`` for ``np.full_like(a, s)`` or ``runtime.sum_vjp(s, a)``, else None."""
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and len(call.args) == 2
+                and not call.keywords and isinstance(call.func.value, gast.Name)):
+            return None
+        module = getattr(self.namespace.objects.get(call.func.value.id), "__name__", None)
+        if module == "numpy" and call.func.attr == "full_like" and isinstance(call.args[0], gast.Name):
+            return call.args[0].id, call.args[1]
+        if module == "tangent_ast.runtime" and call.func.attr == "sum_vjp" and isinstance(call.args[1], gast.Name):
+            return call.args[1].id, call.args[0]
+        return None
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -88,6 +125,26 @@ class _Fold(gast.NodeTransformer):
             if inner is not None:
                 return inner  # -(-e) and -(-a * b / c) read as e and a * b / c
         return node
+
+
+def _shape_reads_moved(expr, a, b):
+    """``expr`` with ``a.size``/``a.shape``/``a.ndim`` read from ``b`` (of the same shape),
+    or None if ``expr`` reads ``a`` otherwise (``ct / r_sq.size`` -> ``ct / r.size``)."""
+    expr = copy.deepcopy(expr)
+    for n in gast.walk(expr):
+        if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and n.value.id == a \
+                and n.attr in ("size", "shape", "ndim"):
+            n.value = gast.Name(b, gast.Load(), None, None)
+    if any(isinstance(n, gast.Name) and n.id == a for n in gast.walk(expr)):
+        return None
+    return expr
+
+
+def _factors(e):
+    """The factors of a product ``a * b * c``, left to right."""
+    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Mult):
+        return _factors(e.left) + _factors(e.right)
+    return [e]
 
 
 def _strip_negation(e):
@@ -120,8 +177,9 @@ def is_pure(expr, namespace):
 
 
 class Simplifier:
-    def __init__(self, fn, rewritable, namespace, keep=(), origin=None):
+    def __init__(self, fn, rewritable, namespace, keep=(), origin=None, same_shape=None):
         self.fn = fn
+        self.same_shape = same_shape
         self.rewritable = rewritable
         self.keep = set(keep)
         self.origin = origin or {}
@@ -216,7 +274,7 @@ class Simplifier:
         for s in stmts:
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
                     and s.targets[0].id in self.rewritable:
-                s.value = _Fold().visit(s.value)
+                s.value = _Fold(self.namespace, self.same_shape).visit(s.value)
             elif isinstance(s, gast.If):
                 s.body = self.fold(s.body)
                 s.orelse = self.fold(s.orelse)
@@ -390,8 +448,9 @@ class _Replace(gast.NodeTransformer):
         return node
 
 
-def simplify(fn, rewritable, namespace, keep=(), origin=None):
+def simplify(fn, rewritable, namespace, keep=(), origin=None, same_shape=None):
     """Simplify ``fn`` in place. Names in ``rewritable`` may be propagated, inlined
     or removed; names in ``keep`` (tangents of the user's variables) are never
-    inlined, so the derivative code mirrors the user's statements."""
-    return Simplifier(fn, rewritable, namespace, keep, origin).run()
+    inlined, so the derivative code mirrors the user's statements.
+    ``same_shape(a, b)``: are the values named ``a`` and ``b`` (float) arrays of one shape."""
+    return Simplifier(fn, rewritable, namespace, keep, origin, same_shape).run()

@@ -157,15 +157,14 @@ def test_reverse_rule_of_a_loop_filling_a_preallocated_array():
                 out_old = out[i]
                 out[i] = np.sin(x[i]) * 2.0
                 out_old_tape.append(out_old)
-            out_sq = out * out
-            out_1 = np.sum(out_sq)
-            return out_1, (x, out_old_tape, out, len_x, out_sq)
+            out_1 = np.sum(out * out)
+            return out_1, (x, out_old_tape, out, len_x)
 
 
         def fill_preallocated_bwd(saved, ct_out_1):
-            x, out_old_tape, out, len_x, out_sq = saved
+            x, out_old_tape, out, len_x = saved
             out = out.copy()
-            ct_out = 2 * np.full_like(out_sq, ct_out_1) * out
+            ct_out = 2 * ct_out_1 * out
             ct_x = np.zeros_like(x)
             ct_x_buffer = np.zeros_like(x)
             for i in reversed(range(len_x)):
@@ -235,15 +234,16 @@ def test_reverse_rule_of_a_loop_saves_nothing_it_can_recompute():
             x, z, r = saved
             ct_total = ct_out / 6.0
             ct_r = np.zeros_like(r)
-            r_sq = r * r
             for i in reversed(range(3)):
                 i_plus_one = i + 1.0
-                ct_r = ct_r + 2 * np.full_like(r_sq, ct_total * i_plus_one) * r
+                ct_r = ct_r + 2 * ct_total * i_plus_one * r
             ct_w = x.T @ (runtime.unbroadcast(ct_r, z) * (1 - z ** 2))
             return ct_w
         """)
     generic = ta.derive(control_flow.weighted_loss, "reverse", wrt="w").source
     assert "_tape" not in generic and "unbroadcast(ct_r_sq" not in generic
+    # sum's cotangent is a number spread over r * r's shape; times r, the spreading is implied
+    assert "r_sq" not in generic and "sum_vjp" not in generic and "2 * ct_total * i_plus_one * r" in generic
 
 
 def test_comments_cite_the_line_each_statement_comes_from():
@@ -255,4 +255,5 @@ def test_comments_cite_the_line_each_statement_comes_from():
     cited = {line.split("  # line ")[0].strip(): int(line.split("  # line ")[1])
              for line in lines if "  # line " in line}
     assert cited["ct_total = ct_out / 6.0"] == first + 6          # from `return total / 6.0`
-    assert cited["r_sq = r * r"] == first + 5                      # recomputes line 6's r * r
+    assert cited["i_plus_one = i + 1.0"] == first + 5              # recomputes line 6's i + 1.0
+    assert cited["ct_r = np.zeros_like(r)"] == first + 4           # r's cotangent, summed by the loop
