@@ -72,7 +72,14 @@ class Derivation:
                                    "pass those values to it as arguments")
         wrt = gast.Tuple(elts=[gast.Constant(i, None) for i in self.active_args(site)], ctx=gast.Load())
         args = [copy.deepcopy(site.func), wrt] + [copy.deepcopy(a) for a in site.args] + list(extra)
-        return _call(self.bind("runtime", runtime), helper, args)
+        return self.call_runtime(helper, args)
+
+    def runtime_helper(self, helper):
+        """``runtime.<helper>``, with ``runtime`` imported by the generated module."""
+        return gast.Attribute(value=name(self.bind("runtime", runtime)), attr=helper, ctx=gast.Load())
+
+    def call_runtime(self, helper, args):
+        return gast.Call(func=self.runtime_helper(helper), args=args, keywords=[])
 
     def bind(self, preferred, obj):
         return self.namespace.bind(preferred, obj)
@@ -139,8 +146,8 @@ class Derivation:
         if kind.tag == "array":
             return _call(self.bind("np", np), "zeros_like", [name(target)])
         if kind.container:
-            return _call(self.bind("runtime", runtime), "zero_tangent", [name(target)])
-        return _call(self.bind("runtime", runtime), "zeros_like", [name(target)])
+            return self.call_runtime("zero_tangent", [name(target)])
+        return self.call_runtime("zeros_like", [name(target)])
 
     def total(self, target, terms):
         """The sum of (co)tangent ``terms`` of ``target``: ``+``, or ``add_tangents``
@@ -148,8 +155,7 @@ class Derivation:
         (``x * x`` gives ``dx * x + x * dx``) is written once, doubled."""
         if not self.kinds.get(target, UNKNOWN).container:
             return functools.reduce(lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), _merged(terms))
-        helper = self.bind("runtime", runtime)
-        return functools.reduce(lambda a, b: _call(helper, "add_tangents", [a, b]), terms)
+        return functools.reduce(lambda a, b: self.call_runtime("add_tangents", [a, b]), terms)
 
     def is_pack(self, site):
         return isinstance(site.fn, Pack)
@@ -162,7 +168,7 @@ class Derivation:
             if t is None:
                 kind = self.kind(a)
                 t = gast.Constant(0.0, None) if kind.tag == "float" else \
-                    _call(self.bind("runtime", runtime), "zero_tangent", [copy.deepcopy(a)])
+                    self.call_runtime("zero_tangent", [copy.deepcopy(a)])
             elts.append(t)
         if site.fn.kind == "dict":
             return gast.Dict(keys=[gast.Constant(k, None) for k in site.fn.keys], values=elts)
@@ -219,7 +225,7 @@ class Derivation:
             return expr
         if arg_kind.scalar and result_kind.tag == "array":
             return _call(self.bind("np", np), "sum", [expr])
-        return _call(self.bind("runtime", runtime), "unbroadcast", [expr, copy.deepcopy(arg)])
+        return self.call_runtime("unbroadcast", [expr, copy.deepcopy(arg)])
 
     def broadcast_tangent(self, expr, site, active, target):
         """Forward mode: make a tangent from smaller arguments the result's shape."""
@@ -231,7 +237,7 @@ class Derivation:
             return expr
         if result_kind.tag == "float" or result_kind.scalar:
             return expr
-        return _call(self.bind("runtime", runtime), "broadcast_like", [expr, name(target)])
+        return self.call_runtime("broadcast_like", [expr, name(target)])
 
 
 def _canonical(expr):

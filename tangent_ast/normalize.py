@@ -887,10 +887,10 @@ def copy_views(fn, updated, kinds, namer, scope):
                 if isinstance(getattr(s, field, None), list) and not isinstance(s, gast.FunctionDef):
                     setattr(s, field, block(getattr(s, field)))
             value = getattr(s, "value", None)
-            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
-                    and _view_of(value, updated, scope) is not None \
+            base = _view_of(value, updated, scope) if isinstance(s, gast.Assign) else None
+            if base is not None and isinstance(s.targets[0], gast.Name) \
                     and kinds.get(s.targets[0].id) is not None and not kinds[s.targets[0].id].scalar:
-                view = namer.fresh(f"{_view_of(value, updated, scope)}_view")
+                view = namer.fresh(f"{base}_view")
                 kinds[view] = kinds[s.targets[0].id]
                 out.append(_at(assign(view, value), s))
                 s.value = gast.Call(func=gast.Attribute(value=name(view), attr="copy", ctx=gast.Load()),

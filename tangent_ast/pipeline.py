@@ -341,7 +341,11 @@ class DerivedRule:
         self.path = path
         self.rules_used = set(rules_used)
         header = read_header(path.read_text())
-        self.updates = tuple(header.get("updates-in-place", "").partition("  ")[0].split())
+        params = list(inspect.signature(fn).parameters)
+        # (position, name) of the arguments the function updates in place
+        updated = header.get("updates-in-place", "").partition("  ")[0].split()
+        self.updates = tuple((params.index(p), p) for p in updated)
+        self.params = params
         base = fn.__name__
         if mode == "forward":
             self.jvp = getattr(module, f"{base}_jvp")
@@ -359,14 +363,12 @@ class DerivedRule:
         if not self.updates:
             return
         import numpy as np
-        params = list(inspect.signature(self.fn).parameters)
-        for p in self.updates:
-            i = params.index(p)
-            for j, other in enumerate(args[:len(params)]):
+        for i, p in self.updates:
+            for j, other in enumerate(args[:len(self.params)]):
                 if j != i and isinstance(other, np.ndarray) and np.may_share_memory(args[i], other):
                     raise TangentAstError(
                         f"{self.fn.__qualname__} updates its argument {p!r} in place, and it shares memory "
-                        f"with argument {params[j]!r}: the derivative would treat them as two separate "
+                        f"with argument {self.params[j]!r}: the derivative would treat them as two separate "
                         "arrays", hint=f"pass a copy: {p}.copy()")
 
     def __call__(self, *args):

@@ -35,12 +35,6 @@ def _at(new, old):
     return new
 
 
-def _call_runtime(derivation, helper, args):
-    from . import runtime
-    module = derivation.bind("runtime", runtime)
-    return gast.Call(func=gast.Attribute(value=name(module), attr=helper, ctx=gast.Load()), args=args, keywords=[])
-
-
 def _update_targets(stmt):
     return [n.targets[0] for n in gast.walk(stmt)
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Subscript)]
@@ -212,7 +206,7 @@ class Reverse:
             active = self.d.active_args(site)
             if active:
                 call = self.d.call_function_value(s, site, "call_fwd")
-                bwd = _call_runtime(self.d, "call_bwd", []).func
+                bwd = self.d.runtime_helper("call_bwd")
                 result = self._forward_call(s, call, bwd, [site.args[i] for i in active])
         elif site is not None and self.d.is_user_function(site.fn):
             site = copy.copy(site)
@@ -337,7 +331,7 @@ class Reverse:
             if site.fn.kind == "replace":  # replace(p, W=v): v gets ct.W, p gets ct with W zeroed
                 for i in self.d.active_args(site):
                     if i == 0:
-                        item = _call_runtime(self.d, "replace_vjp", [name(ct), gast.Tuple(
+                        item = self.d.call_runtime("replace_vjp", [name(ct), gast.Tuple(
                             elts=[gast.Constant(k, None) for k in keys], ctx=gast.Load())])
                     else:
                         item = gast.Attribute(value=name(ct), attr=keys[i - 1], ctx=gast.Load())
