@@ -447,6 +447,13 @@ class Reverse:
                 out.extend(self.assign_sum(self.ct(v), terms, s) if terms
                            else [_at(assign(self.ct(v), self.d.zero(v)), s)])
             accumulated.add(v)
+        # A pending term reading a name the loop assigns must be added up here, before
+        # the reverse loop restores that name to its value in earlier iterations.
+        restored = inside | set(self.d.loop_headers.get(id(s), ()))
+        for v in sorted(set(pending) - set(carried + outer)):
+            if any(isinstance(n, gast.Name) and n.id in restored for t in pending[v] for n in gast.walk(t)):
+                out.extend(self.assign_sum(self.ct(v), self.take(v, pending, accumulated), s))
+                accumulated.add(v)
         body_pending = {}
         body_acc = set(accumulated)
         self.loops.append({"outer": set(outer), "buffers": {}, "updated": updated})

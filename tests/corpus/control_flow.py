@@ -290,3 +290,15 @@ def weighted_loss(w, x, y):
 
 
 CASES.append(Case(weighted_loss, (np.array([0.1, -0.3, 0.2]), M, np.array([0.2, 0.1, -0.4])), wrt=(0,)))
+
+
+def scales_after_loop(x, t):
+    """t's cotangent reads the loop's final total: it must be added up before the
+    reverse loop restores total to earlier iterations."""
+    total = 2.0 * x
+    for i in range(3):
+        total = total + i * x * total
+    return total * t
+
+
+CASES += [Case(scales_after_loop, (0.7, 1.3))]
