@@ -1,9 +1,11 @@
 """The public functions: derive, jvp, grad, value_and_grad, vjp, show."""
 
 import functools
+import inspect
 
 import numpy as np
 
+from .calling import PLAIN, CallMismatch, bind, is_plain
 from .errors import NonScalarOutputError, TangentAstError
 from . import runtime
 from .kinds import kind_of, signature_of
@@ -19,17 +21,44 @@ def _session(cache=None, strict=False):
     return _SESSIONS[key]
 
 
-def derive(f, mode="forward", wrt=0, *, args=None, cache=None, strict=False):
+def derive(f, mode="forward", wrt=0, *, args=None, kwargs=None, cache=None, strict=False):
     """The derived rule of ``f``: a module written to the cache and imported.
 
-    ``wrt``: a parameter index or name, or a tuple of them. ``args``: example
-    arguments; the rule is then specialised to their kinds (Python float,
-    ndarray of given ndim, ...). Without them a generic rule is derived.
+    ``wrt``: a parameter index or name, or a tuple of them. ``args`` (and
+    ``kwargs``): example arguments; the rule is then specialised to their kinds
+    (Python float, ndarray of given ndim, ...) and, for a function with
+    ``*args``/``**kwargs``, to how many and which extra arguments they pass.
+    Without them a generic rule is derived. The rule takes every parameter
+    positionally, defaults included (see ``DerivedRule.params``).
     Returns a :class:`~tangent_ast.pipeline.DerivedRule` with ``.source``,
     ``.path`` and the generated functions (``.jvp``, or ``.fwd``/``.bwd``).
     """
-    signature = signature_of(args) if args is not None else None
-    return _session(cache, strict).rule(f, mode, wrt, signature)
+    if args is None and kwargs is None:
+        return _session(cache, strict).rule(f, mode, wrt, None)
+    form, flat = _flat_call(f, tuple(args or ()), kwargs or {})
+    return _session(cache, strict).rule(f, mode, wrt, signature_of(flat), form)
+
+
+def _plain_arity(fn):
+    """How many arguments a call passing them all positionally gives ``fn`` unchanged
+    (-1 when calls must be bound: keyword-only parameters, ``*args``, ``**kwargs``)."""
+    if not inspect.isfunction(fn):
+        return None
+    return fn.__code__.co_argcount if is_plain(fn) else -1
+
+
+def _flat_call(f, args, kwargs):
+    """``(form, arguments)`` of the call ``f(*args, **kwargs)``, in the order derived rules take them:
+    every parameter positionally, defaults filled in (calling.py)."""
+    fn = getattr(f, "__func__", f)
+    if not inspect.isfunction(fn) or (not kwargs and len(args) == _plain_arity(fn)):
+        return PLAIN, args  # (a non-function is refused, with the reason, when its rule is asked for)
+    try:
+        form, flat = bind(fn, args, kwargs, lambda p: p.default)
+    except CallMismatch as exc:
+        raise TangentAstError(f"the call does not fit {fn.__qualname__}: {exc}",
+                              hint=f"parameters: {inspect.signature(fn)}") from None
+    return form, tuple(flat)
 
 
 def jvp(f, primals, tangents, *, cache=None):
@@ -41,9 +70,10 @@ def jvp(f, primals, tangents, *, cache=None):
     if not wrt:
         out = f(*primals)
         return out, np.zeros_like(out, dtype=float) if np.ndim(out) else 0.0
-    rule = derive(f, "forward", wrt, args=primals, cache=cache)
-    rule.check_arguments(primals)
-    return rule.jvp(*primals, *(tangents[i] for i in wrt))
+    form, flat = _flat_call(f, primals, {})  # the given arguments come first
+    rule = _session(cache).rule(f, "forward", wrt, signature_of(flat), form)
+    rule.check_arguments(flat)
+    return rule.jvp(*flat, *(tangents[i] for i in wrt))
 
 
 _PLAIN = (float, int, bool, complex, type(None), str)
@@ -58,13 +88,18 @@ def _fast_key(args):
 
 def _reverse_rule(f, wrt, cache):
     rules = {}
+    arity = _plain_arity(getattr(f, "__func__", f))
 
-    def rule_for(args):
-        key = _fast_key(args)
+    def rule_for(args, kwargs):
+        """The rule for this call, and the arguments to call it with."""
+        form = PLAIN
+        if kwargs or len(args) != arity:
+            form, args = _flat_call(f, args, kwargs)
+        key = (form, _fast_key(args))
         rule = rules.get(key)
         if rule is None:
-            rule = rules[key] = _session(cache).rule(f, "reverse", wrt, signature_of(args))
-        return rule
+            rule = rules[key] = _session(cache).rule(f, "reverse", wrt, signature_of(args), form)
+        return rule, args
 
     return rule_for
 
@@ -83,8 +118,8 @@ def value_and_grad(f, wrt=0, *, cache=None):
     rule_for = _reverse_rule(f, wrt, cache)
 
     @functools.wraps(f)
-    def value_and_gradient(*args):
-        rule = rule_for(args)
+    def value_and_gradient(*args, **kwargs):
+        rule, args = rule_for(args, kwargs)
         rule.check_arguments(args)
         out, saved = rule.fwd(*args)
         _check_scalar(f, out)
@@ -98,8 +133,8 @@ def grad(f, wrt=0, *, cache=None):
     value_and_gradient = value_and_grad(f, wrt, cache=cache)
 
     @functools.wraps(f)
-    def gradient(*args):
-        return value_and_gradient(*args)[1]
+    def gradient(*args, **kwargs):
+        return value_and_gradient(*args, **kwargs)[1]
 
     return gradient
 
@@ -108,14 +143,15 @@ def vjp(f, *args, wrt=None, cache=None):
     """``(f(*args), pullback)``; ``pullback(ct)`` gives the cotangents of the ``wrt``
     arguments (default: every float or float-array argument), a tuple when there are
     several. The pullback may be called any number of times."""
-    signature = signature_of(args)
+    form, flat = _flat_call(f, args, {})
+    signature = signature_of(flat)
     if wrt is None:
-        wrt = tuple(i for i, k in enumerate(signature) if k.differentiable)
+        wrt = tuple(i for i, k in enumerate(signature[:len(args)]) if k.differentiable)
         if not wrt:
             raise TangentAstError("vjp: no argument is a float or a float array")
-    rule = _session(cache).rule(f, "reverse", wrt, signature)
-    rule.check_arguments(args)
-    out, saved = rule.fwd(*args)
+    rule = _session(cache).rule(f, "reverse", wrt, signature, form)
+    rule.check_arguments(flat)
+    out, saved = rule.fwd(*flat)
 
     def pullback(ct):
         if isinstance(out, (tuple, list)):  # None in a structured cotangent means zero

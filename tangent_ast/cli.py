@@ -162,7 +162,7 @@ def stale_reason(header):
     if fn is None:
         return f"module {module_name!r} has no function {qualname!r} any more"
     try:
-        source = inspect.getsource(getattr(fn, "__func__", fn))
+        source = inspect.getsource(getattr(fn, "__func__", fn).__code__)
     except (OSError, TypeError):
         return f"the source of {target} cannot be read"
     if source_hash(textwrap.dedent(source)) != header["source-hash"]:

@@ -15,6 +15,7 @@ import gast
 import numpy as np
 
 from . import runtime
+from .calling import CallMismatch, bind
 from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
 from .kinds import UNKNOWN
 from .normalize import name
@@ -109,32 +110,23 @@ class Derivation:
         return names
 
     def bind_user_call(self, node, site):
-        """The call's arguments in parameter order, keywords and defaults filled in
-        (derived rules take tangents positionally, after every primal parameter)."""
+        """``(form, args)``: the call's arguments in flattened parameter order, keywords
+        and defaults filled in (derived rules take every parameter positionally, see calling.py)."""
         from .rules.template import literal
         fn = site.fn
-        params = list(inspect.signature(fn).parameters.values())
-        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY, p.POSITIONAL_ONLY) for p in params):
-            return list(site.args)  # the callee itself is refused when derived, with a clear error
-        given = dict(zip((p.name for p in params), site.args))
-        for kw in site.keywords:
-            if kw.arg not in {p.name for p in params} or kw.arg in given:
-                raise unsupported_call(self, node, f"keyword argument {kw.arg!r} to {fn.__qualname__}",
-                                       "check the call against the function's parameters")
-            given[kw.arg] = kw.value
-        args = []
-        for p in params:
-            if p.name in given:
-                args.append(given[p.name])
-            elif p.default is not p.empty:
-                try:
-                    args.append(literal(p.default))
-                except Exception:
-                    raise unsupported_call(self, node, f"the default of {fn.__qualname__}'s parameter "
-                                           f"{p.name!r} is not a literal", "pass it explicitly") from None
-            else:
-                raise unsupported_call(self, node, f"missing argument {p.name!r} to {fn.__qualname__}")
-        return args
+
+        def default(p):
+            try:
+                return literal(p.default)
+            except Exception:
+                raise unsupported_call(self, node, f"the default of {fn.__qualname__}'s parameter "
+                                       f"{p.name!r} is not a literal", "pass it explicitly") from None
+
+        try:
+            return bind(fn, site.args, {kw.arg: kw.value for kw in site.keywords}, default)
+        except CallMismatch as exc:
+            raise unsupported_call(self, node, f"this call of {fn.__qualname__} ({exc})",
+                                   "check the call against the function's parameters") from None
 
     def zero(self, target):
         """A zero tangent for the value named ``target``, as cheap as its kind allows."""

@@ -80,6 +80,7 @@ class Provenance:
     version: str
     depends: list = field(default_factory=list)   # "module:qualname=source_hash" of callees
     updates: tuple = ()   # arguments the function updates in place
+    packed: str = ""      # how *args/**kwargs were flattened for this call form (calling.py)
 
 
 def _importable(obj, name):
@@ -226,6 +227,8 @@ def module_source(functions, namespace, provenance, line_of, *, notes=()):
         f"# tangent-ast-version: {p.version}",
         f"# body-hash: {body_hash}",
     ]
+    if p.packed:
+        header.append(f"# parameters: {p.packed}")
     if p.updates:
         header.append(f"# updates-in-place: {' '.join(p.updates)}  (arguments left as {p.qualname} leaves "
                       "them; they must not share memory with other arguments)")

@@ -116,12 +116,13 @@ class Forward:
             targets = gast.Tuple(elts=[name(target, gast.Store()), name(dtarget, gast.Store())], ctx=gast.Store())
             return [_at(gast.Assign(targets=[targets], value=call, type_comment=None), s)]
         site = copy.copy(site)
-        site.args, site.keywords = self.d.bind_user_call(s, site), []
+        form, site.args = self.d.bind_user_call(s, site)
+        site.keywords = []
         active = self.d.active_args(site)
         if not active:
             return [s, _at(assign(dtarget, self.d.zero(target)), s)]
         kinds = tuple(self.d.kind(a) for a in site.args)
-        rule = self.d.derive_callee(fn, "forward", tuple(active), kinds, self.d.where(s))
+        rule = self.d.derive_callee(fn, "forward", tuple(active), kinds, self.d.where(s), form)
         self.d.callees.append(rule)
         func = name(rule.function_name("jvp", self.d.namespace))
         args = [copy.deepcopy(a) for a in site.args] + [self.tangent_of(site.args[i]) for i in active]

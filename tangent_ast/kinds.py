@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import gast
 import numpy as np
 
+from .calling import CallMismatch, bind
 from .resolve import callee
 from .runtime import is_record, record_fields
 
@@ -252,7 +253,12 @@ class _Inference:
                 return args[0].elements[args[0].fields.index(attr)]
             return UNKNOWN
         if self.result_kind is not None and fn is not None and _is_user_function(fn):
-            return self.result_kind(fn, tuple(args))
+            try:
+                form, flat = bind(fn, args, {kw.arg: self.of(kw.value) for kw in site.keywords},
+                                  lambda p: kind_of(p.default))
+            except CallMismatch:
+                return UNKNOWN
+            return self.result_kind(fn, tuple(flat), form)
         from .rules.registry import lookup
         entry = lookup(fn)
         if fn is operator.getitem:

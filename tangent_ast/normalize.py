@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import gast
 
+from .calling import Spread
 from .errors import UnsupportedSyntaxError
 
 _MOVE_OUT = "move it outside the differentiated function"
@@ -71,7 +72,8 @@ _UNSUPPORTED = {
     gast.GeneratorExp: ("a generator expression here", "use it as sum(...)'s argument, or write a list "
                         "comprehension"),
     gast.Set: ("a set literal", _MOVE_OUT),
-    gast.Starred: ("starred arguments (*args)", "pass the arguments one by one"),
+    gast.Starred: ("a starred argument (*t) other than the function's own *args parameter",
+                   "pass the arguments one by one"),
 }
 
 
@@ -112,12 +114,13 @@ def is_atom(expr, scope):
 
 
 class Normalizer:
-    def __init__(self, parsed, scope, namer, in_place=frozenset(), lists=frozenset()):
+    def __init__(self, parsed, scope, namer, in_place=frozenset(), lists=frozenset(), spread=None):
         self.parsed = parsed
         self.scope = scope
         self.namer = namer
         self.in_place = in_place  # array arguments updated in place (check_updates)
         self.lists = lists        # local lists updated by item: xs[i] = v is xs = list_with(xs, i, v)
+        self.spread = spread or Spread()  # *args/**kwargs parameters, by the names they hold
         self.result = None
 
     # -- statements ---------------------------------------------------------
@@ -554,18 +557,17 @@ class Normalizer:
             expr.args = [gast.ListComp(elt=a.elt, generators=a.generators) if isinstance(a, gast.GeneratorExp)
                          else a for a in expr.args]
         if isinstance(expr, gast.Call):
+            got = self.known_key(expr, at)
+            if got is not None:
+                return got
             pre, func = self.callee(expr.func, at)
             args = []
-            for a in expr.args:
-                if isinstance(a, gast.Starred):
-                    raise unsupported(self.parsed, a)
+            for a in self.spread_items(expr.args):
                 more, atom = self.atom(a, at)
                 pre += more
                 args.append(atom)
             keywords = []
-            for kw in expr.keywords:
-                if kw.arg is None:
-                    raise unsupported(self.parsed, expr, "**kwargs in a call")
+            for kw in self.spread_keywords(expr):
                 more, atom = self.atom(kw.value, at)
                 pre += more
                 keywords.append(gast.keyword(arg=kw.arg, value=atom))
@@ -579,10 +581,8 @@ class Normalizer:
             return pre + more, gast.Subscript(value=value, slice=index, ctx=gast.Load())
         if isinstance(expr, (gast.Tuple, gast.List)):
             pre, elts = [], []
-            for e in expr.elts:
-                if isinstance(e, gast.Starred):
-                    raise unsupported(self.parsed, e, "a starred element in a tuple or list literal",
-                                      "build the container from its elements one by one")
+            for e in self.spread_items(expr.elts, "a starred element in a tuple or list literal",
+                                       "build the container from its elements one by one"):
                 more, a = self.atom(e, at)
                 pre += more
                 elts.append(a)
@@ -600,6 +600,50 @@ class Normalizer:
         if isinstance(expr, gast.JoinedStr):
             return [], expr
         raise unsupported(self.parsed, expr)
+
+    def spread_items(self, items, what=None, hint=None):
+        """``f(x, *rest)`` with ``rest`` a ``*args`` parameter: ``f(x, rest_0, rest_1)``."""
+        out = []
+        for a in items:
+            if not isinstance(a, gast.Starred):
+                out.append(a)
+            elif isinstance(a.value, gast.Name) and self.spread.items(a.value.id) is not None:
+                out += [name(n) for n in self.spread.items(a.value.id)]
+            elif isinstance(a.value, (gast.Tuple, gast.List)):
+                out += self.spread_items(a.value.elts, what, hint)
+            else:
+                raise unsupported(self.parsed, a, what or "a starred argument (*t) other than the function's "
+                                  "own *args parameter", hint or "pass the arguments one by one")
+        return out
+
+    def spread_keywords(self, call):
+        """``f(x, **options)`` with ``options`` a ``**kwargs`` parameter: ``f(x, tol=options_tol)``."""
+        out = []
+        for kw in call.keywords:
+            if kw.arg is not None:
+                out.append(kw)
+            elif isinstance(kw.value, gast.Name) and self.spread.keys(kw.value.id) is not None:
+                out += [gast.keyword(arg=k, value=name(n)) for k, n in self.spread.keys(kw.value.id).items()]
+            else:
+                raise unsupported(self.parsed, call, "**mapping in a call, other than the function's own "
+                                  "**kwargs parameter", "pass the keywords one by one")
+        if len({kw.arg for kw in out}) != len(out):
+            raise unsupported(self.parsed, call, "a keyword passed twice (once through **kwargs)",
+                              "pass each keyword once")
+        return out
+
+    def known_key(self, call, at):
+        """``options.get('tol', d)`` on a ``**kwargs`` parameter: the call form says whether
+        'tol' was passed, so this is ``options_tol`` or ``d``."""
+        func = call.func
+        if not (isinstance(func, gast.Attribute) and func.attr == "get" and isinstance(func.value, gast.Name)
+                and self.spread.keys(func.value.id) is not None and not call.keywords
+                and 1 <= len(call.args) <= 2 and isinstance(call.args[0], gast.Constant)):
+            return None
+        passed = self.spread.keys(func.value.id)
+        if call.args[0].value in passed:
+            return [], name(passed[call.args[0].value])
+        return self.operation(call.args[1] if len(call.args) == 2 else gast.Constant(None, None), at)
 
     def inline(self, call, at):
         """``g(a)`` of a local function ``g``: its body, renamed, then its result."""

@@ -55,9 +55,10 @@ def parse(fn):
                             hint="tangent_ast differentiates functions written in Python; "
                                  "for a builtin or extension function, register rules with "
                                  "tangent_ast.defjvp / tangent_ast.defvjp")
-    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    # From the code object: a functools.wraps wrapper has its own source, not the wrapped one's.
+    filename = inspect.getsourcefile(fn.__code__) or fn.__code__.co_filename
     try:
-        lines, first_line = inspect.getsourcelines(fn)
+        lines, first_line = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as exc:
         raise NoSourceError(
             f"cannot read the source of {name} (defined in {fn.__code__.co_filename})",

@@ -26,6 +26,7 @@ import gast
 
 from . import __version__
 from .activity import analyze
+from .calling import PLAIN, flat_params, flatten
 from .derivatives import Derivation
 from .emit import ModuleNamespace, to_ast, Provenance, function_source, module_source, read_header, rule_source_hash
 from .errors import NotDifferentiableError, TangentAstError
@@ -57,11 +58,13 @@ class Front:
     kinds: dict
     temps: set
     updated: set          # arrays updated in place (arguments included)
+    spread: object        # calling.Spread: what *args/**kwargs were flattened into
     snapshots: dict = field(default_factory=dict)
 
 
-def front(fn, signature, trace=False):
+def front(fn, signature, trace=False, form=PLAIN):
     parsed = parse(fn)
+    spread = flatten(parsed, form)
     check_supported(parsed)
     scope = resolve(parsed)
     params = [a.id for a in parsed.node.args.args]
@@ -73,7 +76,7 @@ def front(fn, signature, trace=False):
         from . import runtime
         if scope.free.get("runtime") is not runtime:
             scope.free[namer.fresh("runtime")] = runtime
-    normalizer = Normalizer(parsed, scope, namer, updated & set(params), lists)
+    normalizer = Normalizer(parsed, scope, namer, updated & set(params), lists, spread)
     normalized = normalizer.function(copy.deepcopy(parsed.node))
     temps = namer.taken - scope.locals - set(scope.free)
     snapshots = {"parse": parsed.source} if trace else {}
@@ -91,19 +94,19 @@ def front(fn, signature, trace=False):
         copy_views(ssa_fn, updated, kinds, namer, scope)
         scope.locals |= set(namer.taken) & set(kinds)
     temps |= {v for v, user in info.origin.items() if user in temps}
-    return Front(parsed, scope, namer, ssa_fn, info, kinds, temps, updated, snapshots)
+    return Front(parsed, scope, namer, ssa_fn, info, kinds, temps, updated, spread, snapshots)
 
 
 _RESULT_KINDS = {}
 
 
-def result_kind(fn, arg_kinds):
-    """The kind of what user function ``fn`` returns for arguments of ``arg_kinds``."""
-    key = (fn, canonical(arg_kinds))
+def result_kind(fn, arg_kinds, form=PLAIN):
+    """The kind of what user function ``fn`` returns for (flattened) arguments of ``arg_kinds``."""
+    key = (fn, canonical(arg_kinds), form)
     if key not in _RESULT_KINDS:
         _RESULT_KINDS[key] = UNKNOWN   # while we look (recursion): unknown
         try:
-            f = front(fn, canonical(arg_kinds))
+            f = front(fn, canonical(arg_kinds), form=form)
             _RESULT_KINDS[key] = replace(f.kinds.get(f.function.body[-1].value.id, UNKNOWN), shape=None)
         except TangentAstError:
             pass
@@ -131,13 +134,16 @@ def wrt_names(params, wrt, qualname, where=None):
     return tuple(names)
 
 
-def module_name_for(fn, mode, wrt, signature):
+def module_name_for(fn, mode, wrt, signature, form=PLAIN):
     sig = "any" if signature is None else sanitize("_".join(str(k) for k in signature)) or "noargs"
     if len(sig) > 40:
         import hashlib
         sig = "sig" + hashlib.sha256(sig.encode()).hexdigest()[:10]
     module = "main" if fn.__module__ == "__main__" else fn.__module__ or "main"
-    return "__".join([sanitize(module), sanitize(fn.__qualname__), mode, "_".join(wrt) or "none", sig])
+    # the code's own qualname: a functools.wraps wrapper must not share its wrapped function's modules
+    qualname = getattr(fn.__code__, "co_qualname", fn.__qualname__)
+    parts = [sanitize(module), sanitize(qualname), mode, "_".join(wrt) or "none", sig]
+    return "__".join(parts + ([sanitize(str(form))] if form != PLAIN else []))
 
 
 def canonical(signature):
@@ -156,7 +162,7 @@ class CalleeRule:
     source_hash: str
 
     def function_name(self, suffix, namespace):
-        local = f"{self.fn.__name__}_{suffix}"
+        local = f"{self.fn.__code__.co_name}_{suffix}"
         if self.same_module:
             return local
         return namespace.bind_relative(local, self.module_name, local)
@@ -177,11 +183,11 @@ class GeneratedModule:
     snapshots: dict
 
 
-def derive_module(fn, mode, wrt, signature, session, trace=False):
-    """Run every stage but load: the text of the module of ``fn``'s rule."""
+def derive_module(fn, mode, wrt, signature, session, trace=False, form=PLAIN):
+    """Run every stage but load: the text of the module of ``fn``'s rule (for calls of ``form``)."""
     if mode not in MODES:
         raise TangentAstError(f"mode must be one of {MODES}, not {mode!r}")
-    f = front(fn, signature, trace)
+    f = front(fn, signature, trace, form)
     wrt = wrt_names([a.id for a in f.function.args.args], wrt, f.parsed.qualname, f.parsed.where())
     params = [a.id for a in f.function.args.args]
     for w in wrt:
@@ -190,7 +196,7 @@ def derive_module(fn, mode, wrt, signature, session, trace=False):
             raise NotDifferentiableError(
                 f"parameter {w!r} of {f.parsed.qualname} is {kind.describe()}: it has no derivative",
                 where=f.parsed.where(), hint="differentiate with respect to float arguments or float arrays")
-    module_name = module_name_for(fn, mode, wrt, signature)
+    module_name = module_name_for(fn, mode, wrt, signature, form)
     base = f.parsed.name
     functions = (f"{base}_jvp",) if mode == "forward" else (f"{base}_fwd", f"{base}_bwd")
     f.namer.reserve(*functions, "saved")
@@ -198,8 +204,8 @@ def derive_module(fn, mode, wrt, signature, session, trace=False):
     for free_name, obj in f.scope.free.items():
         namespace.bind_user(free_name, obj)
 
-    def derive_callee(callee_fn, callee_mode, positions, kinds, where):
-        return session.callee(callee_fn, callee_mode, positions, kinds, where, module_name)
+    def derive_callee(callee_fn, callee_mode, positions, kinds, where, callee_form=PLAIN):
+        return session.callee(callee_fn, callee_mode, positions, kinds, where, module_name, callee_form)
 
     d = Derivation(parsed=f.parsed, scope=f.scope, namer=f.namer, kinds=f.kinds, activity=None,
                    mode=mode, namespace=namespace, derive_callee=derive_callee, temps=f.temps,
@@ -235,8 +241,9 @@ def derive_module(fn, mode, wrt, signature, session, trace=False):
         fwd = simplify(fwd, rewritable(fwd) - set(residuals), namespace, origin=origin)
         generated = [fwd, bwd]
     forbidden = set(namespace.objects) | set(namespace.relative) | set(functions)
+    kept = set(params) | {"ct_" + p for p in params} | {d.tangent_names.get(p, "d" + p) for p in params}
     for g in generated:
-        restore_names(g, forbidden)
+        restore_names(g, forbidden, kept)
     if trace:
         snapshots["simplify"] = "\n".join(_source(g) for g in generated)
     provenance = Provenance(
@@ -244,7 +251,7 @@ def derive_module(fn, mode, wrt, signature, session, trace=False):
         line=f.parsed.first_line, source_hash=f.parsed.source_hash, rules_hash=rule_source_hash(),
         signature=describe_signature(signature), mode=mode, wrt=wrt, version=__version__,
         depends=sorted({c.dependency for c in d.callees if not c.same_module}),
-        updates=tuple(p for p in params if p in f.updated))
+        updates=tuple(p for p in params if p in f.updated), packed=form.describe(f.spread))
     text, loader = module_source(generated, namespace, provenance, lambda line: _absolute(f.parsed, line))
     if trace:
         snapshots["module"] = text
@@ -332,7 +339,7 @@ class DerivedRule:
     ``rule.fwd(*args) -> (out, saved)`` and ``rule.bwd(saved, ct) -> cotangents``.
     """
 
-    def __init__(self, fn, mode, wrt, signature, module, path, rules_used=()):
+    def __init__(self, fn, mode, wrt, signature, module, path, rules_used=(), form=PLAIN):
         self.fn = fn
         self.mode = mode
         self.wrt = wrt
@@ -341,12 +348,13 @@ class DerivedRule:
         self.path = path
         self.rules_used = set(rules_used)
         header = read_header(path.read_text())
-        params = list(inspect.signature(fn).parameters)
+        params = flat_params(fn, form)
+        self.form = form
         # (position, name) of the arguments the function updates in place
         updated = header.get("updates-in-place", "").partition("  ")[0].split()
         self.updates = tuple((params.index(p), p) for p in updated)
         self.params = params
-        base = fn.__name__
+        base = fn.__code__.co_name  # the def's own name (not a functools.wraps copy)
         if mode == "forward":
             self.jvp = getattr(module, f"{base}_jvp")
         else:
@@ -387,33 +395,30 @@ class Session:
         self.rules = {}
         self.in_progress = set()
 
-    def key(self, fn, mode, wrt, signature):
-        return (fn, mode, wrt, canonical(signature))
-
-    def rule(self, fn, mode="forward", wrt=0, signature=None):
+    def rule(self, fn, mode="forward", wrt=0, signature=None, form=PLAIN):
+        """The rule of ``fn`` for calls of ``form`` with arguments of ``signature``."""
         fn = getattr(fn, "__func__", fn)
         if not inspect.isfunction(fn):
             from .parse import parse as parse_fn
             parse_fn(fn)  # raises the NoSourceError that explains
-        params = list(inspect.signature(fn).parameters)
-        wrt = wrt_names(params, wrt, fn.__qualname__)
+        wrt = wrt_names(flat_params(fn, form), wrt, fn.__qualname__)
         signature = canonical(signature)
-        key = self.key(fn, mode, wrt, signature)
+        key = (fn, mode, wrt, signature, form)
         if key in self.rules:
             return self.rules[key]
-        module_name = module_name_for(fn, mode, wrt, signature)
-        generated = self.ensure(fn, mode, wrt, signature, module_name)
+        module_name = module_name_for(fn, mode, wrt, signature, form)
+        generated = self.ensure(fn, mode, wrt, signature, module_name, form)
         module = import_module(self.directory, module_name, self.bindings(fn, generated),
                                reload=generated is not None)
         rule = DerivedRule(fn, mode, wrt, signature, module, self.directory / f"{module_name}.py",
-                           generated.rules_used if generated else ())
+                           generated.rules_used if generated else (), form)
         self.rules[key] = rule
         return rule
 
     def bindings(self, fn, generated):
         return _loader_values(fn, generated.loader_names if generated else None)
 
-    def ensure(self, fn, mode, wrt, signature, module_name):
+    def ensure(self, fn, mode, wrt, signature, module_name, form=PLAIN):
         """Make the module on disk current; return the GeneratedModule if it was (re)derived."""
         path = self.directory / f"{module_name}.py"
         expected = self.expected_header(fn)
@@ -423,18 +428,18 @@ class Session:
         if state == "edited-stale":
             warn_stale(path, fn.__qualname__, self.strict)
             return None
-        self.in_progress.add((fn, mode, wrt, signature))
+        self.in_progress.add((fn, mode, wrt, signature, form))
         try:
-            generated = derive_module(fn, mode, wrt, signature, self)
+            generated = derive_module(fn, mode, wrt, signature, self, form=form)
         finally:
-            self.in_progress.discard((fn, mode, wrt, signature))
+            self.in_progress.discard((fn, mode, wrt, signature, form))
         write_atomic(path, generated.text)
         return generated
 
     def expected_header(self, fn):
         """Header fields a fresh module of ``fn`` has, or None if they cannot be known cheaply."""
         try:
-            source = inspect.getsource(fn)
+            source = inspect.getsource(fn.__code__)
         except (OSError, TypeError):
             return None
         import textwrap
@@ -442,15 +447,15 @@ class Session:
         return {"source-hash": source_hash(textwrap.dedent(source)), "rules-hash": rule_source_hash(),
                 "tangent-ast-version": __version__}
 
-    def callee(self, fn, mode, positions, kinds, where, caller_module):
-        params = list(inspect.signature(fn).parameters)
+    def callee(self, fn, mode, positions, kinds, where, caller_module, form=PLAIN):
+        params = flat_params(fn, form)
         wrt = tuple(params[i] for i in positions)
         signature = canonical(kinds)
-        module_name = module_name_for(fn, mode, wrt, signature)
+        module_name = module_name_for(fn, mode, wrt, signature, form)
         from .parse import parse as parse_fn
         source_hash = parse_fn(fn).source_hash
-        if (fn, mode, wrt, signature) not in self.in_progress:
-            self.ensure(fn, mode, wrt, signature, module_name)
+        if (fn, mode, wrt, signature, form) not in self.in_progress:
+            self.ensure(fn, mode, wrt, signature, module_name, form)
         return CalleeRule(fn, module_name, module_name == caller_module, source_hash)
 
 

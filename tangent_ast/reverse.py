@@ -210,11 +210,12 @@ class Reverse:
                 result = self._forward_call(s, call, bwd, [site.args[i] for i in active])
         elif site is not None and self.d.is_user_function(site.fn):
             site = copy.copy(site)
-            site.args, site.keywords = self.d.bind_user_call(s, site), []
+            form, site.args = self.d.bind_user_call(s, site)
+            site.keywords = []
             active = self.d.active_args(site)
             if active:
                 kinds = tuple(self.d.kind(a) for a in site.args)
-                rule = self.d.derive_callee(site.fn, "reverse", tuple(active), kinds, self.d.where(s))
+                rule = self.d.derive_callee(site.fn, "reverse", tuple(active), kinds, self.d.where(s), form)
                 self.d.callees.append(rule)
                 call = gast.Call(func=name(rule.function_name("fwd", self.d.namespace)),
                                  args=[copy.deepcopy(a) for a in site.args], keywords=[])

@@ -410,8 +410,9 @@ def _load_counts(node):
     return counts
 
 
-def restore_names(fn, forbidden):
-    """``y_2`` -> ``y`` when it is the only version of ``y`` left in ``fn``.
+def restore_names(fn, forbidden, kept=frozenset()):
+    """``y_2`` -> ``y`` when it is the only version of ``y`` left in ``fn``
+    (never for ``kept`` names: parameters like ``args_0`` and their (co)tangents).
 
     Run last, on a finished function: it must not see names shared with another
     function (residuals are passed positionally, so each function is on its own)."""
@@ -424,7 +425,7 @@ def restore_names(fn, forbidden):
         stems.setdefault(stem, set()).add(n)
     renames = {}
     for stem, versions in stems.items():
-        if len(versions) == 1 and stem not in names and stem not in forbidden \
+        if len(versions) == 1 and stem not in names and stem not in forbidden and not versions <= kept \
                 and not hasattr(builtins, stem) and stem != fn.name:
             renames[versions.pop()] = stem
     for n in gast.walk(fn):

@@ -20,10 +20,11 @@ import copy
 
 import numpy as np
 
-from .api import derive
+from .api import _flat_call, _session
+from .calling import unbind
 from .errors import TangentAstError
 from . import runtime
-from .kinds import is_plain_object, is_record, kind_of, record_fields
+from .kinds import is_plain_object, is_record, kind_of, record_fields, signature_of
 
 _STEPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 
@@ -179,9 +180,20 @@ def _final_state(f, i):
     return state_after
 
 
-def check_grads(f, args, modes=("fwd", "rev"), order=1, *, wrt=None, rtol=1e-4, atol=1e-6,
+def _positional(f, form):
+    """``f`` called with its arguments as derived rules take them (calling.py)."""
+    def call(*values):
+        args, kwargs = unbind(f, form, values)
+        return f(*args, **kwargs)
+    call.__qualname__ = f.__qualname__
+    return call
+
+
+def check_grads(f, args, modes=("fwd", "rev"), order=1, *, kwargs=None, wrt=None, rtol=1e-4, atol=1e-6,
                 seed=0, cache=None):
-    """Check the derived rules of ``f`` at ``args``; raise GradientCheckError on disagreement.
+    """Check the derived rules of ``f`` at ``f(*args, **kwargs)``; raise GradientCheckError
+    on disagreement. ``wrt``: indices of the arguments as the rules take them (every
+    parameter positionally, in order; the given positional arguments first).
 
     Returns the rules it checked (``{"fwd": rule, "rev": rule}``), so tests can
     ask which primitives they used.
@@ -189,7 +201,13 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, *, wrt=None, rtol=1e-4, 
     if order != 1:
         raise TangentAstError(f"check_grads(order={order}): only first derivatives are checked so far "
                               "(higher order needs rules for the runtime helpers; see docs/limitations.md)")
-    args = tuple(args)
+    given = tuple(args)
+    form, args = _flat_call(f, given, kwargs or {})
+    function, f = f, (f if args is given else _positional(f, form))
+
+    def derive(mode):
+        return _session(cache).rule(function, mode, wrt, signature_of(args), form)
+
     wrt = _differentiable(args) if wrt is None else (wrt if isinstance(wrt, tuple) else (wrt,))
     rng = _rng(seed)
     tangents = [_random_like(args[i], rng) for i in wrt]
@@ -198,7 +216,7 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, *, wrt=None, rtol=1e-4, 
     rules = {}
     jv = None
     if "fwd" in modes:
-        rule = rules["fwd"] = derive(f, "forward", wrt, args=args, cache=cache)
+        rule = rules["fwd"] = derive("forward")
         call_args, call_tangents = copy.deepcopy(args), copy.deepcopy(tangents)
         out, jv = rule.jvp(*call_args, *call_tangents)
         _same_state(primal_args, call_args, f, "the forward rule")
@@ -211,7 +229,7 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, *, wrt=None, rtol=1e-4, 
                 _check_fd(_final_state(f, i), args, wrt, tangents, t,
                           f"the tangent of argument {i} after the forward rule", rtol, atol)
     if "rev" in modes:
-        rule = rules["rev"] = derive(f, "reverse", wrt, args=args, cache=cache)
+        rule = rules["rev"] = derive("reverse")
         call_args = copy.deepcopy(args)
         out, saved = rule.fwd(*call_args)
         _same_state(primal_args, call_args, f, "the reverse rule")

@@ -213,6 +213,30 @@ def test_a_closure_made_from_a_differentiable_value_is_refused_not_zero():
         ta.derive(bad.updates_list_held_in_tuple)
 
 
+def test_calls_that_do_not_bind_statically_are_refused():
+    import pytest
+    from tangent_ast.errors import UnsupportedSyntaxError
+    from .corpus import bad
+    with pytest.raises(UnsupportedSyntaxError, match=r"a starred argument \(\*t\) other than the function's own "
+                       r"\*args parameter is not supported") as info:
+        ta.grad(bad.spreads_local_tuple)(0.5)
+    assert "bad.py:" in str(info.value)
+    with pytest.raises(UnsupportedSyntaxError, match="this call of two_parameters .*missing a required argument"):
+        ta.grad(bad.misses_an_argument)(0.5)
+
+
+def test_a_wrapper_with_args_and_kwargs_shows_how_it_was_flattened():
+    from .corpus import language
+    source = ta.derive(language.calls_through_wrapper, "reverse", args=(0.7, 1.3)).source
+    assert "forwards_everything_fwd(x, y, y * y, x, 2.0)" in source  # gain=x, scale=2.0: sorted
+    wrapper = next(p for p in ta.derive(language.calls_through_wrapper, "reverse", args=(0.7, 1.3)).path.parent.glob(
+        "*forwards_everything__reverse__args0_kwargs_gain__*"))
+    text = wrapper.read_text()
+    assert "# parameters: *args -> args0, args1, args2; **kwargs -> kwargs_gain, kwargs_scale" in text
+    assert "def forwards_everything_fwd(args0, args1, args2, kwargs_gain, kwargs_scale):" in text
+    assert "weighted_sum_fwd(args0, args1, args2, kwargs_scale, kwargs_gain)" in text
+
+
 def test_reverse_rule_of_a_loop_saves_nothing_it_can_recompute():
     """The forward sweep is the user's code: r * r does not change in the loop, so the
     reverse sweep computes it once; i + 1.0 is recomputed from the loop index."""

@@ -112,3 +112,16 @@ def make_scaled(scale):
 def calls_closure_of_differentiable_value(x, s):
     g = make_scaled(s)
     return g(x)
+
+
+def two_parameters(x, y):
+    return x * y
+
+
+def spreads_local_tuple(x):
+    pair = (x, 2.0)
+    return two_parameters(*pair)
+
+
+def misses_an_argument(x):
+    return two_parameters(x)

@@ -6,6 +6,7 @@ class Case:
     fn: object
     args: tuple
     wrt: tuple = None          # None: every float argument
+    kwargs: dict = None        # keyword arguments of the call
     note: str = field(default="")
 
     @property

@@ -2,6 +2,7 @@
 
 import collections
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -463,3 +464,100 @@ def fills_then_scales(x):
 
 
 CASES += [Case(fills_then_scales, (0.7,))]
+
+
+# -- keyword-only parameters, *args and **kwargs -------------------------------
+
+def penalized_loss(w, x, *, l2=0.1):
+    r = x @ w
+    return np.sum(r * r) + l2 * np.sum(w * w)
+
+
+def weighted_sum(x, *rest, scale=1.0, **options):
+    total = scale * x
+    for r in rest:
+        total = total + r * x
+    return total * options.get("gain", 1.0)
+
+
+def forwards_everything(*args, **kwargs):
+    return weighted_sum(*args, **kwargs)
+
+
+def calls_through_wrapper(x, y):
+    return forwards_everything(x, y, y * y, scale=2.0, gain=x)
+
+
+def calls_without_extras(x):
+    return forwards_everything(x) + weighted_sum(x, x, scale=x)
+
+
+def scaled(x, *, factor):
+    return factor * np.sin(x)
+
+
+def keyword_only_active(x, y):
+    return scaled(x, factor=y) + scaled(y, factor=2.0)
+
+
+def norm_of_all(*xs):
+    return sum(np.sum(x * x) for x in xs)
+
+
+def positional_only(x, y, /, z=1.0):
+    return x * y + z
+
+
+def calls_positional_only(x, y):
+    return positional_only(x, y) + positional_only(y, x, z=x)
+
+
+def logged(fn):
+    """A decorator passing every argument through, as timing and logging decorators do."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@logged
+def decorated_helper(x, scale=2.0):
+    return scale * np.tanh(x)
+
+
+def calls_decorated(x, s):
+    return decorated_helper(x, scale=s) + decorated_helper(x)
+
+
+CASES += [
+    Case(penalized_loss, (V, W)),
+    Case(penalized_loss, (V, W), kwargs={"l2": 0.3}, note="-l2-given"),
+    Case(penalized_loss, (V, W), wrt=(0, 2), kwargs={"l2": 0.3}, note="-wrt-keyword-only"),
+    Case(weighted_sum, (0.7, 1.3, -0.4), kwargs={"scale": 2.0, "gain": 0.5}),
+    Case(calls_through_wrapper, (0.7, 1.3)),
+    Case(calls_without_extras, (0.7,)),
+    Case(keyword_only_active, (0.7, 1.3)),
+    Case(norm_of_all, (V, 0.5, W)),
+    Case(calls_positional_only, (0.7, 1.3)),
+    Case(decorated_helper, (0.7,)),
+    Case(calls_decorated, (0.7, 1.3)),
+]
+
+
+def doubled(fn):
+    """A decorator that changes the result: the derivative is the wrapper's, not fn's."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return 2.0 * fn(*args, **kwargs)
+    return wrapper
+
+
+@doubled
+def doubled_sine(x, phase=0.0):
+    return np.sin(x + phase)
+
+
+CASES += [
+    Case(doubled_sine, (0.7,)),
+    Case(doubled_sine, (0.7,), kwargs={"phase": 0.3}, note="-phase"),
+]

@@ -1,0 +1,192 @@
+"""The calling convention of derived rules: plain positional parameters.
+
+A derived rule takes every primal parameter positionally, in order, then the
+tangents (or returns the cotangents) of the ``wrt`` ones. A function written
+with keyword-only parameters, ``*args`` or ``**kwargs`` is derived for one
+*call form*: how many positional arguments a call passes beyond the named
+parameters (they go to ``*args``) and which keywords it passes that no
+parameter names (they go to ``**kwargs``). For that form its parameters are
+flattened, and the packed names rebuilt from them at the top::
+
+    def g(x, *rest, scale=1.0, **options):     called as g(a, b, c, tol=t)
+        ...
+    ->
+    def g(x, rest0, rest1, scale, options_tol):
+        rest = (rest0, rest1)
+        options = {'tol': options_tol}
+        ...
+
+Callers bind their arguments the same way (:func:`bind`), filling in
+defaults, so one function called in two forms has two rules, and a call
+``h(*rest, **options)`` inside ``g`` spreads into ``h(rest0, rest1, tol=options_tol)``.
+"""
+
+import inspect
+from dataclasses import dataclass, field
+
+import gast
+
+_NAMED = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+          inspect.Parameter.KEYWORD_ONLY)
+
+
+@dataclass(frozen=True)
+class CallForm:
+    """What a call passes beyond the named parameters."""
+
+    extra_positional: int = 0          # into *args
+    extra_keywords: tuple = ()         # into **kwargs, sorted
+
+    def describe(self, spread):
+        """``*rest -> rest0, rest1; **options -> options_tol`` for a module header."""
+        parts = [f"*{packed} -> {', '.join(items) or '()'}" for packed, items in spread.positional.items()]
+        parts += [f"**{packed} -> {', '.join(items.values()) or '{}'}" for packed, items in spread.keywords.items()]
+        return "; ".join(parts)
+
+    def __str__(self):
+        parts = [f"args{self.extra_positional}"] if self.extra_positional else []
+        parts += ["kw_" + "_".join(self.extra_keywords)] if self.extra_keywords else []
+        return "_".join(parts)
+
+
+PLAIN = CallForm()
+
+
+@dataclass
+class Spread:
+    """Packed parameters of a flattened function, by the names they were flattened into."""
+
+    positional: dict = field(default_factory=dict)   # "rest" -> ["rest0", "rest1"]
+    keywords: dict = field(default_factory=dict)     # "options" -> {"tol": "options_tol"}
+    rebound: set = field(default_factory=set)        # packed names assigned in the body: not spread
+
+    def items(self, packed):
+        """The names ``*packed`` spreads into, or None."""
+        return None if packed in self.rebound else self.positional.get(packed)
+
+    def keys(self, packed):
+        """``{key: name}`` that ``**packed`` spreads into, or None."""
+        return None if packed in self.rebound else self.keywords.get(packed)
+
+
+class CallMismatch(TypeError):
+    """A call whose arguments do not fit the function's parameters."""
+
+
+def _parameters(fn):
+    return list(inspect.signature(fn, follow_wrapped=False).parameters.values())
+
+
+def is_plain(fn):
+    """Does ``fn`` take only plain parameters (so every call has the form PLAIN)?"""
+    return all(p.kind is p.POSITIONAL_OR_KEYWORD for p in _parameters(fn))
+
+
+def _item_name(base, key, taken):
+    # rest0, not rest_0: a _N suffix means an SSA version (naming.py)
+    candidate = f"{base}{key}" if isinstance(key, int) else f"{base}_{key}"
+    while candidate in taken:
+        candidate += "_"
+    return candidate
+
+
+def _taken(fn):
+    code = fn.__code__
+    return set(code.co_varnames) | set(code.co_names) | set(code.co_freevars) | set(code.co_cellvars)
+
+
+def flat_params(fn, form=PLAIN):
+    """The parameter names of ``fn`` flattened for calls of ``form``."""
+    names, taken = [], _taken(fn)
+    for p in _parameters(fn):
+        if p.kind in _NAMED:
+            names.append(p.name)
+        elif p.kind is p.VAR_POSITIONAL:
+            names += [_item_name(p.name, i, taken) for i in range(form.extra_positional)]
+        else:
+            names += [_item_name(p.name, k, taken) for k in form.extra_keywords]
+    return names
+
+
+def bind(fn, args, keywords, default):
+    """``(form, values)``: the call ``fn(*args, **keywords)`` with its arguments in
+    flattened parameter order; a missing argument is ``default(parameter)``.
+    Raises :class:`CallMismatch` when the call does not fit."""
+    params = _parameters(fn)
+    try:
+        bound = inspect.Signature(params).bind(*args, **keywords).arguments
+    except TypeError as exc:
+        raise CallMismatch(str(exc)) from None
+    values, extra_positional, extra_keywords = [], 0, ()
+    for p in params:
+        if p.kind in _NAMED:
+            if p.name in bound:
+                values.append(bound[p.name])
+            elif p.default is not p.empty:
+                values.append(default(p))
+            else:
+                raise CallMismatch(f"missing argument {p.name!r}")
+        elif p.kind is p.VAR_POSITIONAL:
+            extra = bound.get(p.name, ())
+            extra_positional = len(extra)
+            values += list(extra)
+        else:
+            extra = bound.get(p.name, {})
+            extra_keywords = tuple(sorted(extra))
+            values += [extra[k] for k in extra_keywords]
+    return CallForm(extra_positional, extra_keywords), values
+
+
+def unbind(fn, form, values):
+    """``(args, kwargs)`` that call ``fn`` as the flattened ``values`` say (the inverse of :func:`bind`)."""
+    args, kwargs, items = [], {}, iter(values)
+    for p in _parameters(fn):
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            args.append(next(items))
+        elif p.kind is p.VAR_POSITIONAL:
+            args += [next(items) for _ in range(form.extra_positional)]
+        elif p.kind is p.KEYWORD_ONLY:
+            kwargs[p.name] = next(items)
+        else:
+            kwargs.update((k, next(items)) for k in form.extra_keywords)
+    return args, kwargs
+
+
+def flatten(parsed, form=PLAIN):
+    """Give ``parsed.node`` plain positional parameters for calls of ``form``.
+
+    Returns the :class:`Spread` of its packed parameters (so ``*rest`` and
+    ``**options`` can be spread into the names they hold)."""
+    node, fn = parsed.node, parsed.fn
+    args = node.args
+    names = flat_params(fn, form)
+    spread = Spread()
+    prologue = []
+    at = {"lineno": node.lineno, "col_offset": node.col_offset}
+    stored = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    position = len(args.posonlyargs) + len(args.args)
+    if args.vararg is not None:
+        items = names[position:position + form.extra_positional]
+        position += form.extra_positional
+        pack = gast.Tuple(elts=[gast.Name(i, gast.Load(), None, None) for i in items], ctx=gast.Load())
+        prologue.append(gast.Assign(targets=[gast.Name(args.vararg.id, gast.Store(), None, None)],
+                                    value=pack, type_comment=None, **at))
+        spread.positional[args.vararg.id] = items
+    position += len(args.kwonlyargs)
+    if args.kwarg is not None:
+        items = dict(zip(form.extra_keywords, names[position:], strict=True))
+        pack = gast.Dict(keys=[gast.Constant(k, None) for k in items],
+                         values=[gast.Name(i, gast.Load(), None, None) for i in items.values()])
+        prologue.append(gast.Assign(targets=[gast.Name(args.kwarg.id, gast.Store(), None, None)],
+                                    value=pack, type_comment=None, **at))
+        spread.keywords[args.kwarg.id] = items
+    spread.rebound = stored & (set(spread.positional) | set(spread.keywords))
+    node.args = gast.arguments(args=[gast.Name(n, gast.Param(), None, None) for n in names],
+                               posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                               kwarg=None, defaults=[])
+    for a in node.args.args:
+        a.lineno, a.col_offset = node.lineno, node.col_offset
+    docstring = node.body[:1] if node.body and isinstance(node.body[0], gast.Expr) \
+        and isinstance(node.body[0].value, gast.Constant) and isinstance(node.body[0].value.value, str) else []
+    node.body = docstring + prologue + node.body[len(docstring):]
+    return spread
