@@ -51,8 +51,10 @@ def _assignments(stmts):
             yield from _assignments(s.body)
 
 
-def analyze(fn, kinds, wrt, differentiable_args):
-    """``differentiable_args(value) -> set of argument names that flow differentiably``."""
+def analyze(fn, kinds, wrt, differentiable_args, outputs=()):
+    """``differentiable_args(value) -> set of argument names that flow differentiably``;
+    ``outputs``: names whose tangents are results besides the returned value's (in forward
+    mode, an argument's state after the call: its tangent is updated alongside it)."""
     assigns = list(_assignments(fn.body))
     # An in-place update a[i] = v makes a depend on v (a keeps its name).
     flows = [(updated_name(s) or s.targets[0].id, differentiable_args(s.value)) for s in assigns]
@@ -67,7 +69,7 @@ def analyze(fn, kinds, wrt, differentiable_args):
     reached = _closure(set(wrt), [(updated_name(s) or s.targets[0].id,
                                    {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}) for s in assigns])
     result = fn.body[-1].value.id
-    useful = {result}
+    useful = {result} | set(outputs)
     # (a useful array updated in place makes what is written into it useful)
     changed = True
     while changed:

@@ -17,6 +17,7 @@ import copy
 
 import gast
 
+from . import runtime
 from .derivatives import unsupported_call
 from .normalize import assign, name
 from .rules.registry import lookup
@@ -56,9 +57,22 @@ class Forward:
                 new = copy.copy(s)
                 new.body = self.block(s.body)
                 out.append(new)
+            elif isinstance(s, gast.Expr):
+                out.extend(self.effect(s))
             else:
                 out.append(s)
         return out
+
+    def effect(self, s):
+        """``runtime.write_list(xs, xs_2)``, a list argument written back at the end: its tangent
+        too (``runtime.write_list(dxs, dxs_2)``), when the caller passed one."""
+        site = self.d.site(s.value)
+        if site is None or site.fn is not runtime.write_list or not self.d.is_active(site.args[0]):
+            return [s]
+        given, new = site.args
+        tangent = self.tangent_of(new) or self.zero_of(new)
+        call = self.d.call_runtime("write_list", [self.tangent_of(given), tangent])
+        return [s, _at(gast.Expr(value=call), s)]
 
     def update(self, s):
         """``a[i] = v`` -> also ``da[i] = dv``: the tangent is updated in place alongside."""

@@ -19,7 +19,7 @@ import numpy as np
 
 from .calling import CallMismatch, bind
 from .resolve import callee
-from .runtime import is_record, record_fields
+from .runtime import is_record, list_with, record_fields
 
 
 @dataclass(frozen=True)
@@ -172,6 +172,18 @@ def _is_user_function(fn):
     return inspect.isfunction(fn) and lookup(fn) is None
 
 
+def _list_with_kind(xs, index, item):
+    """``list_with(xs, i, v)``: xs with item i's kind that of v (every item's, joined, if i is not constant)."""
+    if xs.elements is None:
+        return xs
+    elements = list(xs.elements)
+    if isinstance(index, gast.Constant) and type(index.value) is int and -len(elements) <= index.value < len(elements):
+        elements[index.value] = item
+    else:
+        elements = [join(e, item) for e in elements]
+    return replace(xs, elements=tuple(elements))
+
+
 def _sequence_kind(fn, kinds, atoms):
     """``xs + ys`` (concatenation) and ``xs * n`` (repetition) of lists and tuples."""
     first = kinds[0]
@@ -265,6 +277,10 @@ class _Inference:
             return self.getitem(args[0], site.args[1])
         if fn in _LIKE and not site.keywords:
             return like_kind(*args)  # same shape id as its argument
+        if fn is list and len(args) == 1 and args[0].tag in ("list", "tuple"):
+            return replace(args[0], tag="list")
+        if fn is list_with and args[0].tag == "list":
+            return _list_with_kind(args[0], site.args[1], args[2])
         if entry is not None and entry.kind is not None:
             return UNKNOWN if site.keywords else self.new_shape(entry.kind(*args))
         if fn in _COMPARISONS:

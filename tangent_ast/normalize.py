@@ -141,6 +141,7 @@ class Normalizer:
         else:
             self.result = self.namer.fresh("out")
             stmts = self.block(self.lower_returns(body))
+        stmts = self.write_back(node, stmts)
         stmts.append(_at(gast.Return(value=name(self.result)), tail or node))
         new = copy.copy(node)
         new.body = stmts
@@ -149,6 +150,31 @@ class Normalizer:
             arg.annotation = None
         return new
 
+
+    def write_back(self, node, stmts):
+        """A list argument changed by item or appended to is a value inside the function: a
+        copy, then a new list at each change (``xs = runtime.list_with(xs, i, v)``). At the end
+        it is copied into the caller's list (saved values never see that write)::
+
+            xs_given = xs
+            xs = list(xs)
+            ...
+            runtime.write_list(xs_given, xs)
+        """
+        params = [a.id for a in node.args.args]
+        written = [p for p in params if p in self.lists]
+        if not written:
+            return stmts
+        from . import runtime
+        module = next(n for n, obj in self.scope.free.items() if obj is runtime)
+        given = {p: self.namer.fresh(f"{p}_given") for p in written}
+        prologue = [s for p in written for s in (
+            assign(given[p], name(p), node),
+            assign(p, gast.Call(func=self.builtin("list"), args=[name(p)], keywords=[]), node))]
+        epilogue = [_at(gast.Expr(value=gast.Call(
+            func=gast.Attribute(value=name(module), attr="write_list", ctx=gast.Load()),
+            args=[name(given[p]), name(p)], keywords=[])), node) for p in written]
+        return prologue + stmts + epilogue
 
     def lower_returns(self, stmts):
         """Replace ``return e`` by ``<result> = e``, moving what follows an ``if``
@@ -987,10 +1013,11 @@ def check_views(parsed, fn, updated, kinds, scope):
                                       "the update")
 
 
-def check_updates(parsed, scope, array_params=None):
+def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
     """In-place updates ``a[i] = v`` only on arrays this function creates or on
     array arguments, never aliased. Returns the arrays updated in place and the
-    local lists updated by item (``xs[i] = v``, which normalize turns into a new list).
+    lists updated by item or appended to (``xs[i] = v``, which normalize turns into
+    a new list; for a list argument, one the function writes back at its end).
 
     That is what makes them safe to differentiate: the forward sweep saves what an
     update overwrites and the reverse sweep restores it, so no other name may see
@@ -1012,19 +1039,24 @@ def check_updates(parsed, scope, array_params=None):
             updates.setdefault(n.target.id, []).append(n)
         if isinstance(n, gast.Expr) and _append_call(n.value, scope) is not None:
             appended.setdefault(_append_call(n.value, scope)[0], n)
+        if _extends(n, list_params):  # xs += ys on a list argument extends the caller's list
+            appended.setdefault(n.target.id, n)
         if isinstance(n, gast.Expr) and _out_target(n.value) is not None:
             updates.setdefault(_out_target(n.value), []).append(n)
+    in_place, lists = set(), set()
     for xs, at in appended.items():
-        if xs in params:
-            raise unsupported(parsed, at, f"appending to the argument {xs!r}",
+        if xs in params and xs not in list_params:
+            raise unsupported(parsed, at, f"appending to the argument {xs!r}, which is not a list",
                               f"build a new list: {xs} = {xs} + [v]")
         _check_unaliased(parsed, node, xs, "it is appended to", f"use {xs} itself, or list({xs})")
-    in_place, lists = set(), set()
+        if xs in params and not any(n.lineno < at.lineno for n in _rebindings(node, xs)):
+            _check_rebound_after(parsed, node, xs, [at])
+            lists.add(xs)  # the caller's list: written back at the end
     for array, stmts in updates.items():
         first = min(stmts, key=lambda n: n.lineno)
         # (for an argument, x += y rebinds it too unless the signature says it is an array)
         rebinding = (gast.Assign, gast.AugAssign) if array in params else gast.Assign
-        definitions = [n for n in gast.walk(node) if isinstance(n, rebinding)
+        definitions = [n for n in gast.walk(node) if isinstance(n, rebinding) and not _extends(n, list_params)
                        and n not in stmts and any(isinstance(t, gast.Name) and t.id == array
                                                   for t in getattr(n, "targets", [getattr(n, "target", None)]))]
         if array in params and (not definitions or first.lineno < min(d.lineno for d in definitions)):
@@ -1032,12 +1064,16 @@ def check_updates(parsed, scope, array_params=None):
                 raise unsupported(parsed, first, f"updating the argument {array!r} in place and "
                                   "rebinding it later", f"update it in place only, or copy it first: "
                                   f"{array} = {array}.copy()")
+            if array in list_params:  # lowered like a local list, then written back
+                lists.add(array)
+                _check_unaliased(parsed, node, array, "it is updated in place", f"use {array} itself")
+                continue
             if array_params is None or array in array_params:
                 in_place.add(array)
                 _check_unaliased(parsed, node, array, "it is updated in place", f"use {array} itself")
                 continue
-            raise unsupported(parsed, first, f"updating the argument {array!r}, which is not an array, "
-                              "in place", f"build a new value: {array} = ... (lists: a comprehension)")
+            raise unsupported(parsed, first, f"updating the argument {array!r}, which is neither an array "
+                              "nor a list, in place", f"build a new value: {array} = ...")
         if any(isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) for n in stmts):
             continue  # ``x += y`` on an argument rebound before: plain arithmetic on the new value
         if definitions and all(_is_list(d.value, scope) for d in definitions):
@@ -1055,6 +1091,26 @@ def check_updates(parsed, scope, array_params=None):
         _check_unaliased(parsed, node, array, "it is updated in place", f"use {array} itself, or {array}.copy()")
         in_place.add(array)
     return in_place, lists
+
+
+def _extends(stmt, list_params):
+    return isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add) \
+        and isinstance(stmt.target, gast.Name) and stmt.target.id in list_params
+
+
+def _rebindings(node, xs):
+    return [n for n in gast.walk(node) if isinstance(n, (gast.Assign, gast.AugAssign)) and any(
+        isinstance(t, gast.Name) and t.id == xs for t in getattr(n, "targets", [getattr(n, "target", None)]))
+        and not _extends(n, {xs})]
+
+
+def _check_rebound_after(parsed, node, xs, changes):
+    """Refuse ``xs = ...`` after ``xs`` (an argument) is changed in place."""
+    first = min(n.lineno for n in changes)
+    for n in _rebindings(node, xs):
+        if n.lineno > first:
+            raise unsupported(parsed, changes[0], f"updating the argument {xs!r} in place and rebinding it "
+                              "later", f"update it in place only, or copy it first: {xs} = list({xs})")
 
 
 def _check_unaliased(parsed, node, value, why, hint):

@@ -59,6 +59,7 @@ class Front:
     temps: set
     updated: set          # arrays updated in place (arguments included)
     spread: object        # calling.Spread: what *args/**kwargs were flattened into
+    changed_args: set     # arguments left changed: arrays updated in place, lists written back
     snapshots: dict = field(default_factory=dict)
 
 
@@ -70,9 +71,10 @@ def front(fn, signature, trace=False, form=PLAIN):
     params = [a.id for a in parsed.node.args.args]
     array_params = None if signature is None else \
         {p for p, k in zip(params, signature) if k.tag == "array"}  # shorter: defaults
-    updated, lists = check_updates(parsed, scope, array_params)
+    list_params = {p for p, k in zip(params, signature or ()) if k.tag == "list"}
+    updated, lists = check_updates(parsed, scope, array_params, list_params)
     namer = Namer(scope.locals | set(scope.free))
-    if lists:  # xs[i] = v calls runtime.list_with
+    if lists:  # xs[i] = v calls runtime.list_with (and a list argument runtime.write_list)
         from . import runtime
         if scope.free.get("runtime") is not runtime:
             scope.free[namer.fresh("runtime")] = runtime
@@ -94,7 +96,8 @@ def front(fn, signature, trace=False, form=PLAIN):
         copy_views(ssa_fn, updated, kinds, namer, scope)
         scope.locals |= set(namer.taken) & set(kinds)
     temps |= {v for v, user in info.origin.items() if user in temps}
-    return Front(parsed, scope, namer, ssa_fn, info, kinds, temps, updated, spread, snapshots)
+    return Front(parsed, scope, namer, ssa_fn, info, kinds, temps, updated, spread,
+                 (updated | lists) & set(params), snapshots)
 
 
 _RESULT_KINDS = {}
@@ -210,7 +213,8 @@ def derive_module(fn, mode, wrt, signature, session, trace=False, form=PLAIN):
     d = Derivation(parsed=f.parsed, scope=f.scope, namer=f.namer, kinds=f.kinds, activity=None,
                    mode=mode, namespace=namespace, derive_callee=derive_callee, temps=f.temps,
                    carried=set(f.ssa_info.carried), loop_headers=f.ssa_info.loop_headers)
-    d.activity = analyze(f.function, f.kinds, wrt, d.differentiable_args)
+    d.activity = analyze(f.function, f.kinds, wrt, d.differentiable_args,
+                         _final_states(f) if mode == "forward" else ())
     user_names = {v for v, user in f.ssa_info.origin.items() if user not in f.temps} | set(params)
 
     def rewritable(fn_def):
@@ -251,11 +255,23 @@ def derive_module(fn, mode, wrt, signature, session, trace=False, form=PLAIN):
         line=f.parsed.first_line, source_hash=f.parsed.source_hash, rules_hash=rule_source_hash(),
         signature=describe_signature(signature), mode=mode, wrt=wrt, version=__version__,
         depends=sorted({c.dependency for c in d.callees if not c.same_module}),
-        updates=tuple(p for p in params if p in f.updated), packed=form.describe(f.spread))
+        updates=tuple(p for p in params if p in f.changed_args), packed=form.describe(f.spread))
     text, loader = module_source(generated, namespace, provenance, lambda line: _absolute(f.parsed, line))
     if trace:
         snapshots["module"] = text
     return GeneratedModule(module_name, text, functions, loader, d.rules_used, d.callees, snapshots)
+
+
+def _final_states(f):
+    """Names holding the arguments' states after the call: arrays updated in place keep
+    their names; a list argument's last value is written back (runtime.write_list)."""
+    from . import runtime
+    names = {a.id for a in f.function.args.args if a.id in f.changed_args}
+    for n in gast.walk(f.function):
+        if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call) \
+                and f.scope.lookup(n.value.func) is runtime.write_list:
+            names |= {a.id for a in n.value.args}
+    return names
 
 
 def _same_float_shape(kinds, a, b):
@@ -373,11 +389,12 @@ class DerivedRule:
         import numpy as np
         for i, p in self.updates:
             for j, other in enumerate(args[:len(self.params)]):
-                if j != i and isinstance(other, np.ndarray) and np.may_share_memory(args[i], other):
+                if j != i and (isinstance(other, list) and other is args[i] or isinstance(other, np.ndarray)
+                               and isinstance(args[i], np.ndarray) and np.may_share_memory(args[i], other)):
                     raise TangentAstError(
                         f"{self.fn.__qualname__} updates its argument {p!r} in place, and it shares memory "
                         f"with argument {self.params[j]!r}: the derivative would treat them as two separate "
-                        "arrays", hint=f"pass a copy: {p}.copy()")
+                        "values", hint=f"pass a copy: {p}.copy()")
 
     def __call__(self, *args):
         return self.jvp(*args) if self.mode == "forward" else self.fwd(*args)

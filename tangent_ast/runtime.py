@@ -212,6 +212,21 @@ def list_with(xs, i, v):
     return TangentTuple(new) if isinstance(xs, TangentTuple) else new
 
 
+def list_vjp(ct, x):
+    """Cotangent of ``x`` for ``list(x)``: the items' cotangents, as an array if ``x`` is one."""
+    return np.asarray(ct) if isinstance(x, np.ndarray) else ct
+
+
+def write_list(given, new):
+    """``given[:] = new``: a list argument left as the function leaves it (and its tangent
+    alongside it, in forward mode)."""
+    if not isinstance(given, list):
+        from .errors import TangentAstError
+        raise TangentAstError(f"a list argument is updated in place, so its tangent must be a list "
+                              f"too, not {type(given).__name__}", hint="pass the tangent as a list")
+    given[:] = new
+
+
 def replace_vjp(ct, changed):
     """Cotangent of ``p`` for ``dataclasses.replace(p, **changed)``: the changed fields' zeroed."""
     zero = zero_tangent(ct)

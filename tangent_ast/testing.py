@@ -167,6 +167,11 @@ def _same_state(before, after, f, what):
 
 
 def _mutated(before, after):
+    """Is ``after`` (an argument after a call) changed from ``before``: an array's values,
+    a list's items?"""
+    if isinstance(before, list):
+        return len(before) != len(after) or any(_mutated(b, a) or (not isinstance(b, np.ndarray) and b != a)
+                                                for b, a in zip(before, after))
     return isinstance(before, np.ndarray) and not np.array_equal(before, after, equal_nan=True)
 
 

@@ -110,6 +110,30 @@ def test_arguments_updated_in_place_are_left_as_the_function_leaves_them():
         ta.grad(sets_first_from_second, (0, 1))(x, x)
 
 
+def test_list_arguments_changed_in_place_are_written_back_with_their_tangents():
+    def scale_and_extend(xs, s):
+        xs[0] = xs[0] * s
+        xs.append(s)
+        return xs[0] + xs[1]
+
+    xs = [1.0, 2.0]
+    value, grads = ta.value_and_grad(scale_and_extend, (0, 1))(xs, 3.0)
+    assert xs == [3.0, 2.0, 3.0] and np.isclose(value, 5.0)
+    assert np.allclose(grads[0], [3.0, 1.0]) and np.isclose(grads[1], 1.0)
+    xs, dxs = [1.0, 2.0], [1.0, 0.0]
+    ta.jvp(scale_and_extend, (xs, 3.0), (dxs, 1.0))
+    assert xs == [3.0, 2.0, 3.0] and dxs == [4.0, 0.0, 1.0]  # d(xs[0] * s) = 1 * 3 + 1 * 1
+    assert "# updates-in-place: xs" in ta.derive(scale_and_extend, "reverse", wrt=1, args=([1.0], 3.0)).source
+
+    def pairs(xs, ys):
+        xs[0] = ys[0] * 2.0
+        return xs[0] * ys[0]
+
+    shared = [1.0, 2.0]
+    with pytest.raises(ta.TangentAstError, match="shares memory with argument 'ys'"):
+        ta.grad(pairs, (0, 1))(shared, shared)
+
+
 def sets_first_from_second(x, y):
     x[0] = y[1] * 2.0
     return np.sum(x * y)

@@ -5,7 +5,7 @@ import builtins
 import numpy as np
 
 from .. import runtime
-from .registry import broadcasting, def_jointly_linear, defjvp, defvjp, nondifferentiable
+from .registry import broadcasting, def_jointly_linear, defjvp, defvjp, nondifferentiable, specialize
 
 defjvp(builtins.abs, lambda dx, ans, x: dx * np.sign(x))
 defvjp(builtins.abs, lambda ct, ans, x: ct * np.sign(x))
@@ -41,6 +41,12 @@ defvjp(builtins.sum, lambda ct, ans, x: runtime.TangentTuple([ct] * len(x)))
 def_jointly_linear(runtime.list_with, 0, 2)
 defvjp(runtime.list_with, lambda ct, ans, xs, i, v: runtime.list_with(ct, i, runtime.zero_tangent(v)), None,
                           lambda ct, ans, xs, i, v: ct[i])
+
+# list(x): a copy of a list or tuple (a list argument the function changes is copied first), or
+# the rows of an array.
+defjvp(builtins.list, lambda dx, ans, x: runtime.TangentTuple(dx))
+defvjp(builtins.list, lambda ct, ans, x: runtime.list_vjp(ct, x))
+specialize(builtins.list, "vjp", lambda x: x.tag in ("list", "tuple"), lambda ct, ans, x: ct)
 
 nondifferentiable(builtins.len, builtins.int, builtins.round, builtins.bool,
                   builtins.isinstance, builtins.range, builtins.print, builtins.str)

@@ -63,9 +63,9 @@ def reads_view_after_update(x):
     return np.sum(tail)
 
 
-def updates_list_argument(xs, y):
-    xs[0] = y
-    return xs[0] * xs[1]
+def updates_dict_argument(params, y):
+    params["w"] = y
+    return params["w"] * params["b"]
 
 
 def aliases_updated_array(x):

@@ -561,3 +561,36 @@ CASES += [
     Case(doubled_sine, (0.7,)),
     Case(doubled_sine, (0.7,), kwargs={"phase": 0.3}, note="-phase"),
 ]
+
+
+# -- list arguments changed in place: the caller's list is left as the function leaves it --
+
+def scales_list_argument(xs, s):
+    for i in range(len(xs)):
+        xs[i] = xs[i] * s
+    return xs[0] + xs[-1]
+
+
+def appends_to_list_argument(xs, y):
+    xs.append(y * y)
+    xs += [np.sin(y)]
+    return sum(xs)
+
+
+def sets_item_of_list_argument_only(xs, y):
+    xs[1] = y * y       # the result does not read xs: its tangent is still updated
+    return 2.0 * y
+
+
+def sets_slot_of_argument_only(x, y):
+    x[0] = y * y        # an array argument, likewise
+    return 2.0 * y
+
+
+CASES += [
+    Case(scales_list_argument, ([0.5, -1.0, 2.0], 1.5)),
+    Case(scales_list_argument, ([0.5, -1.0, 2.0], 1.5), wrt=(1,), note="-list-not-in-wrt"),
+    Case(appends_to_list_argument, ([0.5, 2.0], 0.7)),
+    Case(sets_item_of_list_argument_only, ([0.5, 2.0], 0.7)),
+    Case(sets_slot_of_argument_only, (V, 0.7)),
+]
