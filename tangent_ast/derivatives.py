@@ -64,16 +64,19 @@ class Derivation:
         """``runtime.<helper>(g, wrt, *args, *extra)`` for a call ``g(*args)`` of a function
         value (an argument, or a closure made in the function): its rule is found when
         the call runs, because which function ``g`` is, is only known then."""
-        if site.keywords:
-            raise unsupported_call(self, node, "keyword arguments in a call to a function value",
-                                   "pass them positionally")
+        for kw in site.keywords:
+            if _contains_active(kw.value, self):
+                raise unsupported_call(self, node, f"a differentiable value passed by keyword ({kw.arg}=...) "
+                                       "to a function value", "pass it positionally")
         if isinstance(site.func, gast.Name) and site.func.id in self.activity.reached:
             raise unsupported_call(self, node, f"calling {site.func.id!r}, a function value made from "
                                    "differentiable values (what it captures would get no derivative)",
                                    "pass those values to it as arguments")
         wrt = gast.Tuple(elts=[gast.Constant(i, None) for i in self.active_args(site)], ctx=gast.Load())
         args = [copy.deepcopy(site.func), wrt] + [copy.deepcopy(a) for a in site.args] + list(extra)
-        return self.call_runtime(helper, args)
+        call = self.call_runtime(helper, args)
+        call.keywords = [gast.keyword(arg=kw.arg, value=copy.deepcopy(kw.value)) for kw in site.keywords]
+        return call
 
     def runtime_helper(self, helper):
         """``runtime.<helper>``, with ``runtime`` imported by the generated module."""

@@ -165,10 +165,12 @@ def add_tangents(a, b):
 _FUNCTION_VALUE_RULES = weakref.WeakKeyDictionary()  # function -> {(mode, wrt, arguments' key): rule}
 
 
-def _rule_of_function_value(f, mode, wrt, args):
+def _rule_of_function_value(f, mode, wrt, args, kwargs):
     """The derived rule of ``f``, a function value called in a derived rule (a function
-    passed in, or a closure); closures of one function each keep their captured values."""
+    passed in, or a closure), and the arguments to call it with (calling.py); closures
+    of one function each keep their captured values."""
     from . import api
+    from .kinds import signature_of
     rules = _FUNCTION_VALUE_RULES.setdefault(f, {}) if inspect.isfunction(f) else None
     if rules is None:
         from .errors import TangentAstError
@@ -176,25 +178,27 @@ def _rule_of_function_value(f, mode, wrt, args):
             f"a derived rule called {getattr(f, '__qualname__', f)!r} passed as a function value, "
             "and only Python functions (def, closures) can be called that way",
             hint="wrap it in a def: def g(x): return np.sin(x), and pass g")
-    key = (mode, wrt, api._fast_key(args))
+    form, flat = api._flat_call(f, args, kwargs)  # the positional arguments come first
+    key = (mode, wrt, form, api._fast_key(flat))
     if key not in rules:
-        rules[key] = api.derive(f, mode, wrt, args=args)
-    return rules[key]
+        rules[key] = api._session(None).rule(f, mode, wrt, signature_of(flat), form)
+    return rules[key], flat
 
 
-def call_jvp(f, wrt, *args_and_tangents):
-    """``(f(*args), its tangent)`` for a function value ``f``; the tangents of the
-    arguments at positions ``wrt`` follow the arguments."""
+def call_jvp(f, wrt, *args_and_tangents, **kwargs):
+    """``(f(*args, **kwargs), its tangent)`` for a function value ``f``; the tangents of
+    the positional arguments at positions ``wrt`` follow the arguments."""
     args = args_and_tangents[:len(args_and_tangents) - len(wrt)]
     tangents = args_and_tangents[len(args):]
-    return _rule_of_function_value(f, "forward", wrt, args).jvp(*args, *tangents)
+    rule, flat = _rule_of_function_value(f, "forward", wrt, args, kwargs)
+    return rule.jvp(*flat, *tangents)
 
 
-def call_fwd(f, wrt, *args):
-    """``(f(*args), saved)`` for a function value ``f``; ``call_bwd(saved, ct)`` gives the
-    cotangents of the arguments at positions ``wrt``."""
-    rule = _rule_of_function_value(f, "reverse", wrt, args)
-    out, saved = rule.fwd(*args)
+def call_fwd(f, wrt, *args, **kwargs):
+    """``(f(*args, **kwargs), saved)`` for a function value ``f``; ``call_bwd(saved, ct)``
+    gives the cotangents of the positional arguments at positions ``wrt``."""
+    rule, flat = _rule_of_function_value(f, "reverse", wrt, args, kwargs)
+    out, saved = rule.fwd(*flat)
     return out, (rule, saved)
 
 

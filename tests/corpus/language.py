@@ -594,3 +594,14 @@ CASES += [
     Case(sets_item_of_list_argument_only, ([0.5, 2.0], 0.7)),
     Case(sets_slot_of_argument_only, (V, 0.7)),
 ]
+
+
+def smooth_step(x, width=1.0, *, offset=0.0):
+    return np.tanh((x - offset) / width)
+
+
+def applies_with_keywords(f, x, w):
+    return f(x, w, offset=0.5) + f(x * w)     # a default filled in at run time
+
+
+CASES += [Case(applies_with_keywords, (smooth_step, 0.7, 1.3))]
