@@ -1,6 +1,7 @@
 """The recipe: every stage of a derivation, in order.
 
     parse      function object -> gast FunctionDef with file/line      parse.py
+    flatten    *args/**kwargs/keyword-only -> plain positional params  calling.py
     resolve    free names -> objects (closure cells, globals, builtins)  resolve.py
     normalize  one operation per statement, structured returns          normalize.py
     ssa        each name assigned once per path, explicit joins         ssa.py
