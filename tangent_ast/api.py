@@ -95,7 +95,7 @@ def _reverse_rule(f, wrt, cache):
         form = PLAIN
         if kwargs or len(args) != arity:
             form, args = _flat_call(f, args, kwargs)
-        key = (form, _fast_key(args))
+        key = _fast_key(args) if form is PLAIN else (form, _fast_key(args))
         rule = rules.get(key)
         if rule is None:
             rule = rules[key] = _session(cache).rule(f, "reverse", wrt, signature_of(args), form)
@@ -113,28 +113,37 @@ def _check_scalar(f, out):
         hint="reduce it to a scalar (e.g. np.sum), or use tangent_ast.vjp for any output")
 
 
-def value_and_grad(f, wrt=0, *, cache=None):
-    """A function returning ``(f(*args), gradient)``; a tuple ``wrt`` gives a tuple of gradients."""
+def _value_and_gradient(f, wrt, cache):
     rule_for = _reverse_rule(f, wrt, cache)
 
-    @functools.wraps(f)
-    def value_and_gradient(*args, **kwargs):
+    def call(args, kwargs):
         rule, args = rule_for(args, kwargs)
         rule.check_arguments(args)
         out, saved = rule.fwd(*args)
         _check_scalar(f, out)
         return out, rule.bwd(saved, 1.0)
 
+    return call
+
+
+def value_and_grad(f, wrt=0, *, cache=None):
+    """A function returning ``(f(*args), gradient)``; a tuple ``wrt`` gives a tuple of gradients."""
+    call = _value_and_gradient(f, wrt, cache)
+
+    @functools.wraps(f)
+    def value_and_gradient(*args, **kwargs):
+        return call(args, kwargs)
+
     return value_and_gradient
 
 
 def grad(f, wrt=0, *, cache=None):
     """A function returning the gradient of scalar-valued ``f`` with respect to ``wrt``."""
-    value_and_gradient = value_and_grad(f, wrt, cache=cache)
+    call = _value_and_gradient(f, wrt, cache)
 
     @functools.wraps(f)
     def gradient(*args, **kwargs):
-        return value_and_gradient(*args, **kwargs)[1]
+        return call(args, kwargs)[1]
 
     return gradient
 
