@@ -50,6 +50,10 @@ def _plain_arity(fn):
 def _flat_call(f, args, kwargs):
     """``(form, arguments)`` of the call ``f(*args, **kwargs)``, in the order derived rules take them:
     every parameter positionally, defaults filled in (calling.py)."""
+    if inspect.ismethod(f):
+        raise TangentAstError(f"{f.__qualname__} is a bound method: its rule takes the object as its first "
+                              "argument", hint=f"differentiate the function and pass the object: "
+                              f"grad({f.__qualname__}, wrt=1)(obj, ...)")
     fn = getattr(f, "__func__", f)
     if not inspect.isfunction(fn) or (not kwargs and len(args) == _plain_arity(fn)):
         return PLAIN, args  # (a non-function is refused, with the reason, when its rule is asked for)

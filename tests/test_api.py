@@ -137,3 +137,19 @@ def test_list_arguments_changed_in_place_are_written_back_with_their_tangents():
 def sets_first_from_second(x, y):
     x[0] = y[1] * 2.0
     return np.sum(x * y)
+
+
+def test_a_bound_method_is_refused_with_the_call_to_make_instead():
+    class Model:
+        def __init__(self, w):
+            self.w = w
+
+        def loss(self, x):
+            return np.sum(self.w * x)
+
+    model = Model(np.ones(2))
+    with pytest.raises(ta.TangentAstError, match="is a bound method") as info:
+        ta.grad(model.loss)(np.array([1.0, 2.0]))
+    assert "grad(test_a_bound_method_is_refused_with_the_call_to_make_instead.<locals>.Model.loss, wrt=1)" \
+        in str(info.value)
+    assert np.allclose(ta.grad(Model.loss, wrt=1)(model, np.array([1.0, 2.0])), [1.0, 1.0])
