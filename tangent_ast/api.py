@@ -1,14 +1,13 @@
 """The public functions: derive, jvp, grad, value_and_grad, vjp, show."""
 
 import functools
-import inspect
 
 import numpy as np
 
-from .calling import PLAIN, CallMismatch, bind, is_plain
+from .calling import PLAIN, flat_arguments, plain_arity
 from .errors import NonScalarOutputError, TangentAstError
 from . import runtime
-from .kinds import kind_of, signature_of
+from .kinds import signature_key, signature_of
 from .pipeline import STAGE_NAMES, Session, derive_module
 
 _SESSIONS = {}
@@ -35,34 +34,8 @@ def derive(f, mode="forward", wrt=0, *, args=None, kwargs=None, cache=None, stri
     """
     if args is None and kwargs is None:
         return _session(cache, strict).rule(f, mode, wrt, None)
-    form, flat = _flat_call(f, tuple(args or ()), kwargs or {})
+    form, flat = flat_arguments(f, tuple(args or ()), kwargs or {})
     return _session(cache, strict).rule(f, mode, wrt, signature_of(flat), form)
-
-
-def _plain_arity(fn):
-    """How many arguments a call passing them all positionally gives ``fn`` unchanged
-    (-1 when calls must be bound: keyword-only parameters, ``*args``, ``**kwargs``)."""
-    if not inspect.isfunction(fn):
-        return None
-    return fn.__code__.co_argcount if is_plain(fn) else -1
-
-
-def _flat_call(f, args, kwargs):
-    """``(form, arguments)`` of the call ``f(*args, **kwargs)``, in the order derived rules take them:
-    every parameter positionally, defaults filled in (calling.py)."""
-    if inspect.ismethod(f):
-        raise TangentAstError(f"{f.__qualname__} is a bound method: its rule takes the object as its first "
-                              "argument", hint=f"differentiate the function and pass the object: "
-                              f"grad({f.__qualname__}, wrt=1)(obj, ...)")
-    fn = getattr(f, "__func__", f)
-    if not inspect.isfunction(fn) or (not kwargs and len(args) == _plain_arity(fn)):
-        return PLAIN, args  # (a non-function is refused, with the reason, when its rule is asked for)
-    try:
-        form, flat = bind(fn, args, kwargs, lambda p: p.default)
-    except CallMismatch as exc:
-        raise TangentAstError(f"the call does not fit {fn.__qualname__}: {exc}",
-                              hint=f"parameters: {inspect.signature(fn)}") from None
-    return form, tuple(flat)
 
 
 def jvp(f, primals, tangents, *, cache=None):
@@ -74,32 +47,22 @@ def jvp(f, primals, tangents, *, cache=None):
     if not wrt:
         out = f(*primals)
         return out, np.zeros_like(out, dtype=float) if np.ndim(out) else 0.0
-    form, flat = _flat_call(f, primals, {})  # the given arguments come first
+    form, flat = flat_arguments(f, primals, {})  # the given arguments come first
     rule = _session(cache).rule(f, "forward", wrt, signature_of(flat), form)
     rule.check_arguments(flat)
     return rule.jvp(*flat, *(tangents[i] for i in wrt))
 
 
-_PLAIN = (float, int, bool, complex, type(None), str)
-
-
-def _fast_key(args):
-    """A cheap key that determines the signature: type, ndim/dtype for arrays,
-    the full kind for containers and records."""
-    return tuple((a.ndim, a.dtype.char) if type(a) is np.ndarray
-                 else type(a) if type(a) in _PLAIN else kind_of(a) for a in args)
-
-
 def _reverse_rule(f, wrt, cache):
     rules = {}
-    arity = _plain_arity(getattr(f, "__func__", f))
+    arity = plain_arity(getattr(f, "__func__", f))
 
     def rule_for(args, kwargs):
         """The rule for this call, and the arguments to call it with."""
         form = PLAIN
         if kwargs or len(args) != arity:
-            form, args = _flat_call(f, args, kwargs)
-        key = _fast_key(args) if form is PLAIN else (form, _fast_key(args))
+            form, args = flat_arguments(f, args, kwargs)
+        key = signature_key(args) if form is PLAIN else (form, signature_key(args))
         rule = rules.get(key)
         if rule is None:
             rule = rules[key] = _session(cache).rule(f, "reverse", wrt, signature_of(args), form)
@@ -156,7 +119,7 @@ def vjp(f, *args, wrt=None, cache=None):
     """``(f(*args), pullback)``; ``pullback(ct)`` gives the cotangents of the ``wrt``
     arguments (default: every float or float-array argument), a tuple when there are
     several. The pullback may be called any number of times."""
-    form, flat = _flat_call(f, args, {})
+    form, flat = flat_arguments(f, args, {})
     signature = signature_of(flat)
     if wrt is None:
         wrt = tuple(i for i, k in enumerate(signature[:len(args)]) if k.differentiable)

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import gast
 
+from .errors import TangentAstError
+
 _NAMED = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
           inspect.Parameter.KEYWORD_ONLY)
 
@@ -36,12 +38,6 @@ class CallForm:
 
     extra_positional: int = 0          # into *args
     extra_keywords: tuple = ()         # into **kwargs, sorted
-
-    def describe(self, spread):
-        """``*rest -> rest0, rest1; **options -> options_tol`` for a module header."""
-        parts = [f"*{packed} -> {', '.join(items) or '()'}" for packed, items in spread.positional.items()]
-        parts += [f"**{packed} -> {', '.join(items.values()) or '{}'}" for packed, items in spread.keywords.items()]
-        return "; ".join(parts)
 
     def __str__(self):
         parts = [f"args{self.extra_positional}"] if self.extra_positional else []
@@ -60,6 +56,12 @@ class Spread:
     keywords: dict = field(default_factory=dict)     # "options" -> {"tol": "options_tol"}
     rebound: set = field(default_factory=set)        # packed names assigned in the body: not spread
 
+    def describe(self):
+        """``*rest -> rest0, rest1; **options -> options_tol`` for a module header."""
+        parts = [f"*{packed} -> {', '.join(items) or '()'}" for packed, items in self.positional.items()]
+        parts += [f"**{packed} -> {', '.join(items.values()) or '{}'}" for packed, items in self.keywords.items()]
+        return "; ".join(parts)
+
     def items(self, packed):
         """The names ``*packed`` spreads into, or None."""
         return None if packed in self.rebound else self.positional.get(packed)
@@ -77,9 +79,36 @@ def _parameters(fn):
     return list(inspect.signature(fn, follow_wrapped=False).parameters.values())
 
 
-def is_plain(fn):
-    """Does ``fn`` take only plain parameters (so every call has the form PLAIN)?"""
-    return all(p.kind is p.POSITIONAL_OR_KEYWORD for p in _parameters(fn))
+def plain_arity(fn):
+    """How many arguments ``fn`` takes when a call passing that many positionally needs
+    no binding; -1 for keyword-only, positional-only, ``*args``, ``**kwargs`` parameters
+    (None for a non-function). Read from the code object: this is on the call path."""
+    if not inspect.isfunction(fn):
+        return None
+    code = fn.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount \
+            or code.co_posonlyargcount:
+        return -1
+    return code.co_argcount
+
+
+def flat_arguments(f, args, kwargs):
+    """``(form, arguments)`` of the call ``f(*args, **kwargs)`` in the order derived rules
+    take them: every parameter positionally, defaults filled in, the given positional
+    arguments first."""
+    if inspect.ismethod(f):
+        raise TangentAstError(f"{f.__qualname__} is a bound method: its rule takes the object as its first "
+                              "argument", hint=f"differentiate the function and pass the object: "
+                              f"grad({f.__qualname__}, wrt=1)(obj, ...)")
+    fn = getattr(f, "__func__", f)
+    if not inspect.isfunction(fn) or (not kwargs and len(args) == plain_arity(fn)):
+        return PLAIN, tuple(args)  # (a non-function is refused, with the reason, when its rule is asked for)
+    try:
+        form, flat = bind(fn, args, kwargs, lambda p: p.default)
+    except CallMismatch as exc:
+        raise TangentAstError(f"the call does not fit {fn.__qualname__}: {exc}",
+                              hint=f"parameters: {inspect.signature(fn, follow_wrapped=False)}") from None
+    return form, tuple(flat)
 
 
 def _item_name(base, key, taken):

@@ -154,6 +154,16 @@ def signature_of(args):
     return tuple(kind_of(a) for a in args)
 
 
+_SCALAR_TYPES = (float, int, bool, complex, type(None), str)
+
+
+def signature_key(args):
+    """A cheap key that determines ``signature_of(args)`` (it is on the call path of
+    ``grad``): type, ndim/dtype for arrays, the full kind for containers and records."""
+    return tuple((a.ndim, a.dtype.char) if type(a) is np.ndarray
+                 else type(a) if type(a) in _SCALAR_TYPES else kind_of(a) for a in args)
+
+
 def describe_signature(signature):
     if signature is None:
         return "any"

@@ -165,16 +165,20 @@ class Normalizer:
         written = [p for p in params if p in self.lists]
         if not written:
             return stmts
-        from . import runtime
-        module = next(n for n, obj in self.scope.free.items() if obj is runtime)
         given = {p: self.namer.fresh(f"{p}_given") for p in written}
         prologue = [s for p in written for s in (
             assign(given[p], name(p), node),
             assign(p, gast.Call(func=self.builtin("list"), args=[name(p)], keywords=[]), node))]
-        epilogue = [_at(gast.Expr(value=gast.Call(
-            func=gast.Attribute(value=name(module), attr="write_list", ctx=gast.Load()),
-            args=[name(given[p]), name(p)], keywords=[])), node) for p in written]
+        epilogue = [_at(gast.Expr(value=self.runtime_call("write_list", [name(given[p]), name(p)])), node)
+                    for p in written]
         return prologue + stmts + epilogue
+
+    def runtime_call(self, helper, args):
+        """``runtime.<helper>(*args)`` (the pipeline binds ``runtime`` when lists need it)."""
+        from . import runtime
+        module = next(n for n, obj in self.scope.free.items() if obj is runtime)
+        return gast.Call(func=gast.Attribute(value=name(module), attr=helper, ctx=gast.Load()),
+                         args=args, keywords=[])
 
     def lower_returns(self, stmts):
         """Replace ``return e`` by ``<result> = e``, moving what follows an ``if``
@@ -492,10 +496,7 @@ class Normalizer:
                     assign(new, gast.BinOp(left=name(old), op=op, right=v), at)]
             v = name(new)
         if target.value.id in self.lists:  # a new list with item i replaced: lists are values here
-            from . import runtime
-            module = next(n for n, obj in self.scope.free.items() if obj is runtime)
-            func = gast.Attribute(value=name(module), attr="list_with", ctx=gast.Load())
-            call = gast.Call(func=func, args=[name(target.value.id), index, v], keywords=[])
+            call = self.runtime_call("list_with", [name(target.value.id), index, v])
             return pre + [assign(target.value.id, call, at)]
         store = gast.Subscript(value=name(target.value.id), slice=index, ctx=gast.Store())
         return pre + [_at(gast.Assign(targets=[store], value=v, type_comment=None), at)]
@@ -628,7 +629,7 @@ class Normalizer:
         raise unsupported(self.parsed, expr)
 
     def spread_items(self, items, what=None, hint=None):
-        """``f(x, *rest)`` with ``rest`` a ``*args`` parameter: ``f(x, rest_0, rest_1)``."""
+        """``f(x, *rest)`` with ``rest`` a ``*args`` parameter: ``f(x, rest0, rest1)``."""
         out = []
         for a in items:
             if not isinstance(a, gast.Starred):
@@ -638,8 +639,7 @@ class Normalizer:
             elif isinstance(a.value, (gast.Tuple, gast.List)):
                 out += self.spread_items(a.value.elts, what, hint)
             else:
-                raise unsupported(self.parsed, a, what or "a starred argument (*t) other than the function's "
-                                  "own *args parameter", hint or "pass the arguments one by one")
+                raise unsupported(self.parsed, a, what, hint)
         return out
 
     def spread_keywords(self, call):
@@ -1049,21 +1049,18 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
             raise unsupported(parsed, at, f"appending to the argument {xs!r}, which is not a list",
                               f"build a new list: {xs} = {xs} + [v]")
         _check_unaliased(parsed, node, xs, "it is appended to", f"use {xs} itself, or list({xs})")
-        if xs in params and not any(n.lineno < at.lineno for n in _rebindings(node, xs)):
-            _check_rebound_after(parsed, node, xs, [at])
+        definitions = _rebindings(node, xs, list_params)
+        if xs in params and not any(d.lineno < at.lineno for d in definitions):
+            _check_not_rebound_after(parsed, at, xs, definitions, f"list({xs})")
             lists.add(xs)  # the caller's list: written back at the end
     for array, stmts in updates.items():
         first = min(stmts, key=lambda n: n.lineno)
         # (for an argument, x += y rebinds it too unless the signature says it is an array)
         rebinding = (gast.Assign, gast.AugAssign) if array in params else gast.Assign
-        definitions = [n for n in gast.walk(node) if isinstance(n, rebinding) and not _extends(n, list_params)
-                       and n not in stmts and any(isinstance(t, gast.Name) and t.id == array
-                                                  for t in getattr(n, "targets", [getattr(n, "target", None)]))]
+        definitions = [n for n in _rebindings(node, array, list_params) if n not in stmts and isinstance(n, rebinding)]
         if array in params and (not definitions or first.lineno < min(d.lineno for d in definitions)):
-            if definitions:
-                raise unsupported(parsed, first, f"updating the argument {array!r} in place and "
-                                  "rebinding it later", f"update it in place only, or copy it first: "
-                                  f"{array} = {array}.copy()")
+            _check_not_rebound_after(parsed, first, array, definitions,
+                                     f"list({array})" if array in list_params else f"{array}.copy()")
             if array in list_params:  # lowered like a local list, then written back
                 lists.add(array)
                 _check_unaliased(parsed, node, array, "it is updated in place", f"use {array} itself")
@@ -1098,19 +1095,18 @@ def _extends(stmt, list_params):
         and isinstance(stmt.target, gast.Name) and stmt.target.id in list_params
 
 
-def _rebindings(node, xs):
+def _rebindings(node, xs, list_params):
+    """The statements assigning ``xs`` (``xs += ys`` on a list argument extends it instead)."""
     return [n for n in gast.walk(node) if isinstance(n, (gast.Assign, gast.AugAssign)) and any(
         isinstance(t, gast.Name) and t.id == xs for t in getattr(n, "targets", [getattr(n, "target", None)]))
-        and not _extends(n, {xs})]
+        and not _extends(n, list_params)]
 
 
-def _check_rebound_after(parsed, node, xs, changes):
-    """Refuse ``xs = ...`` after ``xs`` (an argument) is changed in place."""
-    first = min(n.lineno for n in changes)
-    for n in _rebindings(node, xs):
-        if n.lineno > first:
-            raise unsupported(parsed, changes[0], f"updating the argument {xs!r} in place and rebinding it "
-                              "later", f"update it in place only, or copy it first: {xs} = list({xs})")
+def _check_not_rebound_after(parsed, first, xs, definitions, copy):
+    """Refuse ``xs = ...`` after the argument ``xs`` is changed in place (first at ``first``)."""
+    if any(d.lineno > first.lineno for d in definitions):
+        raise unsupported(parsed, first, f"updating the argument {xs!r} in place and rebinding it later",
+                          f"update it in place only, or copy it first: {xs} = {copy}")
 
 
 def _check_unaliased(parsed, node, value, why, hint):

@@ -256,7 +256,7 @@ def derive_module(fn, mode, wrt, signature, session, trace=False, form=PLAIN):
         line=f.parsed.first_line, source_hash=f.parsed.source_hash, rules_hash=rule_source_hash(),
         signature=describe_signature(signature), mode=mode, wrt=wrt, version=__version__,
         depends=sorted({c.dependency for c in d.callees if not c.same_module}),
-        updates=tuple(p for p in params if p in f.changed_args), packed=form.describe(f.spread))
+        updates=tuple(p for p in params if p in f.changed_args), packed=f.spread.describe())
     text, loader = module_source(generated, namespace, provenance, lambda line: _absolute(f.parsed, line))
     if trace:
         snapshots["module"] = text

@@ -170,7 +170,8 @@ def _rule_of_function_value(f, mode, wrt, args, kwargs):
     passed in, or a closure), and the arguments to call it with (calling.py); closures
     of one function each keep their captured values."""
     from . import api
-    from .kinds import signature_of
+    from .calling import flat_arguments
+    from .kinds import signature_key
     rules = _FUNCTION_VALUE_RULES.setdefault(f, {}) if inspect.isfunction(f) else None
     if rules is None:
         from .errors import TangentAstError
@@ -178,10 +179,10 @@ def _rule_of_function_value(f, mode, wrt, args, kwargs):
             f"a derived rule called {getattr(f, '__qualname__', f)!r} passed as a function value, "
             "and only Python functions (def, closures) can be called that way",
             hint="wrap it in a def: def g(x): return np.sin(x), and pass g")
-    form, flat = api._flat_call(f, args, kwargs)  # the positional arguments come first
-    key = (mode, wrt, form, api._fast_key(flat))
+    form, flat = flat_arguments(f, args, kwargs)  # the positional arguments come first
+    key = (mode, wrt, form, signature_key(flat))
     if key not in rules:
-        rules[key] = api._session(None).rule(f, mode, wrt, signature_of(flat), form)
+        rules[key] = api.derive(f, mode, wrt, args=args, kwargs=kwargs)
     return rules[key], flat
 
 

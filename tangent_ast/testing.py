@@ -20,11 +20,11 @@ import copy
 
 import numpy as np
 
-from .api import _flat_call, _session
-from .calling import unbind
+from .api import derive
+from .calling import PLAIN, flat_arguments, unbind
 from .errors import TangentAstError
 from . import runtime
-from .kinds import is_plain_object, is_record, kind_of, record_fields, signature_of
+from .kinds import is_plain_object, is_record, kind_of, record_fields
 
 _STEPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 
@@ -207,11 +207,8 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, *, kwargs=None, wrt=None
         raise TangentAstError(f"check_grads(order={order}): only first derivatives are checked so far "
                               "(higher order needs rules for the runtime helpers; see docs/limitations.md)")
     given = tuple(args)
-    form, args = _flat_call(f, given, kwargs or {})
-    function, f = f, (f if args is given else _positional(f, form))
-
-    def derive(mode):
-        return _session(cache).rule(function, mode, wrt, signature_of(args), form)
+    form, args = flat_arguments(f, given, kwargs or {})
+    function, f = f, (f if form == PLAIN and len(args) == len(given) else _positional(f, form))
 
     wrt = _differentiable(args) if wrt is None else (wrt if isinstance(wrt, tuple) else (wrt,))
     rng = _rng(seed)
@@ -221,7 +218,7 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, *, kwargs=None, wrt=None
     rules = {}
     jv = None
     if "fwd" in modes:
-        rule = rules["fwd"] = derive("forward")
+        rule = rules["fwd"] = derive(function, "forward", wrt, args=given, kwargs=kwargs, cache=cache)
         call_args, call_tangents = copy.deepcopy(args), copy.deepcopy(tangents)
         out, jv = rule.jvp(*call_args, *call_tangents)
         _same_state(primal_args, call_args, f, "the forward rule")
@@ -234,7 +231,7 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, *, kwargs=None, wrt=None
                 _check_fd(_final_state(f, i), args, wrt, tangents, t,
                           f"the tangent of argument {i} after the forward rule", rtol, atol)
     if "rev" in modes:
-        rule = rules["rev"] = derive("reverse")
+        rule = rules["rev"] = derive(function, "reverse", wrt, args=given, kwargs=kwargs, cache=cache)
         call_args = copy.deepcopy(args)
         out, saved = rule.fwd(*call_args)
         _same_state(primal_args, call_args, f, "the reverse rule")
