@@ -9,7 +9,7 @@ shapes only where kinds say broadcasting can really happen.
 import copy
 import functools
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import gast
 import numpy as np
@@ -20,7 +20,8 @@ from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
 from .kinds import UNKNOWN
 from .normalize import name
 from .resolve import Pack, callee
-from .rules.registry import lookup, qualified_name
+from .rules.binding import CallRefused, bind_call
+from .rules.registry import SameCall, lookup, qualified_name
 
 
 @dataclass
@@ -51,8 +52,32 @@ class Derivation:
             return kind_of(atom.value)
         return kind_of(self.scope.lookup(atom)) if self.scope.lookup(atom) is not None else UNKNOWN
 
+    def constant_value(self, expr):
+        """The object a constant expression denotes: a literal, or a global such as ``np.float32``."""
+        if isinstance(expr, gast.Constant):
+            return expr.value
+        found = self.scope.lookup(expr)
+        if found is None or isinstance(expr, gast.Name) and self.scope.is_local(expr.id):
+            raise LookupError(expr)
+        return found
+
     def site(self, value):
-        return callee(value, self.scope, self.kind)
+        """The call site of ``value``; a primitive's is bound against its signature, its
+        arguments in the canonical order of rules.binding (a refusal is kept, and raised
+        only if the call carries a derivative)."""
+        site = callee(value, self.scope, self.kind)
+        if site is None or site.fn is None or isinstance(site.fn, Pack):
+            return site
+        entry = lookup(site.fn)
+        if entry is None or entry.nondiff or not (entry.jvps or entry.vjps):
+            return site
+        try:
+            bound = bind_call(entry, site.args, site.keywords, self.constant_value)
+        except CallRefused as refusal:
+            return replace(site, refused=refusal)
+        return replace(site, args=list(bound.args), keywords=list(bound.keywords),
+                       written=(site.args, site.keywords),
+                       slots={g.position: g.slot for g in bound.given if g.position is not None})
 
     def is_active(self, atom):
         return isinstance(atom, gast.Name) and self.activity.active(atom.id)
@@ -185,10 +210,16 @@ class Derivation:
         entry = lookup(site.fn)
         if entry is None or not entry.has(self.mode):
             raise _missing(self, node, site, self.mode)
-        if any(kw.arg == "out" for kw in site.keywords):
-            raise unsupported_call(self, node, "out= (writing a result into an existing array)",
-                                   "assign the result instead: y = np.add(y, x)")
+        if site.refused is not None:
+            raise unsupported_call(self, node, site.refused.what, site.refused.hint)
         self.rules_used.add(entry.name)
+        self.check_result(node, entry, target)
+        for kw in site.keywords:
+            if _contains_active(kw.value, self):
+                raise unsupported_call(
+                    self, node, f"a differentiable value passed as {kw.arg}= to {entry.name}, whose rule "
+                    f"treats {kw.arg} as a constant", "pass a constant there, or register a rule with a "
+                    f"derivative for {kw.arg}")
         # Variants are specialised on positional arguments only: keywords (axis=...) pick the general rule.
         kinds = None if site.keywords else [self.kind(a) for a in site.args]
         out = []
@@ -199,11 +230,19 @@ class Derivation:
             if rule is None:
                 if i in _rule_table(entry, self.mode):
                     continue  # declared without a derivative (an index, a condition)
-                raise _missing(self, node, site, self.mode, argnum=i)
+                if i in entry.jvps or i in entry.vjps:
+                    raise _missing(self, node, site, self.mode, argnum=i)
+                raise unsupported_call(
+                    self, node, f"a differentiable value passed as argument {i + 1} of {entry.name}, "
+                    "which its rule treats as a constant", "pass a constant there, or register a rule "
+                    "with a derivative for that argument")
+            self.check_argument(node, entry, site.args[i], i)
             lead = leading[i] if self.mode == "forward" else leading
             try:
-                expr = rule.instantiate([lead, name(target)], site.args, site.keywords, self.bind,
-                                        **_same_call_args(site, i, rule))
+                if isinstance(rule, SameCall):
+                    expr = self.same_call(rule, site, i, lead)
+                else:
+                    expr = rule.instantiate([lead, name(target)], site.args, site.keywords, self.bind)
             except TangentAstError as exc:
                 if exc.where is not None:
                     raise
@@ -213,6 +252,36 @@ class Derivation:
                 expr = self.unbroadcast(expr, site.args[i], target)
             out.append((i, expr))
         return out
+
+    def same_call(self, rule, site, i, lead):
+        """A linear function's forward rule: the call as written, the tangent in place of argument ``i``."""
+        if site.written is None:
+            return rule.instantiate([lead], site.args, site.keywords, self.bind, func=site.func,
+                                    slot=i, method=site.method)
+        args, keywords = site.written
+        return rule.instantiate([lead], args, keywords, self.bind, func=site.func, slot=site.slots[i],
+                                method=site.method)
+
+    def check_argument(self, node, entry, arg, i):
+        """A differentiable argument is of a kind the rule has formulas for: a real float or
+        float array (lists, tuples and records only where the rule says so; no complex values)."""
+        kind = self.kind(arg)
+        what = f"argument {i + 1} of {entry.name}"
+        if kind.container and not entry.sequences:
+            raise unsupported_call(
+                self, node, f"{what} is a {kind.tag} of differentiable values; the rule takes arrays",
+                "make it an array first with np.array(...): the derivative of np.array of a list "
+                "is known")
+        if _is_complex(kind):
+            raise unsupported_call(self, node, f"{what} is complex ({kind.describe()}): complex values have "
+                                   "no derivative rules yet", "split it into real and imaginary parts")
+
+    def check_result(self, node, entry, target):
+        kind = self.kinds.get(target, UNKNOWN)
+        if _is_complex(kind):
+            raise unsupported_call(self, node, f"{entry.name} gives a complex value ({kind.describe()}) "
+                                   "that carries a derivative: complex values have no derivative rules yet",
+                                   "split it into real and imaginary parts")
 
     def unbroadcast(self, expr, arg, result):
         arg_kind, result_kind = self.kind(arg), self.kinds.get(result, UNKNOWN)
@@ -269,11 +338,8 @@ def _rule_table(entry, mode):
     return entry.jvps if mode == "forward" else entry.vjps
 
 
-def _same_call_args(site, argnum, rule):
-    from .rules.registry import SameCall
-    if not isinstance(rule, SameCall):
-        return {}
-    return {"func": site.func, "argnum": argnum, "method": site.method}
+def _is_complex(kind):
+    return kind.tag == "complex" or (kind.tag == "array" and kind.dtype == "c")
 
 
 def _same_shape(a, b):

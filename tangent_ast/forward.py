@@ -103,10 +103,6 @@ class Forward:
         if site.fn is None or self.d.is_user_function(site.fn):
             return self.user_call(s, site, target, dtarget)
         active = self.d.active_args(site)
-        for kw in site.keywords:
-            if self.d.is_active(kw.value):
-                raise unsupported_call(self.d, s, f"a differentiable value passed by keyword ({kw.arg}=...)",
-                                       "pass it positionally")
         entry = lookup(site.fn)
         if entry is not None and entry.linear_in:  # list_with(dxs, i, dv): one call on the tangents
             self.d.rules_used.add(entry.name)

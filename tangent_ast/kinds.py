@@ -342,11 +342,13 @@ class _Inference:
         if shaped and all(a == shaped[0] for a in shaped) and shaped[0].shape is not None \
                 and shaped[0].tag in ("array", "unknown"):
             first = shaped[0]
-            if first.tag == "array" and first.dtype != "f" and any(a.tag == "float" for a in args):
+            if first.tag == "array" and any(a.tag == "complex" for a in args):
+                return replace(first, dtype="c")  # x * 1j
+            if first.tag == "array" and first.dtype not in ("f", "c") and any(a.tag == "float" for a in args):
                 return replace(first, dtype="f")
             return first  # a scalar does not change the shape of what it meets
-        if not args or any(a.tag in ("unknown", "object", "tuple", "str") for a in args):
-            return UNKNOWN
+        if not args or any(a.tag in ("unknown", "object", "str", "none") or a.container for a in args):
+            return UNKNOWN  # np.tanh([a, b]): NumPy makes an array of the list, of unknown kind here
         arrays = [a for a in args if a.tag == "array"]
         if not arrays:
             if any(a.tag == "complex" for a in args):

@@ -91,6 +91,9 @@ class CallSite:
     args: list              # gast atoms; a method's receiver comes first
     keywords: list
     method: str | None = None
+    written: tuple | None = None   # (args, keywords) as the call writes them, when ``args`` are canonical
+    slots: dict | None = None      # canonical position -> its position or keyword name in ``written``
+    refused: object = None         # rules.binding.CallRefused: a call form the rule does not handle
 
 
 def assigned_names(node):

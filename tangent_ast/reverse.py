@@ -320,10 +320,6 @@ class Reverse:
             for a, c in zip(args, cts, strict=True):
                 self.add_term(a.id, name(c), pending)
             return out
-        for kw in site.keywords:
-            if self.d.is_active(kw.value):
-                raise unsupported_call(self.d, s, f"a differentiable value passed by keyword ({kw.arg}=...)",
-                                       "pass it positionally")
         buffered = self.buffered_getitem(s, site, ct)
         if buffered is not None:
             return out + buffered

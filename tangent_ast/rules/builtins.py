@@ -5,7 +5,7 @@ import builtins
 import numpy as np
 
 from .. import runtime
-from .registry import broadcasting, def_jointly_linear, defjvp, defvjp, nondifferentiable, specialize
+from .registry import broadcasting, def_jointly_linear, defjvp, defvjp, handles, nondifferentiable, specialize
 
 defjvp(builtins.abs, lambda dx, ans, x: dx * np.sign(x))
 defvjp(builtins.abs, lambda ct, ans, x: ct * np.sign(x))
@@ -50,3 +50,6 @@ specialize(builtins.list, "vjp", lambda x: x.tag in ("list", "tuple"), lambda ct
 
 nondifferentiable(builtins.len, builtins.int, builtins.round, builtins.bool,
                   builtins.isinstance, builtins.range, builtins.print, builtins.str)
+
+# Containers: getattr of records, sum and list of lists/tuples, list_with of lists.
+handles([builtins.getattr, builtins.sum, builtins.list, runtime.list_with], sequences=True)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import runtime
 from ..kinds import FLOAT, UNKNOWN, Kind
-from .registry import broadcasting, def_linear, defjvp, defvjp, nondifferentiable, primitive
+from .registry import broadcasting, def_linear, defjvp, defvjp, handles, nondifferentiable, primitive
 
 defjvp(np.linalg.inv, lambda dx, ans, x: -(ans @ dx @ ans))
 defvjp(np.linalg.inv, lambda ct, ans, x: -(np.swapaxes(ans, -1, -2) @ ct @ np.swapaxes(ans, -1, -2)))
@@ -116,3 +116,16 @@ primitive(np.linalg.eigh).kind = _result_kind(type(np.linalg.eigh(_EYE)), -1, 0)
 primitive(np.linalg.svd).kind = _result_kind(type(np.linalg.svd(_EYE)), 0, -1, 0)
 primitive(np.linalg.qr).kind = _result_kind(type(np.linalg.qr(_EYE)), 0, 0)
 primitive(np.linalg.slogdet).kind = _result_kind(type(np.linalg.slogdet(_EYE)), -2, -2)
+
+
+# What each rule handles besides its differentiable arguments (rules/binding.py).
+handles(np.linalg.norm, "ord", "axis", "keepdims")
+handles(np.linalg.vector_norm, "ord", "axis", "keepdims")
+handles(np.linalg.matrix_norm, "ord", "keepdims")
+handles([np.linalg.eigvalsh, np.linalg.eigh], "UPLO")
+handles([np.linalg.diagonal, np.linalg.trace], "offset")
+handles([np.linalg.cross, np.linalg.vecdot], "axis")
+handles(np.linalg.tensordot, "axes")
+handles(np.linalg.svd, "full_matrices", "compute_uv")
+handles(np.linalg.qr, "mode")
+handles(np.linalg.multi_dot, sequences=True)

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import runtime
 from ..kinds import constructor_kind, matmul_kind, reduction_kind, transpose_kind
-from .registry import (broadcasting, def_linear, defjvp, defvjp, elementwise,
+from .registry import (broadcasting, def_linear, defjvp, defvjp, elementwise, handles,
                        nondifferentiable, primitive, specialize)
 
 ELEMENTWISE = [
@@ -487,3 +487,53 @@ defvjp(np.hsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct
 defvjp(np.vsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct, ans, 0), None)
 defvjp(np.dsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct, ans, 2), None)
 defvjp(np.unstack, lambda ct, ans, x, axis=0: runtime.unstack_vjp(ct, ans, axis))
+
+
+# ---------------------------------------------------------------------------
+# What each rule handles besides its differentiable arguments (rules/binding.py): a call
+# giving any other parameter (out=, where=, dtype=, order=, initial=, ...) at a value other
+# than its default is refused at derivation time.
+handles([np.sum, np.ndarray.sum, np.mean, np.ndarray.mean, np.ptp, np.nansum, np.nanmean,
+         np.max, np.min, np.amax, np.amin, np.ndarray.max, np.ndarray.min, np.nanmax, np.nanmin,
+         np.prod, np.ndarray.prod, np.nanprod, np.average, np.median],
+        "axis", "keepdims")
+handles([np.var, np.ndarray.var, np.std, np.ndarray.std, np.nanvar, np.nanstd], "axis", "ddof", "keepdims")
+handles([np.quantile, np.percentile], "axis", "keepdims")
+handles([np.cumsum, np.ndarray.cumsum, np.cumprod, np.ndarray.cumprod, np.nancumsum, np.nancumprod,
+         np.expand_dims, np.squeeze, np.ndarray.squeeze, np.flip, np.append, np.delete, np.unstack,
+         np.split, np.array_split, np.concatenate, np.stack, np.ndarray.compress, np.compress], "axis")
+handles([np.cumulative_sum, np.cumulative_prod], "axis", "include_initial")
+handles(np.diff, "n", "axis", "prepend", "append")
+handles([np.trace, np.ndarray.trace, np.diagonal, np.ndarray.diagonal], "offset", "axis1", "axis2")
+handles([np.reshape, np.ndarray.reshape], "shape")
+handles([np.transpose, np.ndarray.transpose], "axes")
+handles([np.swapaxes, np.ndarray.swapaxes], "axis1", "axis2")
+handles(np.moveaxis, "source", "destination")
+handles(np.roll, "shift", "axis")
+handles(np.broadcast_to, "shape")
+handles(np.tile, "reps")
+handles([np.repeat, np.ndarray.repeat], "repeats", "axis")
+handles([np.diag, np.triu, np.tril, np.diagflat], "k")
+handles(np.rot90, "k", "axes")
+handles([np.ndarray.copy, np.copy], "order")
+handles([np.take, np.ndarray.take], "axis", "mode")
+handles(np.sort, "axis", "kind")
+handles(np.tensordot, "axes")
+handles(np.einsum, "optimize")
+handles(np.trapezoid, "dx", "axis")
+handles(np.interp, "left", "right")
+handles([np.convolve, np.correlate], "mode")
+handles(np.linspace, "num", "endpoint", "axis")
+handles(np.logspace, "num", "endpoint", "base", "axis")
+handles(np.ediff1d, "to_end", "to_begin")
+handles(np.resize, "new_shape")
+handles(np.rollaxis, "axis", "start")
+handles(np.nan_to_num, "copy", "nan", "posinf", "neginf")
+handles(np.vecdot, "axis")
+handles(np.clip, fills={"a_min": None, "a_max": None})
+# Conversions: a float dtype keeps the derivative (binding.py checks that it is one).
+handles([np.ndarray.astype, np.array, np.asarray, np.asanyarray, np.ascontiguousarray,
+         np.asarray_chkfinite], "dtype", "order", "copy")
+# Rules whose differentiable arguments may be lists or tuples of arrays and numbers.
+handles([np.array, np.asarray, np.concatenate, np.stack, np.hstack, np.vstack, np.dstack,
+         np.column_stack, np.block], sequences=True)

@@ -10,7 +10,7 @@ import operator
 import numpy as np
 
 from .. import runtime
-from .registry import broadcasting, defjvp, defvjp, nondifferentiable, specialize
+from .registry import broadcasting, defjvp, defvjp, handles, nondifferentiable, specialize
 
 broadcasting(operator.add, operator.sub, operator.mul, operator.truediv,
              operator.pow, operator.mod)
@@ -90,3 +90,6 @@ specialize(operator.mul, "jvp", lambda x, y: _sequence(x),
 specialize(operator.mul, "vjp", lambda x, y: _sequence(x),
            lambda ct, ans, x, y: runtime.sequence_repeat_vjp(ct, x, y),
            None)
+
+# x[i] of tuples, lists, dicts and records; + and * of lists and tuples (the variants above).
+handles([operator.getitem, operator.add, operator.mul], sequences=True)

@@ -41,14 +41,21 @@ class SameCall:
     fn: object = None
     inlinable = True
 
-    def instantiate(self, leading, args, keywords, bind_global, *, func=None, argnum=0, method=None):
+    def instantiate(self, leading, args, keywords, bind_global, *, func=None, slot=0, method=None):
+        """The call on the tangent: ``slot`` is where the call passes the differentiated
+        argument (a position, or a keyword's name)."""
         new_args = [copy.deepcopy(a) for a in args]
-        new_args[argnum] = leading[0]
+        new_keywords = [copy.deepcopy(k) for k in keywords]
+        if isinstance(slot, str):
+            for k in new_keywords:
+                if k.arg == slot:
+                    k.value = leading[0]
+        else:
+            new_args[slot] = leading[0]
         if method is not None:  # x.sum(axis=0) -> dx.sum(axis=0)
             func = gast.Attribute(value=new_args.pop(0), attr=method, ctx=gast.Load())
-            return gast.Call(func=func, args=new_args, keywords=[copy.deepcopy(k) for k in keywords])
-        return gast.Call(func=copy.deepcopy(func), args=new_args,
-                         keywords=[copy.deepcopy(k) for k in keywords])
+            return gast.Call(func=func, args=new_args, keywords=new_keywords)
+        return gast.Call(func=copy.deepcopy(func), args=new_args, keywords=new_keywords)
 
 
 @dataclass
@@ -63,6 +70,10 @@ class Primitive:
     kind: object = None                        # optional kind inference: (*arg_kinds) -> Kind
     variants: list = field(default_factory=list)  # (mode, predicate(*arg_kinds), {argnum: rule})
     linear_in: tuple = ()                      # def_jointly_linear: forward rule is fn(dxs, i, dv)
+    static: frozenset = frozenset()            # parameters the rules handle for any constant value
+    fills: dict = field(default_factory=dict)  # values for positional parameters a call leaves out
+    signature: object = None                   # the primal's signature, where it cannot be read
+    sequences: bool = False                    # differentiable arguments may be lists/tuples/records
 
     @property
     def name(self):
@@ -189,6 +200,24 @@ def def_jointly_linear(fn, *argnums):
     entry.linear_in = argnums
     for argnum in argnums:
         entry.jvps[argnum] = SameCall(fn)
+    _changed()
+
+
+def handles(fns, *parameters, fills=None, signature=None, sequences=None):
+    """The rules of ``fns`` handle ``parameters`` (by the primal's names) for any value that
+    carries no derivative. Any other parameter a call gives is refused unless it is written
+    at its default (see :mod:`tangent_ast.rules.binding`). ``fills`` gives the value of a
+    positional parameter a call leaves out before one it gives (``np.clip(x, a_max=1.0)``
+    has ``a_min=None``); ``signature`` the primal's signature where Python cannot read it;
+    ``sequences=True``: differentiable arguments may be lists, tuples or records."""
+    for fn in fns if isinstance(fns, list) else [fns]:
+        entry = primitive(fn)
+        entry.static = entry.static | frozenset(parameters)
+        entry.fills = {**entry.fills, **(fills or {})}
+        if signature is not None:
+            entry.signature = signature
+        if sequences is not None:
+            entry.sequences = sequences
     _changed()
 
 
