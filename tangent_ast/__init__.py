@@ -7,9 +7,9 @@ from .api import derive, grad, jvp, show, value_and_grad, vjp  # noqa: E402
 from .errors import (MissingRuleError, NoSourceError, NonScalarOutputError,  # noqa: E402
                      NotDifferentiableError, TangentAstError, UnsupportedSyntaxError)
 from .rules.registry import (broadcasting, def_linear, defjvp, defvjp, elementwise,  # noqa: E402
-                             nondifferentiable, specialize)
+                             handles, nondifferentiable, specialize)
 
 __all__ = ["derive", "grad", "jvp", "show", "value_and_grad", "vjp",
-           "defjvp", "defvjp", "def_linear", "elementwise", "nondifferentiable", "broadcasting",
+           "defjvp", "defvjp", "def_linear", "elementwise", "handles", "nondifferentiable", "broadcasting",
            "specialize", "TangentAstError", "NoSourceError", "UnsupportedSyntaxError",
            "MissingRuleError", "NotDifferentiableError", "NonScalarOutputError"]

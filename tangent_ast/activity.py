@@ -40,22 +40,23 @@ def updated_name(stmt):
     return target.value.id if isinstance(target, gast.Subscript) else None
 
 
-def _assignments(stmts):
+def assignments(stmts):
+    """Every assignment of ``stmts``, nested blocks included, in program order."""
     for s in stmts:
         if isinstance(s, gast.Assign):
             yield s
         elif isinstance(s, gast.If):
-            yield from _assignments(s.body)
-            yield from _assignments(s.orelse)
+            yield from assignments(s.body)
+            yield from assignments(s.orelse)
         elif isinstance(s, (gast.For, gast.While)):
-            yield from _assignments(s.body)
+            yield from assignments(s.body)
 
 
 def analyze(fn, kinds, wrt, differentiable_args, outputs=()):
     """``differentiable_args(value) -> set of argument names that flow differentiably``;
     ``outputs``: names whose tangents are results besides the returned value's (in forward
     mode, an argument's state after the call: its tangent is updated alongside it)."""
-    assigns = list(_assignments(fn.body))
+    assigns = list(assignments(fn.body))
     # An in-place update a[i] = v makes a depend on v (a keeps its name).
     flows = [(updated_name(s) or s.targets[0].id, differentiable_args(s.value)) for s in assigns]
     varied = {w for w in wrt}

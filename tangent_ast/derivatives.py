@@ -17,6 +17,7 @@ import numpy as np
 from . import runtime
 from .calling import CallMismatch, bind
 from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
+from .activity import assignments
 from .kinds import UNKNOWN
 from .normalize import name
 from .resolve import Pack, callee
@@ -213,7 +214,6 @@ class Derivation:
         if site.refused is not None:
             raise unsupported_call(self, node, site.refused.what, site.refused.hint)
         self.rules_used.add(entry.name)
-        self.check_result(node, entry, target)
         for kw in site.keywords:
             if _contains_active(kw.value, self):
                 raise unsupported_call(
@@ -276,12 +276,18 @@ class Derivation:
             raise unsupported_call(self, node, f"{what} is complex ({kind.describe()}): complex values have "
                                    "no derivative rules yet", "split it into real and imaginary parts")
 
-    def check_result(self, node, entry, target):
-        kind = self.kinds.get(target, UNKNOWN)
-        if _is_complex(kind):
-            raise unsupported_call(self, node, f"{entry.name} gives a complex value ({kind.describe()}) "
-                                   "that carries a derivative: complex values have no derivative rules yet",
-                                   "split it into real and imaginary parts")
+    def check_real(self, fn):
+        """Refuse a complex value that carries a derivative (``x * 1j``, a complex argument):
+        no rule has complex formulas yet, and a real input must never get a complex cotangent."""
+        for s in assignments(fn.body):
+            target = s.targets[0].value.id if isinstance(s.targets[0], gast.Subscript) else s.targets[0].id
+            kind = self.kinds.get(target, UNKNOWN)
+            if self.activity.active(target) and _is_complex(kind):
+                what = "a value computed here" if target in self.temps else repr(target)
+                raise UnsupportedSyntaxError(
+                    f"{what} is complex ({kind.describe()}) and carries a derivative: complex values "
+                    "have no derivative rules yet", where=self.where(s),
+                    hint="differentiate real and imaginary parts as separate real values")
 
     def unbroadcast(self, expr, arg, result):
         arg_kind, result_kind = self.kind(arg), self.kinds.get(result, UNKNOWN)

@@ -196,6 +196,11 @@ def derive_module(fn, mode, wrt, signature, session, trace=False, form=PLAIN):
     params = [a.id for a in f.function.args.args]
     for w in wrt:
         kind = f.kinds.get(w, UNKNOWN)
+        if kind.tag == "complex" or kind.tag == "array" and kind.dtype == "c":
+            raise NotDifferentiableError(
+                f"parameter {w!r} of {f.parsed.qualname} is complex ({kind.describe()}): complex inputs "
+                "have no derivative rules yet", where=f.parsed.where(),
+                hint="pass the real and imaginary parts as two real arguments")
         if not kind.differentiable:
             raise NotDifferentiableError(
                 f"parameter {w!r} of {f.parsed.qualname} is {kind.describe()}: it has no derivative",
@@ -216,6 +221,7 @@ def derive_module(fn, mode, wrt, signature, session, trace=False, form=PLAIN):
                    carried=set(f.ssa_info.carried), loop_headers=f.ssa_info.loop_headers)
     d.activity = analyze(f.function, f.kinds, wrt, d.differentiable_args,
                          _final_states(f) if mode == "forward" else ())
+    d.check_real(f.function)
     user_names = {v for v, user in f.ssa_info.origin.items() if user not in f.temps} | set(params)
 
     def rewritable(fn_def):

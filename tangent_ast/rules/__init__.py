@@ -2,7 +2,7 @@
 
 from . import builtins, linalg, math, numpy, operators  # noqa: F401  (registration)
 from .registry import (all_primitives, broadcasting, def_jointly_linear, def_linear, defjvp, defvjp,
-                       elementwise, lookup, nondifferentiable, specialize)
+                       elementwise, handles, lookup, nondifferentiable, specialize)
 
 __all__ = ["all_primitives", "broadcasting", "def_jointly_linear", "def_linear", "defjvp", "defvjp",
-           "elementwise", "lookup", "nondifferentiable", "specialize"]
+           "elementwise", "handles", "lookup", "nondifferentiable", "specialize"]

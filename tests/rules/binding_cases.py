@@ -1,0 +1,105 @@
+"""Call forms of primitives: the ones a rule handles and the ones it must refuse."""
+
+import numpy as np
+
+X = np.array([[0.3, -0.9, 0.7], [0.1, 0.6, -0.2]])
+MASK = X > 0
+
+
+# --- handled: checked in both modes ---------------------------------------------------
+def clip_keyword_bounds(x):
+    return np.sum(np.clip(x, a_min=-0.5, a_max=0.5) ** 2)
+
+
+def clip_bounds_in_other_order(x, lo, hi):
+    return np.sum(np.clip(x, a_max=hi, a_min=lo) ** 2)
+
+
+def mean_by_keyword(x):
+    return np.mean(a=x * x)
+
+
+def sum_positional_axis(x):
+    return np.sum(np.sum(x, 0) ** 2)
+
+
+def defaults_written_out(x):
+    return np.sum(np.tanh(x, out=None), axis=None, keepdims=False)
+
+
+def array_of_scalars(a, b, c):
+    return np.sum(np.tanh(np.array([a, b * c, 2.0])))
+
+
+def float_conversions(x):
+    return np.sum(np.asarray(x, dtype=float) * x.astype(np.float64))
+
+
+def reshape_method_forms(x):
+    return np.sum(x.reshape(3, 2) * x.reshape((3, 2)) * np.reshape(x, shape=(3, 2)))
+
+
+# --- refused: (function, what the message names) --------------------------------------
+def sum_where(x):
+    return np.sum(x, where=MASK)
+
+
+def sum_out(x):
+    total = np.zeros(())
+    return np.sum(x * x, out=total)
+
+
+def sum_initial(x):
+    return np.max(x, initial=5.0)
+
+
+def sum_int_dtype(x):
+    return np.sum(x, dtype=np.int64)
+
+
+def astype_int(x):
+    return np.sum(x.astype(int) * x)
+
+
+def reshape_order(x):
+    return np.sum(np.reshape(x, (3, 2), order="F") * np.arange(6.0).reshape(3, 2))
+
+
+def pad_constant_values(x):
+    return np.sum(np.pad(x, 1, constant_values=2.0) ** 2)
+
+
+def ufunc_casting(x):
+    return np.sum(np.sin(x, casting="unsafe"))
+
+
+def sum_of_list(a, b, c):
+    return np.sum([a, b * c])
+
+
+def tanh_of_list(a, b):
+    return np.sum(np.tanh([a, b]))
+
+
+def complex_product(x):
+    return np.abs(np.sum(x * 1j + x))
+
+
+def differentiable_step(y, h):
+    return np.trapezoid(y, dx=h)
+
+
+REFUSED = [
+    (sum_where, (X,), "where="),
+    (sum_out, (X,), "out="),
+    (sum_initial, (X,), "initial="),
+    (sum_int_dtype, (X,), "dtype="),
+    (astype_int, (X,), "dtype="),
+    (reshape_order, (X,), "order="),
+    (pad_constant_values, (X,), "constant_values="),
+    (ufunc_casting, (X,), "casting="),
+    (sum_of_list, (0.3, 0.5, 0.7), "list of differentiable values"),
+    (tanh_of_list, (0.3, 0.5), "list of differentiable values"),
+    (complex_product, (X,), "complex"),
+    (differentiable_step, (X[0], 0.5), "dx="),
+]
