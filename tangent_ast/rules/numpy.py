@@ -150,7 +150,7 @@ defjvp(np.matmul, lambda dx, ans, x, y: dx @ y,
                   lambda dy, ans, x, y: x @ dy)
 
 nondifferentiable(np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc,
-                  np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty, np.arange,
+                  np.shape, np.ndim, np.size, np.zeros, np.ones, np.empty,
                   np.zeros_like, np.ones_like, np.empty_like, np.argmax, np.argmin,
                   np.argsort, np.isfinite, np.isnan, np.isinf, np.greater, np.less,
                   np.equal, np.not_equal, np.greater_equal, np.less_equal,
