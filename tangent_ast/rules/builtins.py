@@ -34,8 +34,9 @@ defjvp(builtins.getattr, lambda dx, ans, x, name: getattr(dx, name), None)
 defvjp(builtins.getattr, lambda ct, ans, x, name: runtime.getattr_vjp(ct, x, name), None)
 
 # sum(xs) of a list or tuple of numbers or arrays
-defjvp(builtins.sum, lambda dx, ans, x: sum(dx))
-defvjp(builtins.sum, lambda ct, ans, x: runtime.TangentTuple([ct] * len(x)))
+# (a constant start adds no derivative; a differentiable one is refused by the binding)
+defjvp(builtins.sum, lambda dx, ans, x, start=0: sum(dx))
+defvjp(builtins.sum, lambda ct, ans, x, start=0: runtime.TangentTuple([ct] * len(x)))
 
 # xs[i] = v on a local list is xs = list_with(xs, i, v): item i of the cotangent goes to v.
 def_jointly_linear(runtime.list_with, 0, 2)

@@ -39,6 +39,14 @@ def reshape_method_forms(x):
     return np.sum(x.reshape(3, 2) * x.reshape((3, 2)) * np.reshape(x, shape=(3, 2)))
 
 
+def sum_with_start(a, b):
+    return sum([a * b, b], 0.5)
+
+
+def arange_of_ints(x):
+    return np.sum(np.arange(3) * x)
+
+
 # --- refused: (function, what the message names) --------------------------------------
 def sum_where(x):
     return np.sum(x, where=MASK)
@@ -89,6 +97,14 @@ def differentiable_step(y, h):
     return np.trapezoid(y, dx=h)
 
 
+def sum_with_differentiable_start(a, b):
+    return sum([a * b, b], a)
+
+
+def arange_of_a_differentiable_value(x):
+    return np.sum(np.arange(x, x + 3.0) ** 2)
+
+
 REFUSED = [
     (sum_where, (X,), "where="),
     (sum_out, (X,), "out="),
@@ -102,4 +118,6 @@ REFUSED = [
     (tanh_of_list, (0.3, 0.5), "list of differentiable values"),
     (complex_product, (X,), "complex"),
     (differentiable_step, (X[0], 0.5), "dx="),
+    (sum_with_differentiable_start, (0.5, 0.7), "start="),
+    (arange_of_a_differentiable_value, (0.5,), "numpy.arange"),
 ]

@@ -28,6 +28,8 @@ X = cases.X
     (cases.array_of_scalars, (0.3, 0.5, 0.7)),
     (cases.float_conversions, (X,)),
     (cases.reshape_method_forms, (X,)),
+    (cases.sum_with_start, (0.5, 0.7)),
+    (cases.arange_of_ints, (0.5,)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_handled_forms_are_right_in_both_modes(fn, args):
     check_grads(fn, args, modes=("fwd", "rev"))
