@@ -121,7 +121,9 @@ class Derivation:
         return lookup(fn) is None and inspect.isfunction(fn)
 
     def differentiable_args(self, value):
-        """Local names in ``value`` through which derivatives can flow."""
+        """Local names in ``value`` through which derivatives can flow. Every argument of a
+        call counts, those a rule declares without a derivative too: a differentiable value
+        reaching one of them is refused where the rule is applied, never dropped silently."""
         site = self.site(value)
         if site is None:
             return {value.id} if isinstance(value, gast.Name) else set()
@@ -129,10 +131,7 @@ class Derivation:
         entry = lookup(site.fn) if site.fn is not None else None
         if entry is not None and entry.nondiff:
             return names
-        for i, a in enumerate(site.args):
-            if entry is not None and entry.has(self.mode) and entry.rule(self.mode, i) is None \
-                    and i in _rule_table(entry, self.mode):
-                continue
+        for a in site.args:
             names |= {n.id for n in gast.walk(a) if isinstance(n, gast.Name)}
         for kw in site.keywords:
             names |= {n.id for n in gast.walk(kw.value) if isinstance(n, gast.Name)}
@@ -228,10 +227,10 @@ class Derivation:
                 continue
             rule = entry.rule(self.mode, i, kinds)
             if rule is None:
-                if i in _rule_table(entry, self.mode):
-                    continue  # declared without a derivative (an index, a condition)
-                if i in entry.jvps or i in entry.vjps:
+                if i in entry.jvps and i in entry.vjps and i not in _rule_table(entry, self.mode):
                     raise _missing(self, node, site, self.mode, argnum=i)
+                # declared without a derivative (an index, a condition, interp's sample points):
+                # a differentiable value there would silently get none
                 raise unsupported_call(
                     self, node, f"a differentiable value passed as argument {i + 1} of {entry.name}, "
                     "which its rule treats as a constant", "pass a constant there, or register a rule "

@@ -105,6 +105,14 @@ def arange_of_a_differentiable_value(x):
     return np.sum(np.arange(x, x + 3.0) ** 2)
 
 
+def interp_sample_points(x, xp):
+    return np.sum(np.interp(x, xp, np.array([0.0, 1.0, 4.0])))
+
+
+def quantile_level(x, q):
+    return np.quantile(x, q)
+
+
 REFUSED = [
     (sum_where, (X,), "where="),
     (sum_out, (X,), "out="),
@@ -120,4 +128,6 @@ REFUSED = [
     (differentiable_step, (X[0], 0.5), "dx="),
     (sum_with_differentiable_start, (0.5, 0.7), "start="),
     (arange_of_a_differentiable_value, (0.5,), "numpy.arange"),
+    (interp_sample_points, (np.array([0.2, 1.4]), np.array([0.0, 1.0, 2.0])), "argument 2 of numpy.interp"),
+    (quantile_level, (X[0], 0.3), "argument 2 of numpy.quantile"),
 ]
