@@ -287,7 +287,7 @@ def rule_source_hash():
 def _hash_rules(registry):
     h = hashlib.sha256()
     for entry in registry.all_primitives():
-        h.update(entry.name.encode())
+        h.update(entry.name.encode() + (b"" if entry.pure else b":effectful"))
         for table in (entry.jvps, entry.vjps):
             for argnum, rule in sorted(table.items()):
                 h.update(f"{argnum}:{type(rule).__name__}:".encode())

@@ -253,3 +253,107 @@ def test_unchanged_program_keeps_the_rule(make_module):
     assert session.rule(mod.f, "reverse", 0, (ta.kinds.kind_of(2.0),)) is first
     mod.UNRELATED = 1.0
     assert session.rule(mod.f, "reverse", 0, (ta.kinds.kind_of(2.0),)) is first
+
+
+# Effects: derivative code keeps every call the rule table does not mark pure, in order,
+# exactly once per primal execution, so the random stream ends where the primal leaves it.
+
+def unused_global_draw(x):
+    _ = np.random.random()
+    return x * 2.0
+
+
+def draw_used_in_a_loop(x):
+    n = np.random.random()
+    for _ in range(3):
+        x = x * n + np.random.random()
+    return x
+
+
+def draw_in_each_iteration(x):
+    for _ in range(3):
+        n = np.random.random()
+        x = x * n
+    return x
+
+
+def unused_generator_draw(x, rng):
+    z = rng.normal()
+    return x * 3.0
+
+
+def generator_draw_used(x, rng):
+    noise = rng.normal(size=3)
+    return np.sum(x * noise)
+
+
+def unused_print(x):
+    y = print("effect")
+    return x * 2.0
+
+
+def _state_after(call):
+    np.random.seed(0)
+    result = call()
+    return result, np.random.random()
+
+
+@pytest.mark.parametrize("fn", [unused_global_draw, draw_used_in_a_loop, draw_in_each_iteration])
+def test_global_random_stream_as_the_primal_leaves_it(fn):
+    value, expected = _state_after(lambda: fn(1.5))
+    for derived in (lambda: ta.grad(fn)(1.5), lambda: ta.value_and_grad(fn)(1.5)[0],
+                    lambda: ta.jvp(fn, (1.5,), (1.0,))[0], lambda: ta.vjp(fn, 1.5)[0]):
+        result, after = _state_after(derived)
+        assert after == expected
+    assert _state_after(lambda: ta.value_and_grad(fn)(1.5))[0][0] == value
+    assert _state_after(lambda: ta.jvp(fn, (1.5,), (1.0,)))[0][0] == value
+
+
+def test_a_draw_is_saved_not_drawn_again_backwards():
+    np.random.seed(0)
+    draws = np.random.random(3)
+    np.random.seed(0)
+    assert ta.grad(draw_in_each_iteration)(1.5) == pytest.approx(np.prod(draws))
+
+
+def test_vjp_pullback_does_not_draw_again():
+    np.random.seed(0)
+    draw_used_in_a_loop(1.5)
+    expected = np.random.random()
+    np.random.seed(0)
+    _, pullback = ta.vjp(draw_used_in_a_loop, 1.5)
+    pullback(1.0)
+    pullback(1.0)
+    assert np.random.random() == expected
+
+
+@pytest.mark.parametrize("fn, x", [(unused_generator_draw, 1.5), (generator_draw_used, np.ones(3))])
+def test_generator_passed_in_as_the_primal_leaves_it(fn, x):
+    rng = np.random.default_rng(0)
+    value = fn(x, rng)
+    expected = rng.random()
+    for derived in (lambda r: ta.value_and_grad(fn)(x, r), lambda r: ta.jvp(fn, (x, r), (np.ones_like(x), None)),
+                    lambda r: ta.vjp(fn, x, r, wrt=0)):
+        rng = np.random.default_rng(0)
+        out = derived(rng)
+        assert rng.random() == expected
+        assert np.allclose(out[0], value)
+
+
+def test_seed_inside_the_function():
+    def seeded(x):
+        np.random.seed(3)
+        return x * np.random.random()
+
+    np.random.seed(1)
+    value = seeded(2.0)
+    expected = np.random.random()
+    np.random.seed(1)
+    assert ta.value_and_grad(seeded)(2.0)[0] == value
+    assert np.random.random() == expected
+
+
+def test_unused_print_runs_once(capsys):
+    ta.grad(unused_print)(1.0)
+    ta.jvp(unused_print, (1.0,), (1.0,))
+    assert capsys.readouterr().out == "effect\neffect\n"

@@ -5,7 +5,7 @@ import builtins
 import numpy as np
 
 from .. import runtime
-from .registry import broadcasting, def_jointly_linear, defjvp, defvjp, nondifferentiable, specialize
+from .registry import broadcasting, def_jointly_linear, defjvp, defvjp, effectful, nondifferentiable, specialize
 
 defjvp(builtins.abs, lambda dx, ans, x: dx * np.sign(x))
 defvjp(builtins.abs, lambda ct, ans, x: ct * np.sign(x))
@@ -50,3 +50,4 @@ specialize(builtins.list, "vjp", lambda x: x.tag in ("list", "tuple"), lambda ct
 
 nondifferentiable(builtins.len, builtins.int, builtins.round, builtins.bool,
                   builtins.isinstance, builtins.range, builtins.print, builtins.str)
+effectful(builtins.print)

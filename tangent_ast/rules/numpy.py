@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import runtime
 from ..kinds import constructor_kind, matmul_kind, reduction_kind, transpose_kind
-from .registry import (broadcasting, def_linear, defjvp, defvjp, elementwise,
+from .registry import (broadcasting, pure, def_linear, defjvp, defvjp, elementwise,
                        nondifferentiable, primitive, specialize)
 
 ELEMENTWISE = [
@@ -487,3 +487,9 @@ defvjp(np.hsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct
 defvjp(np.vsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct, ans, 0), None)
 defvjp(np.dsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct, ans, 2), None)
 defvjp(np.unstack, lambda ct, ans, x, axis=0: runtime.unstack_vjp(ct, ans, axis))
+
+# Helpers the rules above call that have no rules of their own: pure, so an unused call
+# in derivative code may be dropped. (np.add.at and np.put_along_axis write into their
+# first argument: not pure.)
+pure(np.full_like, np.bincount, np.broadcast_shapes, np.iscomplexobj, np.multiply.outer,
+     np.polyder, np.result_type, np.take_along_axis, np.add.reduceat)
