@@ -39,7 +39,7 @@ _LIBRARIES = frozenset(sys.stdlib_module_names) | {"numpy", "scipy", "tangent_as
 class Dependencies:
     """The objects a rule was derived against; :meth:`current` says whether they still are."""
 
-    __slots__ = ("in_dicts", "attributes", "functions", "reads")
+    __slots__ = ("attributes", "functions", "in_dicts", "reads")
 
     def __init__(self, in_dicts, attributes, functions, reads):
         self.in_dicts = tuple(in_dicts)        # (mapping, key, object): globals, module and class dicts

@@ -38,7 +38,7 @@ def run_cell(module, source, cell):
     filename = f"<cell-{module.__name__}-{cell}>"
     source = textwrap.dedent(source)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), vars(module))
+    exec(compile(source, filename, "exec"), vars(module))  # noqa: S102 (what a notebook does)
 
 
 CALLER = """
@@ -239,8 +239,8 @@ def test_edited_rule_is_kept_when_a_callee_changes(make_module, tmp_path):
     edited = rule.source.replace("* 3.0", "* 4.0")
     rule.path.write_text(edited)
     run_cell(mod, "def g(x):\n    return x * x * x\n", 1)
-    from tangent_ast.pipeline import Session
     from tangent_ast.load import StaleRuleWarning
+    from tangent_ast.pipeline import Session
     with pytest.warns(StaleRuleWarning):
         again = Session(cache).rule(mod.f, "reverse", 0, (ta.kinds.kind_of(2.0),))
     assert again.source == edited
@@ -278,7 +278,7 @@ def draw_in_each_iteration(x):
 
 
 def unused_generator_draw(x, rng):
-    z = rng.normal()
+    z = rng.normal()  # noqa: F841 (unused on purpose: the draw must still happen)
     return x * 3.0
 
 
@@ -288,7 +288,7 @@ def generator_draw_used(x, rng):
 
 
 def unused_print(x):
-    y = print("effect")
+    y = print("effect")  # noqa: F841 (unused on purpose: the print must still happen)
     return x * 2.0
 
 
@@ -303,7 +303,7 @@ def test_global_random_stream_as_the_primal_leaves_it(fn):
     value, expected = _state_after(lambda: fn(1.5))
     for derived in (lambda: ta.grad(fn)(1.5), lambda: ta.value_and_grad(fn)(1.5)[0],
                     lambda: ta.jvp(fn, (1.5,), (1.0,))[0], lambda: ta.vjp(fn, 1.5)[0]):
-        result, after = _state_after(derived)
+        _, after = _state_after(derived)
         assert after == expected
     assert _state_after(lambda: ta.value_and_grad(fn)(1.5))[0][0] == value
     assert _state_after(lambda: ta.jvp(fn, (1.5,), (1.0,)))[0][0] == value
