@@ -64,7 +64,8 @@ def _reverse_rule(f, wrt, cache):
             form, args = flat_arguments(f, args, kwargs)
         key = signature_key(args) if form is PLAIN else (form, signature_key(args))
         rule = rules.get(key)
-        if rule is None:
+        # A callee redefined or a global rebound since: derive (or load) the rule again.
+        if rule is None or not rule.dependencies.current():
             rule = rules[key] = _session(cache).rule(f, "reverse", wrt, signature_of(args), form)
         return rule, args
 

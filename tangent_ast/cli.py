@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .emit import body_hash_of, read_header
 from .errors import TangentAstError
+from .live import dependencies_of
 from .load import StaleRuleWarning
 from .parse import source_hash
 from .pipeline import MODES, STAGE_NAMES, Session, derive_module
@@ -167,6 +168,11 @@ def stale_reason(header):
         return f"the source of {target} cannot be read"
     if source_hash(textwrap.dedent(source)) != header["source-hash"]:
         return f"{target} changed since it was derived"
+    dependencies = dependencies_of(fn)
+    if header.get("depends", "-") != dependencies.depends_field():
+        return f"a function {target} calls changed since it was derived"
+    if header.get("reads") != dependencies.reads_field():
+        return f"a module-level value {target} reads has another kind than when it was derived"
     return None
 
 

@@ -78,7 +78,8 @@ class Provenance:
     mode: str
     wrt: tuple
     version: str
-    depends: list = field(default_factory=list)   # "module:qualname=source_hash" of callees
+    depends: str = "-"    # "module:qualname=fingerprint" of every user function reached (live.py)
+    reads: str | None = None   # "name=kind" of the module-level values and cells the function reads
     updates: tuple = ()   # arguments the function updates in place
     packed: str = ""      # how *args/**kwargs were flattened for this call form (calling.py)
 
@@ -223,7 +224,11 @@ def module_source(functions, namespace, provenance, line_of, *, notes=()):
         f"# signature: {p.signature}",
         f"# mode: {p.mode}",
         f"# wrt: {', '.join(p.wrt)}",
-        f"# depends: {' '.join(p.depends) if p.depends else '-'}",
+        f"# depends: {p.depends}",
+    ]
+    if p.reads:
+        header.append(f"# reads: {p.reads}")
+    header += [
         f"# tangent-ast-version: {p.version}",
         f"# body-hash: {body_hash}",
     ]
@@ -282,7 +287,7 @@ def rule_source_hash():
 def _hash_rules(registry):
     h = hashlib.sha256()
     for entry in registry.all_primitives():
-        h.update(entry.name.encode())
+        h.update(entry.name.encode() + (b"" if entry.pure else b":effectful"))
         for table in (entry.jvps, entry.vjps):
             for argnum, rule in sorted(table.items()):
                 h.update(f"{argnum}:{type(rule).__name__}:".encode())

@@ -33,6 +33,7 @@ from .emit import ModuleNamespace, to_ast, Provenance, function_source, module_s
 from .errors import NotDifferentiableError, TangentAstError
 from .forward import forward
 from .kinds import UNKNOWN, describe_signature, infer
+from .live import dependencies_of
 from .load import cache_dir, import_module, state_of, warn_stale, write_atomic
 from .naming import Namer, sanitize
 from .normalize import Normalizer, check_augmented, check_supported, check_updates, check_views, copy_views, name
@@ -105,16 +106,22 @@ _RESULT_KINDS = {}
 
 
 def result_kind(fn, arg_kinds, form=PLAIN):
-    """The kind of what user function ``fn`` returns for (flattened) arguments of ``arg_kinds``."""
+    """The kind of what user function ``fn`` returns for (flattened) arguments of ``arg_kinds``.
+
+    Remembered while what ``fn`` reaches is unchanged (a callee redefined, a global
+    rebound to a value of another kind change it)."""
     key = (fn, canonical(arg_kinds), form)
-    if key not in _RESULT_KINDS:
-        _RESULT_KINDS[key] = UNKNOWN   # while we look (recursion): unknown
+    known = _RESULT_KINDS.get(key)
+    if known is None or not known[0].current():
+        dependencies = dependencies_of(fn)
+        _RESULT_KINDS[key] = (dependencies, UNKNOWN)   # while we look (recursion): unknown
         try:
             f = front(fn, canonical(arg_kinds), form=form)
-            _RESULT_KINDS[key] = replace(f.kinds.get(f.function.body[-1].value.id, UNKNOWN), shape=None)
+            kind = replace(f.kinds.get(f.function.body[-1].value.id, UNKNOWN), shape=None)
+            _RESULT_KINDS[key] = (dependencies, kind)
         except TangentAstError:
             pass
-    return _RESULT_KINDS[key]
+    return _RESULT_KINDS[key][1]
 
 
 def _source(fn):
@@ -143,11 +150,16 @@ def module_name_for(fn, mode, wrt, signature, form=PLAIN):
     if len(sig) > 40:
         import hashlib
         sig = "sig" + hashlib.sha256(sig.encode()).hexdigest()[:10]
+    parts = [rule_prefix(fn), mode, "_".join(wrt) or "none", sig]
+    return "__".join(parts + ([sanitize(str(form))] if form != PLAIN else []))
+
+
+def rule_prefix(fn):
+    """How the names of the modules of ``fn``'s rules start (``mymodel__loss``)."""
     module = "main" if fn.__module__ == "__main__" else fn.__module__ or "main"
     # the code's own qualname: a functools.wraps wrapper must not share its wrapped function's modules
     qualname = getattr(fn.__code__, "co_qualname", fn.__qualname__)
-    parts = [sanitize(module), sanitize(qualname), mode, "_".join(wrt) or "none", sig]
-    return "__".join(parts + ([sanitize(str(form))] if form != PLAIN else []))
+    return f"{sanitize(module)}__{sanitize(qualname)}"
 
 
 def canonical(signature):
@@ -163,17 +175,12 @@ class CalleeRule:
     fn: object
     module_name: str
     same_module: bool
-    source_hash: str
 
     def function_name(self, suffix, namespace):
         local = f"{self.fn.__code__.co_name}_{suffix}"
         if self.same_module:
             return local
         return namespace.bind_relative(local, self.module_name, local)
-
-    @property
-    def dependency(self):
-        return f"{self.fn.__module__}:{self.fn.__qualname__}={self.source_hash}"
 
 
 @dataclass
@@ -257,11 +264,12 @@ def derive_module(fn, mode, wrt, signature, session, trace=False, form=PLAIN):
         restore_names(g, forbidden, kept)
     if trace:
         snapshots["simplify"] = "\n".join(_source(g) for g in generated)
+    dependencies = dependencies_of(fn)
     provenance = Provenance(
         qualname=f.parsed.qualname, module=f.parsed.module, filename=f.parsed.filename,
         line=f.parsed.first_line, source_hash=f.parsed.source_hash, rules_hash=rule_source_hash(),
         signature=describe_signature(signature), mode=mode, wrt=wrt, version=__version__,
-        depends=sorted({c.dependency for c in d.callees if not c.same_module}),
+        depends=dependencies.depends_field(), reads=dependencies.reads_field(),
         updates=tuple(p for p in params if p in f.changed_args), packed=f.spread.describe())
     text, loader = module_source(generated, namespace, provenance, lambda line: _absolute(f.parsed, line))
     if trace:
@@ -362,8 +370,9 @@ class DerivedRule:
     ``rule.fwd(*args) -> (out, saved)`` and ``rule.bwd(saved, ct) -> cotangents``.
     """
 
-    def __init__(self, fn, mode, wrt, signature, module, path, rules_used=(), form=PLAIN):
+    def __init__(self, fn, mode, wrt, signature, module, path, rules_used=(), form=PLAIN, dependencies=None):
         self.fn = fn
+        self.dependencies = dependencies if dependencies is not None else dependencies_of(fn)
         self.mode = mode
         self.wrt = wrt
         self.signature = signature
@@ -411,13 +420,17 @@ class DerivedRule:
 
 
 class Session:
-    """Derived rules of this process, keyed by function, mode, wrt and signature."""
+    """Derived rules of this process, keyed by function, mode, wrt and signature.
+
+    A rule is used again only while the program it was derived from is unchanged
+    (``live.Dependencies.current``); otherwise it is derived or loaded again."""
 
     def __init__(self, directory=None, strict=False):
         self.directory = cache_dir(directory)
         self.strict = strict
         self.rules = {}
         self.in_progress = set()
+        self._dependencies = {}
 
     def rule(self, fn, mode="forward", wrt=0, signature=None, form=PLAIN):
         """The rule of ``fn`` for calls of ``form`` with arguments of ``signature``."""
@@ -428,16 +441,52 @@ class Session:
         wrt = wrt_names(flat_params(fn, form), wrt, fn.__qualname__)
         signature = canonical(signature)
         key = (fn, mode, wrt, signature, form)
-        if key in self.rules:
-            return self.rules[key]
+        known = self.rules.get(key)
+        if known is not None and known.dependencies.current():
+            return known
+        if known is not None:
+            program_changed()
+        dependencies = self.dependencies(fn)
         module_name = module_name_for(fn, mode, wrt, signature, form)
         generated = self.ensure(fn, mode, wrt, signature, module_name, form)
-        module = import_module(self.directory, module_name, self.bindings(fn, generated),
-                               reload=generated is not None)
+        # The module imports the rules of its callees (``from .g__reverse... import g_fwd``):
+        # load them first, with their own bindings and as they are now on disk.
+        self.load_callees(module_name, dependencies, {module_name})
+        module = import_module(self.directory, module_name, self.bindings(fn, generated), reload=True)
         rule = DerivedRule(fn, mode, wrt, signature, module, self.directory / f"{module_name}.py",
-                           generated.rules_used if generated else (), form)
+                           generated.rules_used if generated else (), form, dependencies)
         self.rules[key] = rule
         return rule
+
+    def dependencies(self, fn):
+        """``live.Dependencies`` of ``fn`` as the program is now (computed again once it changed)."""
+        known = self._dependencies.get(fn)
+        if known is None or not known.current():
+            known = self._dependencies[fn] = dependencies_of(fn)
+        return known
+
+    def load_callees(self, module_name, dependencies, loading):
+        """Import the callee rules ``module_name`` imports, each with the values its loader binds."""
+        path = self.directory / f"{module_name}.py"
+        try:
+            text = path.read_text()
+        except OSError:
+            return
+        prefixes = {rule_prefix(g) + "__": g for g in dependencies.functions}
+        for line in text.splitlines():
+            if not line.startswith("from ."):
+                if line.startswith("def "):
+                    break
+                continue
+            callee_module = line[len("from ."):].split()[0]
+            if callee_module in loading:
+                continue
+            g = next((g for prefix, g in prefixes.items() if callee_module.startswith(prefix)), None)
+            if g is None:
+                continue  # not a rule of a function we know: Python's import finds it
+            loading.add(callee_module)
+            self.load_callees(callee_module, dependencies, loading)
+            import_module(self.directory, callee_module, _loader_values(g, None), reload=True)
 
     def bindings(self, fn, generated):
         return _loader_values(fn, generated.loader_names if generated else None)
@@ -461,26 +510,34 @@ class Session:
         return generated
 
     def expected_header(self, fn):
-        """Header fields a fresh module of ``fn`` has, or None if they cannot be known cheaply."""
+        """Header fields a fresh module of ``fn`` has, or None if they cannot be known cheaply.
+
+        ``depends`` and ``reads`` cover the functions it reaches and the values it reads:
+        a module derived against an older callee or a value of another kind is stale."""
         try:
             source = inspect.getsource(fn.__code__)
         except (OSError, TypeError):
             return None
         import textwrap
         from .parse import source_hash
+        dependencies = self.dependencies(fn)
         return {"source-hash": source_hash(textwrap.dedent(source)), "rules-hash": rule_source_hash(),
-                "tangent-ast-version": __version__}
+                "tangent-ast-version": __version__, "depends": dependencies.depends_field(),
+                "reads": dependencies.reads_field()}
 
     def callee(self, fn, mode, positions, kinds, where, caller_module, form=PLAIN):
         params = flat_params(fn, form)
         wrt = tuple(params[i] for i in positions)
         signature = canonical(kinds)
         module_name = module_name_for(fn, mode, wrt, signature, form)
-        from .parse import parse as parse_fn
-        source_hash = parse_fn(fn).source_hash
         if (fn, mode, wrt, signature, form) not in self.in_progress:
             self.ensure(fn, mode, wrt, signature, module_name, form)
-        return CalleeRule(fn, module_name, module_name == caller_module, source_hash)
+        return CalleeRule(fn, module_name, module_name == caller_module)
+
+
+def program_changed():
+    """Something a rule was derived against was rebound: forget what was inferred from it."""
+    _RESULT_KINDS.clear()
 
 
 def _loader_values(fn, names):

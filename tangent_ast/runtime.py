@@ -181,7 +181,7 @@ def _rule_of_function_value(f, mode, wrt, args, kwargs):
             hint="wrap it in a def: def g(x): return np.sin(x), and pass g")
     form, flat = flat_arguments(f, args, kwargs)  # the positional arguments come first
     key = (mode, wrt, form, signature_key(flat))
-    if key not in rules:
+    if key not in rules or not rules[key].dependencies.current():  # redefined callees: derive again
         rules[key] = api.derive(f, mode, wrt, args=args, kwargs=kwargs)
     return rules[key], flat
 
@@ -230,6 +230,11 @@ def write_list(given, new):
         raise TangentAstError(f"a list argument is updated in place, so its tangent must be a list "
                               f"too, not {type(given).__name__}", hint="pass the tangent as a list")
     given[:] = new
+
+
+# Helpers with effects (they change an argument or run the user's code): derivative
+# code keeps each call, in order, exactly once (simplify.is_pure).
+EFFECTFUL = frozenset({write_list, call_jvp, call_fwd, call_bwd})
 
 
 def replace_vjp(ct, changed):

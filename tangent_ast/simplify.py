@@ -21,12 +21,13 @@ import ast
 import copy
 
 import gast
+import numpy as np
 
+from . import runtime
 from .emit import to_ast
+from .rules.registry import is_pure_function
 
 MAX_LINE = 88
-PURE_MODULES = ("numpy", "math", "operator", "tangent_ast.runtime", "tangent_ast.rules",
-                "builtins")
 
 
 def _names_loaded(node):
@@ -159,21 +160,33 @@ def _strip_negation(e):
 
 
 def is_pure(expr, namespace):
-    """True if evaluating ``expr`` later (once) cannot change what it computes or does."""
-    for n in gast.walk(expr):
-        if isinstance(n, gast.Call):
-            root = n.func
-            while isinstance(root, gast.Attribute):
-                root = root.value
-            if not isinstance(root, gast.Name):
-                return False
-            obj = namespace.objects.get(root.id)
-            module = getattr(obj, "__name__", "") if type(obj).__name__ == "module" else getattr(obj, "__module__", "")
-            if isinstance(n.func, gast.Attribute) and obj is None:
-                continue  # a method of a local array: x.sum(), x.reshape(...)
-            if not (module or "").startswith(PURE_MODULES) and root.id not in ("float", "abs", "slice"):
-                return False
-    return True
+    """True if evaluating ``expr`` later, again, or not at all cannot change what it
+    computes or does: every call in it is one the rule table marks pure
+    (``registry.is_pure_function``). A call of anything else (``np.random.random()``,
+    ``rng.normal()``, a user function, ``print``) keeps its place and runs once."""
+    return all(_pure_call(n, namespace) for n in gast.walk(expr) if isinstance(n, gast.Call))
+
+
+def _pure_call(call, namespace):
+    chain, root = [], call.func
+    while isinstance(root, gast.Attribute):
+        chain.append(root.attr)
+        root = root.value
+    if not isinstance(root, gast.Name):
+        return False
+    obj = namespace.objects.get(root.id, _LOCAL)
+    if obj is _LOCAL:
+        # A method of a local value (x.sum(), x.reshape(...)): pure if it is an array
+        # method the table marks pure; a generator's rng.normal() is not one.
+        return len(chain) == 1 and is_pure_function(getattr(np.ndarray, chain[0], None))
+    for attr in reversed(chain):
+        obj = getattr(obj, attr, None)
+    if getattr(obj, "__module__", None) == runtime.__name__:
+        return obj not in runtime.EFFECTFUL   # the rules' own helpers
+    return is_pure_function(obj)
+
+
+_LOCAL = object()
 
 
 class Simplifier:

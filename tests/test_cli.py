@@ -117,6 +117,19 @@ def test_check_finds_a_stale_module_and_regenerate_fixes_it(workdir):
     assert cli(workdir, "check", "derived").returncode == 0
 
 
+def test_check_finds_a_module_derived_from_an_older_callee(workdir):
+    assert cli(workdir, "generate", "model:loss", "--mode", "reverse", "-o", "derived").returncode == 0
+    model = workdir / "model.py"
+    model.write_text(model.read_text().replace("np.sin(x) * x", "np.sin(x) * x * x"))
+    stale = cli(workdir, "check", "derived")
+    assert stale.returncode == 1
+    assert "model__loss__reverse__x__any.py: a function model:loss calls changed since it was derived" \
+        in stale.stdout
+    assert "model__inner__reverse__x__unknown.py: model:inner changed" in stale.stdout
+    assert cli(workdir, "generate", "model:loss", "--mode", "reverse", "-o", "derived").returncode == 0
+    assert cli(workdir, "check", "derived").returncode == 0
+
+
 def test_show_prints_the_stage(workdir):
     done = cli(workdir, "show", "model:loss", "--stage", "ssa")
     assert done.returncode == 0, done.stderr

@@ -5,7 +5,8 @@ import builtins
 import numpy as np
 
 from .. import runtime
-from .registry import broadcasting, def_jointly_linear, defjvp, defvjp, handles, nondifferentiable, specialize
+from .registry import (broadcasting, def_jointly_linear, defjvp, defvjp, effectful, handles, nondifferentiable,
+                       specialize)
 
 defjvp(builtins.abs, lambda dx, ans, x: dx * np.sign(x))
 defvjp(builtins.abs, lambda ct, ans, x: ct * np.sign(x))
@@ -54,3 +55,4 @@ nondifferentiable(builtins.len, builtins.int, builtins.round, builtins.bool,
 
 # Containers: getattr of records, sum and list of lists/tuples, list_with of lists.
 handles([builtins.getattr, builtins.sum, builtins.list, runtime.list_with], sequences=True)
+effectful(builtins.print)

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import runtime
 from ..kinds import constructor_kind, matmul_kind, reduction_kind, transpose_kind
-from .registry import (broadcasting, def_linear, defjvp, defvjp, elementwise, handles,
+from .registry import (broadcasting, def_linear, defjvp, defvjp, elementwise, handles, pure,
                        nondifferentiable, primitive, specialize)
 
 ELEMENTWISE = [
@@ -537,3 +537,8 @@ handles([np.ndarray.astype, np.array, np.asarray, np.asanyarray, np.ascontiguous
 # Rules whose differentiable arguments may be lists or tuples of arrays and numbers.
 handles([np.array, np.asarray, np.concatenate, np.stack, np.hstack, np.vstack, np.dstack,
          np.column_stack, np.block], sequences=True)
+# Helpers the rules above call that have no rules of their own: pure, so an unused call
+# in derivative code may be dropped. (np.add.at and np.put_along_axis write into their
+# first argument: not pure.)
+pure(np.full_like, np.bincount, np.broadcast_shapes, np.iscomplexobj, np.multiply.outer,
+     np.polyder, np.result_type, np.take_along_axis, np.add.reduceat)

@@ -12,6 +12,9 @@ hand-written rules, one per differentiable argument and mode.
 * ``elementwise(fn, derivative)``: ``y = fn(x)`` elementwise with
   ``dy/dx = derivative(ans, x)``; gives both modes.
 * ``nondifferentiable(fn)``: the result carries no tangent (``floor``, ``len``).
+* ``effectful(fn)``: calls have effects (``print``): never dropped, never repeated.
+  Every other registered function is pure; an unregistered one is not.
+* ``pure(fn)``: a function without rules that derivative code calls is pure.
 * ``broadcasting(fn)``: arguments broadcast against each other, so a
   cotangent is summed back to its argument's shape where shapes can differ.
 
@@ -74,6 +77,10 @@ class Primitive:
     fills: dict = field(default_factory=dict)  # values for positional parameters a call leaves out
     signature: object = None                   # the primal's signature, where it cannot be read
     sequences: bool = False                    # differentiable arguments may be lists/tuples/records
+    # No effect but its result: a call whose result is unused may be dropped, and the
+    # reverse sweep may evaluate it again instead of saving its value. Declaring rules
+    # for a function states it is math; ``effectful`` says otherwise (``print``).
+    pure: bool = True
 
     @property
     def name(self):
@@ -226,6 +233,34 @@ def nondifferentiable(*fns):
     for fn in fns:
         primitive(fn).nondiff = True
     _changed()
+
+
+def effectful(*fns):
+    """Calls of ``fns`` have effects: derivative code keeps each one, in order, exactly once."""
+    for fn in fns:
+        primitive(fn).pure = False
+    _changed()
+
+
+_PURE_HELPERS = set()   # functions without rules that derivative code calls, marked pure
+
+
+def pure(*fns):
+    """Mark functions without rules pure (the helpers rules call: ``np.full_like``), so
+    simplify may drop an unused call or inline it."""
+    _PURE_HELPERS.update(fns)
+    _changed()
+
+
+def is_pure_function(fn):
+    """True if the rule table marks ``fn`` pure; a function it does not know is not."""
+    entry = lookup(fn)
+    if entry is not None:
+        return entry.pure
+    try:
+        return fn in _PURE_HELPERS
+    except TypeError:  # unhashable
+        return False
 
 
 def broadcasting(*fns):

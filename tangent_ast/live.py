@@ -1,0 +1,195 @@
+"""What a derived rule was derived against, and the cheap check that it still is.
+
+A rule is derived from the program as it is at that moment: the function's
+code, the functions it calls (and theirs, transitively), and the module-level
+values and closure cells they read. In a notebook or after ``importlib.reload``
+any of these can be rebound while the rule object lives on. So a rule keeps the
+identity of every object its derivation looked up, and each call checks that
+looking them up again gives the same objects; if not, the rule is derived (or
+reloaded) again.
+
+    def g(x): return SCALE * x          Dependencies of f's rule:
+    def f(x): return g(x) * 3.0     ->    f.__code__, f.__defaults__, ...
+                                          f.__globals__['g'] is <g>, g.__code__, ...
+                                          g.__globals__['SCALE'] is <2.0>
+
+The same walk gives what a module on disk records in its header (``depends``:
+the source and data kinds of every function reached; ``reads``: the kinds of
+the values the function itself reads), so a module derived against an older
+callee or a value of another kind is not reused by a later process either.
+
+Libraries (NumPy, SciPy, the standard library, tangent_ast) are not reloaded in
+a session: attribute chains into them (``np.linalg.norm``) are not checked on
+each call, which keeps the check to a few dictionary lookups.
+"""
+
+import hashlib
+import inspect
+import sys
+import types
+
+import gast
+
+from .errors import TangentAstError
+
+_MISSING = object()
+_LIBRARIES = frozenset(sys.stdlib_module_names) | {"numpy", "scipy", "tangent_ast", "gast"}
+
+
+class Dependencies:
+    """The objects a rule was derived against; :meth:`current` says whether they still are."""
+
+    __slots__ = ("attributes", "functions", "in_dicts", "reads")
+
+    def __init__(self, in_dicts, attributes, functions, reads):
+        self.in_dicts = tuple(in_dicts)        # (mapping, key, object): globals, module and class dicts
+        self.attributes = tuple(attributes)    # (owner, attribute, object): __code__, __defaults__, cells
+        self.functions = tuple(functions)      # user functions reached, the rule's own first
+        self.reads = reads                     # {function: {name: value}}: data values each reads
+
+    def current(self):
+        """True if every lookup the derivation made still gives the same object."""
+        try:
+            for mapping, key, obj in self.in_dicts:
+                if mapping.get(key, _MISSING) is not obj:
+                    return False
+            for owner, attribute, obj in self.attributes:
+                if getattr(owner, attribute) is not obj:
+                    return False
+        except ValueError:  # a closure cell emptied since (``del`` of the closed-over name)
+            return False
+        return True
+
+    def depends_field(self):
+        """The header's ``depends``: ``module:qualname=fingerprint`` of every other function reached."""
+        entries = sorted({f"{fn.__module__}:{fn.__qualname__}={self.fingerprint(fn)}"
+                          for fn in self.functions[1:]})
+        return " ".join(entries) if entries else "-"
+
+    def reads_field(self):
+        """The header's ``reads``: ``name=kind`` of the data values the function itself reads, or None."""
+        own = self.reads.get(self.functions[0], {}) if self.functions else {}
+        return " ".join(f"{n}={_kind(v)}" for n, v in sorted(own.items())) or None
+
+    def fingerprint(self, fn):
+        """A hash of ``fn``'s source and the kinds of the data values it reads."""
+        text = _source(fn) or repr(fn.__code__.co_code)
+        text += "".join(f"\n{n}={_kind(v)}" for n, v in sorted(self.reads.get(fn, {}).items()))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _kind(value):
+    from .kinds import kind_of
+    return str(kind_of(value))
+
+
+def _source(fn):
+    try:
+        import textwrap
+        return textwrap.dedent(inspect.getsource(fn.__code__))
+    except (OSError, TypeError):
+        return None
+
+
+def is_library(module_name):
+    return (module_name or "").partition(".")[0] in _LIBRARIES
+
+
+def _is_user_function(obj):
+    if not inspect.isfunction(obj) or is_library(getattr(obj, "__module__", None)):
+        return False
+    from .rules.registry import lookup
+    return lookup(obj) is None
+
+
+def _is_data(value):
+    """A value (number, array, container, record), not code: its kind shapes the derivation."""
+    return not (callable(value) or isinstance(value, types.ModuleType))
+
+
+def dependencies_of(fn):
+    """The :class:`Dependencies` of a rule of ``fn``: ``fn`` and every user function it
+    reaches through its free names and attribute chains, transitively."""
+    fn = getattr(fn, "__func__", fn)
+    in_dicts, attributes, functions, reads = {}, {}, [], {}
+    queue = [fn]
+    while queue:
+        h = queue.pop(0)
+        if h in functions:
+            continue
+        functions.append(h)
+        for attribute in ("__code__", "__defaults__", "__kwdefaults__"):
+            attributes[(id(h), attribute)] = (h, attribute, getattr(h, attribute))
+        try:
+            from .parse import parse
+            node = parse(h).node
+        except TangentAstError:
+            continue  # no source: it is not derived, so only its identity matters
+        own_reads = reads.setdefault(h, {})
+
+        def reached(value):
+            value = getattr(value, "__func__", value)
+            if _is_user_function(value):
+                queue.append(value)
+
+        for name, chain in _free_reads(node):
+            value = _lookup_name(h, name, in_dicts, attributes)
+            if value is _MISSING:
+                continue
+            if _is_data(value):
+                own_reads[name] = value
+            reached(value)
+            for attr in chain:  # mod.g, Class.method: the attribute is looked up when the primal runs
+                owner = value
+                if isinstance(owner, types.ModuleType) and is_library(owner.__name__) or \
+                        not isinstance(owner, (types.ModuleType, type)):
+                    break
+                value = getattr(owner, attr, _MISSING)
+                if isinstance(owner, types.ModuleType):
+                    in_dicts[(id(vars(owner)), attr)] = (vars(owner), attr, value)
+                else:
+                    attributes[(id(owner), attr)] = (owner, attr, value)
+                if value is _MISSING:
+                    break
+                reached(value)
+    return Dependencies(in_dicts.values(), attributes.values(), functions, reads)
+
+
+def _lookup_name(fn, name, in_dicts, attributes):
+    """What ``name`` denotes for ``fn`` (closure cell, then global, then builtin), recorded."""
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+    if name in cells:
+        try:
+            value = cells[name].cell_contents
+        except ValueError:
+            return _MISSING
+        attributes[(id(cells[name]), "cell_contents")] = (cells[name], "cell_contents", value)
+        return value
+    value = fn.__globals__.get(name, _MISSING)
+    # A builtin is recorded as "no global of that name": defining one later shadows it.
+    in_dicts[(id(fn.__globals__), name)] = (fn.__globals__, name, value)
+    if value is _MISSING:
+        import builtins
+        value = getattr(builtins, name, _MISSING)
+    return value
+
+
+def _free_reads(node):
+    """``(name, attribute chain)`` of every free name a function reads: ``mod.g`` -> ("mod", ["g"])."""
+    from .resolve import assigned_names
+    local = assigned_names(node)
+    found = {}
+    for n in gast.walk(node):
+        if isinstance(n, gast.Attribute):
+            chain, base = [], n
+            while isinstance(base, gast.Attribute):
+                chain.append(base.attr)
+                base = base.value
+            if isinstance(base, gast.Name) and base.id not in local:
+                chain.reverse()
+                key = (base.id, tuple(chain))
+                found[key] = None
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in local:
+            found.setdefault((n.id, ()), None)
+    # longer chains subsume their prefixes; keep each (name, chain) once
+    return [(name, list(chain)) for name, chain in found]
