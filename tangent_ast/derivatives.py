@@ -19,10 +19,11 @@ from .calling import CallMismatch, bind
 from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
 from .activity import assignments
 from .kinds import UNKNOWN
+from .live import is_library
 from .normalize import name
 from .resolve import Pack, callee
 from .rules.binding import CallRefused, bind_call
-from .rules.registry import SameCall, lookup, qualified_name
+from .rules.registry import ZERO, SameCall, lookup, qualified_name
 
 
 @dataclass
@@ -118,7 +119,9 @@ class Derivation:
         return self.parsed.where(node)
 
     def is_user_function(self, fn):
-        return lookup(fn) is None and inspect.isfunction(fn)
+        # NumPy's and the standard library's own Python code is not user code: a function
+        # of theirs without a rule is refused (MissingRuleError), never derived from its source
+        return lookup(fn) is None and inspect.isfunction(fn) and not is_library(fn.__module__)
 
     def differentiable_args(self, value):
         """Local names in ``value`` through which derivatives can flow. Every argument of a
@@ -225,16 +228,20 @@ class Derivation:
         for i in self.active_args(site):
             if entry.nondiff:
                 continue
+            if entry.validate is not None:
+                try:
+                    entry.validate(site.args, i, self.constant_value)
+                except CallRefused as refusal:
+                    raise unsupported_call(self, node, refusal.what, refusal.hint) from None
             rule = entry.rule(self.mode, i, kinds)
+            if rule is ZERO:
+                continue  # the result does not change with this argument (only its shape counts)
             if rule is None:
-                if i in entry.jvps and i in entry.vjps and i not in _rule_table(entry, self.mode):
-                    raise _missing(self, node, site, self.mode, argnum=i)
-                # declared without a derivative (an index, a condition, interp's sample points):
-                # a differentiable value there would silently get none
-                raise unsupported_call(
-                    self, node, f"a differentiable value passed as argument {i + 1} of {entry.name}, "
-                    "which its rule treats as a constant", "pass a constant there, or register a rule "
-                    "with a derivative for that argument")
+                if i not in _rule_table(entry, self.mode) and (i in entry.jvps or i in entry.vjps):
+                    raise _missing(self, node, site, self.mode, argnum=i)  # a rule in the other mode only
+                # declared as a constant (an index, a condition, interp's sample points):
+                # a differentiable value there would silently get no derivative
+                raise self.constant_argument(node, entry, site, i)
             self.check_argument(node, entry, site.args[i], i)
             lead = leading[i] if self.mode == "forward" else leading
             try:
@@ -247,10 +254,27 @@ class Derivation:
                     raise
                 raise TangentAstError(f"{exc.message} (calling {entry.name})", where=self.where(node),
                                       hint=exc.hint) from None
+            expr = _structural_zero(expr)
             if self.mode == "reverse" and entry.broadcasts:
                 expr = self.unbroadcast(expr, site.args[i], target)
             out.append((i, expr))
         return out
+
+    def constant_argument(self, node, entry, site, i):
+        import operator
+        if entry.fn is operator.getitem:
+            base = self.constant_value(site.args[0]) if not self.is_active(site.args[0]) and \
+                isinstance(site.args[0], (gast.Name, gast.Attribute)) and \
+                not (isinstance(site.args[0], gast.Name) and self.scope.is_local(site.args[0].id)) else None
+            if isinstance(base, type(np.r_)) or isinstance(base, type(np.c_)):
+                return unsupported_call(self, node, "np.r_[...] / np.c_[...] of differentiable values",
+                                        "join them with np.concatenate([...]) or np.column_stack([...])")
+            return unsupported_call(self, node, "a differentiable value used as an index",
+                                    "index with integers; for interpolation use np.interp")
+        return unsupported_call(
+            self, node, f"a differentiable value passed as argument {i + 1} of {entry.name}, which its "
+            "rule treats as a constant", "pass a constant there, or register a rule with a derivative "
+            "for that argument")
 
     def same_call(self, rule, site, i, lead):
         """A linear function's forward rule: the call as written, the tangent in place of argument ``i``."""
@@ -317,8 +341,33 @@ def _canonical(expr):
     return gast.dump(expr)
 
 
+def _structural_zero(expr):
+    """A rule's term with a literal zero factor is zero whatever the other factors are:
+    ``dx * 0 * x ** -1`` (from ``x ** 0``) is ``dx * 0``, not NaN or a ZeroDivisionError
+    at ``x == 0``. The (co)tangent factor, first in every rule, keeps the shape."""
+    factors = _factors(expr)
+    if len(factors) > 1 and any(isinstance(f, gast.Constant) and type(f.value) in (int, float) and f.value == 0
+                                for f in factors[1:]):
+        return gast.BinOp(left=factors[0], op=gast.Mult(), right=gast.Constant(0, None))
+    return expr
+
+
+def _is_zero_term(term):
+    return isinstance(term, gast.BinOp) and isinstance(term.op, gast.Mult) \
+        and isinstance(term.right, gast.Constant) and type(term.right.value) in (int, float) and term.right.value == 0
+
+
+def _factors(e):
+    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Mult):
+        return _factors(e.left) + _factors(e.right)
+    return [e]
+
+
 def _merged(terms):
-    """Equal terms added once, times their count (``t + t`` -> ``2 * t``)."""
+    """Equal terms added once, times their count (``t + t`` -> ``2 * t``); a structural
+    zero (``dx * 0``) is left out when another term gives the shape."""
+    if len(terms) > 1 and not all(_is_zero_term(t) for t in terms):
+        terms = [t for t in terms if not _is_zero_term(t)]
     counts, first = {}, {}
     for t in terms:
         key = _canonical(t)

@@ -83,6 +83,8 @@ def kind_of(value):
         return FLOAT
     if isinstance(value, (complex, np.complexfloating)):
         return Kind("complex")
+    if isinstance(value, np.ma.MaskedArray):
+        return Kind("object")  # masked values have no rules: never differentiated as an array
     if isinstance(value, np.ndarray):
         return Kind("array", value.ndim, value.dtype.kind)
     if value is None:
@@ -179,7 +181,8 @@ _COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
 def _is_user_function(fn):
     import inspect
     from .rules.registry import lookup
-    return inspect.isfunction(fn) and lookup(fn) is None
+    from .live import is_library
+    return inspect.isfunction(fn) and lookup(fn) is None and not is_library(fn.__module__)
 
 
 def _list_with_kind(xs, index, item):

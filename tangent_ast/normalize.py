@@ -926,9 +926,10 @@ def check_augmented(parsed, fn, origin, kinds, scope):
             same |= more
         user = origin.get(n.targets[0].id, n.targets[0].id)
         before = [d for d, d_loops in assigns if _may_precede(position, d, d_loops, n, loops)]
-        others = sorted({origin.get(d.targets[0].id, d.targets[0].id) for d in before
-                         if isinstance(d.value, gast.Name) and d.value.id in same or d.targets[0].id in same}
-                        - {user})
+        params = {a.id for a in fn.args.args}  # y = x; y += 1 updates the caller's x too
+        others = sorted(({origin.get(d.targets[0].id, d.targets[0].id) for d in before
+                          if isinstance(d.value, gast.Name) and d.value.id in same or d.targets[0].id in same}
+                         | {origin.get(p, p) for p in same & params}) - {user})
         views = [d for d in before if d.targets[0].id in same and _view_of(d.value, None, scope)]
         held = [d for d in before if isinstance(d.value, (gast.Tuple, gast.List, gast.Dict))
                 and any(isinstance(e, gast.Name) and e.id in same

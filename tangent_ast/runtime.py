@@ -283,6 +283,44 @@ def matmul_vjp_right(ct, x, y):
     return unbroadcast(np.swapaxes(x, -1, -2) @ ct, y)
 
 
+def _dot_axes(x, y):
+    """np.dot as a tensordot: the last axis of x against the second-to-last of y (its only one for a vector)."""
+    return [np.ndim(x) - 1], [max(np.ndim(y) - 2, 0)]
+
+
+def dot_vjp_left(ct, x, y):
+    """Cotangent of ``x`` in ``np.dot(x, y)`` for any ranks (a scalar factor included)."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(ct * y, x)
+    if np.ndim(x) <= 2 and np.ndim(y) <= 2:
+        return matmul_vjp_left(ct, x, y)
+    return tensordot_vjp_left(ct, x, y, _dot_axes(x, y))
+
+
+def dot_vjp_right(ct, x, y):
+    """Cotangent of ``y`` in ``np.dot(x, y)`` for any ranks (a scalar factor included)."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(ct * x, y)
+    if np.ndim(x) <= 2 and np.ndim(y) <= 2:
+        return matmul_vjp_right(ct, x, y)
+    return tensordot_vjp_right(ct, x, y, _dot_axes(x, y))
+
+
+def full_like_jvp(dv, ans):
+    """Tangent of ``np.full_like(a, v)``: ``dv`` everywhere, or 0 if ``a`` is not a float
+    array (its dtype truncates v, so the result does not change with v)."""
+    if np.result_type(ans).kind not in "fc":
+        return np.zeros(np.shape(ans))
+    return np.full(np.shape(ans), dv, dtype=np.result_type(ans, dv))
+
+
+def full_like_vjp(ct, ans, fill_value):
+    """Cotangent of ``v`` in ``np.full_like(a, v)``: ``ct`` summed to ``v``'s shape."""
+    if np.result_type(ans).kind not in "fc":
+        return zero_tangent(fill_value)
+    return unbroadcast(ct, fill_value)
+
+
 def transpose_vjp(ct, axes=None):
     """Cotangent for ``np.transpose(x, axes)``: transpose back."""
     if axes is None:
@@ -425,14 +463,22 @@ def var_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False,
     return _like(2 * centered * _keep(ct, x, axis, keepdims) / (reduce_count(x, axis) - ddof), x)
 
 
+def _half_over(ans):
+    """``1 / (2 * std)``, and 0 where the std is 0: a single element's std is 0 whatever its
+    value (derivative 0), and at equal elements the std has no derivative, only a kink."""
+    ans = np.asarray(ans, dtype=float)
+    zero = ans == 0
+    return np.where(zero, 0.0, 0.5 / np.where(zero, 1.0, ans))
+
+
 def std_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """Tangent of ``np.std``: the variance's over ``2 * std``."""
-    return var_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims) / (2 * ans)
+    return _like(var_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims) * _half_over(ans), ans)
 
 
 def std_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """Cotangent of ``x`` for ``np.std``."""
-    return var_vjp(ct / (2 * np.asarray(ans)), ans, x, axis, ddof=ddof, keepdims=keepdims)
+    return var_vjp(ct * _half_over(ans), ans, x, axis, ddof=ddof, keepdims=keepdims)
 
 
 def cumsum_vjp(ct, x, axis=None, dtype=None, out=None):
@@ -585,6 +631,15 @@ def clip_mask(x, a_min, a_max):
     if a_max is not None:
         inside = inside & (x <= a_max)
     return inside
+
+
+def xlogy(a, b):
+    """``a * log(b)``, and 0 where ``a`` is 0: the derivative ``b ** y * log(b)`` of a power
+    in its exponent, which tends to 0 as the base ``b`` tends to 0 (``0.0 ** y`` for ``y > 0``)."""
+    if np.ndim(a) == 0 and np.ndim(b) == 0:
+        return 0.0 if a == 0 else a * np.log(b)
+    zero = np.asarray(a) == 0
+    return np.where(zero, 0.0, a * np.log(np.where(zero, 1.0, b)))
 
 
 def sinc_derivative(x):
@@ -1302,12 +1357,12 @@ def nanvar_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=Fal
 
 def nanstd_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """Tangent of ``np.nanstd``: the variance's over ``2 * std``."""
-    return nanvar_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims) / (2 * ans)
+    return _like(nanvar_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims) * _half_over(ans), ans)
 
 
 def nanstd_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """Cotangent of ``x`` for ``np.nanstd``."""
-    return nanvar_vjp(ct / (2 * np.asarray(ans)), ans, x, axis, ddof=ddof, keepdims=keepdims)
+    return nanvar_vjp(ct * _half_over(ans), ans, x, axis, ddof=ddof, keepdims=keepdims)
 
 
 # ---------------------------------------------------------------------------

@@ -13,9 +13,9 @@ defvjp(builtins.abs, lambda ct, ans, x: ct * np.sign(x))
 broadcasting(builtins.abs)
 
 defjvp(builtins.pow, lambda dx, ans, x, y: dx * y * x ** (y - 1),
-                     lambda dy, ans, x, y: dy * ans * np.log(x))
+                     lambda dy, ans, x, y: dy * runtime.xlogy(ans, x))
 defvjp(builtins.pow, lambda ct, ans, x, y: ct * y * x ** (y - 1),
-                     lambda ct, ans, x, y: ct * ans * np.log(x))
+                     lambda ct, ans, x, y: ct * runtime.xlogy(ans, x))
 
 defjvp(builtins.float, lambda dx, ans, x: dx)
 defvjp(builtins.float, lambda ct, ans, x: ct)

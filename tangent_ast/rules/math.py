@@ -2,8 +2,9 @@
 
 import math
 
+from .. import runtime
 from ..kinds import FLOAT
-from .registry import all_primitives, defjvp, defvjp, elementwise, nondifferentiable, specialize
+from .registry import ZERO, all_primitives, defjvp, defvjp, elementwise, nondifferentiable, specialize
 
 
 def _unary(table):
@@ -46,9 +47,9 @@ specialize(math.log, "jvp", lambda x: True, lambda dx, ans, x: dx / x)
 specialize(math.log, "vjp", lambda x: True, lambda ct, ans, x: ct / x)
 
 defjvp(math.pow, lambda dx, ans, x, y: dx * y * x ** (y - 1),
-                 lambda dy, ans, x, y: dy * ans * math.log(x))
+                 lambda dy, ans, x, y: dy * runtime.xlogy(ans, x))
 defvjp(math.pow, lambda ct, ans, x, y: ct * y * x ** (y - 1),
-                 lambda ct, ans, x, y: ct * ans * math.log(x))
+                 lambda ct, ans, x, y: ct * runtime.xlogy(ans, x))
 
 defjvp(math.atan2, lambda dy, ans, y, x: dy * x / (x * x + y * y),
                    lambda dx, ans, y, x: -dx * y / (x * x + y * y))
@@ -65,8 +66,8 @@ defjvp(math.fmod, lambda dx, ans, x, y: dx,
 defvjp(math.fmod, lambda ct, ans, x, y: ct,
                   lambda ct, ans, x, y: -ct * math.trunc(x / y))
 
-defjvp(math.copysign, lambda dx, ans, x, y: dx * math.copysign(1.0, x) * math.copysign(1.0, y), None)
-defvjp(math.copysign, lambda ct, ans, x, y: ct * math.copysign(1.0, x) * math.copysign(1.0, y), None)
+defjvp(math.copysign, lambda dx, ans, x, y: dx * math.copysign(1.0, x) * math.copysign(1.0, y), ZERO)
+defvjp(math.copysign, lambda ct, ans, x, y: ct * math.copysign(1.0, x) * math.copysign(1.0, y), ZERO)
 
 nondifferentiable(math.floor, math.ceil, math.trunc, math.isfinite, math.isinf,
                   math.isnan, math.isclose, math.factorial, math.gcd, math.comb, math.perm)

@@ -7,8 +7,9 @@ Elementwise functions are given by their derivative, ``y = f(x)`` with
 import numpy as np
 
 from .. import runtime
+from .binding import CallRefused
 from ..kinds import constructor_kind, matmul_kind, reduction_kind, transpose_kind
-from .registry import (broadcasting, def_linear, defjvp, defvjp, elementwise, handles, pure,
+from .registry import (ZERO, broadcasting, def_linear, defjvp, defvjp, elementwise, handles, pure,
                        nondifferentiable, primitive, specialize)
 
 ELEMENTWISE = [
@@ -67,9 +68,9 @@ defjvp(np.divide, lambda dx, ans, x, y: dx / y,
 defvjp(np.divide, lambda ct, ans, x, y: ct / y,
                   lambda ct, ans, x, y: -ct * ans / y)
 defjvp(np.power, lambda dx, ans, x, y: dx * y * x ** (y - 1),
-                 lambda dy, ans, x, y: dy * ans * np.log(x))
+                 lambda dy, ans, x, y: dy * runtime.xlogy(ans, x))
 defvjp(np.power, lambda ct, ans, x, y: ct * y * x ** (y - 1),
-                 lambda ct, ans, x, y: ct * ans * np.log(x))
+                 lambda ct, ans, x, y: ct * runtime.xlogy(ans, x))
 
 # maximum/minimum pick one argument; at ties the derivative goes to the first.
 for _fn in (np.maximum, np.fmax):
@@ -137,6 +138,11 @@ for _fn in (np.dot, np.matmul, np.ndarray.dot):
                 lambda dy, ans, x, y: np.dot(x, dy))
     defvjp(_fn, lambda ct, ans, x, y: runtime.matmul_vjp_left(ct, x, y),
                 lambda ct, ans, x, y: runtime.matmul_vjp_right(ct, x, y))
+# np.dot of N-d arrays is not matmul: it sums the last axis of x against the second-to-last
+# of y, pairing every stack of x with every stack of y (a tensordot)
+for _fn in (np.dot, np.ndarray.dot):
+    defvjp(_fn, lambda ct, ans, x, y: runtime.dot_vjp_left(ct, x, y),
+                lambda ct, ans, x, y: runtime.dot_vjp_right(ct, x, y))
     specialize(_fn, "vjp", lambda x, y: x.ndim == 2 and y.ndim == 2,
                lambda ct, ans, x, y: ct @ y.T,
                lambda ct, ans, x, y: x.T @ ct)
@@ -189,9 +195,9 @@ defjvp(np.remainder, lambda dx, ans, x, y: dx,
 defvjp(np.remainder, lambda ct, ans, x, y: ct,
                      lambda ct, ans, x, y: -ct * np.floor(x / y))
 defjvp(np.float_power, lambda dx, ans, x, y: dx * y * np.float_power(x, y - 1),
-                       lambda dy, ans, x, y: dy * ans * np.log(x))
+                       lambda dy, ans, x, y: dy * runtime.xlogy(ans, x))
 defvjp(np.float_power, lambda ct, ans, x, y: ct * y * np.float_power(x, y - 1),
-                       lambda ct, ans, x, y: ct * ans * np.log(x))
+                       lambda ct, ans, x, y: ct * runtime.xlogy(ans, x))
 
 # clip: the derivative goes to x inside the bounds, to a bound where it clips.
 for _fn in (np.clip, np.ndarray.clip):
@@ -304,7 +310,7 @@ defvjp(np.cross, lambda ct, ans, x, y: np.cross(y, ct),
                  lambda ct, ans, x, y: np.cross(ct, x))
 
 nondifferentiable(np.floor_divide, np.isclose, np.allclose, np.array_equal, np.argwhere,
-                  np.nonzero, np.count_nonzero, np.searchsorted, np.full, np.eye, np.identity,
+                  np.nonzero, np.count_nonzero, np.searchsorted, np.eye, np.identity,
                   np.heaviside, np.signbit, np.iscomplex, np.isreal, np.any, np.all,
                   np.ndarray.argmax, np.ndarray.argmin, np.ndarray.argsort, np.ndarray.any,
                   np.ndarray.all, np.ndarray.nonzero)
@@ -429,8 +435,8 @@ defvjp(np.extract, None, lambda ct, ans, condition, arr: runtime.extract_vjp(ct,
 
 # --- elementwise odds and ends (real arguments) ---------------------------------------
 broadcasting(np.copysign)
-defjvp(np.copysign, lambda dx, ans, x, y: dx * np.where(np.signbit(x) == np.signbit(ans), 1.0, -1.0), None)
-defvjp(np.copysign, lambda ct, ans, x, y: ct * np.where(np.signbit(x) == np.signbit(ans), 1.0, -1.0), None)
+defjvp(np.copysign, lambda dx, ans, x, y: dx * np.where(np.signbit(x) == np.signbit(ans), 1.0, -1.0), ZERO)
+defvjp(np.copysign, lambda ct, ans, x, y: ct * np.where(np.signbit(x) == np.signbit(ans), 1.0, -1.0), ZERO)
 defjvp(np.nan_to_num, lambda dx, ans, x, *args, **kw: dx * np.isfinite(x))
 defvjp(np.nan_to_num, lambda ct, ans, x, *args, **kw: ct * np.isfinite(x))
 def_linear(np.conjugate, np.ndarray.conj, np.ndarray.conjugate, np.asanyarray, np.asarray_chkfinite)
@@ -519,7 +525,26 @@ handles([np.ndarray.copy, np.copy], "order")
 handles([np.take, np.ndarray.take], "axis", "mode")
 handles(np.sort, "axis", "kind")
 handles(np.tensordot, "axes")
-handles(np.einsum, "optimize")
+def _einsum_form(args, argnum, resolve):
+    """The einsum rules take explicit string subscripts ('ij,jk->ik'): no sublist form, no
+    ellipsis, no implicit output, no index repeated within the differentiated operand."""
+    try:
+        subscripts = resolve(args[0])
+    except LookupError:
+        subscripts = None
+    if not isinstance(subscripts, str):
+        raise CallRefused("np.einsum in sublist form, or with subscripts that are not a constant string",
+                          "write the subscripts as a string: np.einsum('ij,jk->ik', a, b)")
+    if "->" not in subscripts or "." in subscripts:
+        raise CallRefused(f"np.einsum({subscripts!r}, ...) without an explicit '->' output or with '...'",
+                          "spell every index out, with the output after '->': 'bij,bjk->bik'")
+    target = subscripts.replace(" ", "").split("->")[0].split(",")[argnum - 1]
+    if len(set(target)) != len(target):
+        raise CallRefused(f"np.einsum({subscripts!r}, ...) with an index repeated in a differentiated "
+                          "operand (a trace or a diagonal)", "take it with np.trace or np.diagonal first")
+
+
+handles(np.einsum, "optimize", validate=_einsum_form)
 handles(np.trapezoid, "dx", "axis")
 handles(np.interp, "left", "right")
 handles([np.convolve, np.correlate], "mode")
@@ -542,3 +567,10 @@ handles([np.array, np.asarray, np.concatenate, np.stack, np.hstack, np.vstack, n
 # first argument: not pure.)
 pure(np.full_like, np.bincount, np.broadcast_shapes, np.iscomplexobj, np.multiply.outer,
      np.polyder, np.result_type, np.take_along_axis, np.add.reduceat)
+
+# np.full(shape, v) and np.full_like(a, v): linear in the fill value v (broadcast to the
+# shape); a and shape only give the shape.
+defjvp(np.full, None, lambda dv, ans, shape, fill_value: np.full(np.shape(ans), dv))
+defvjp(np.full, None, lambda ct, ans, shape, fill_value: runtime.unbroadcast(ct, fill_value))
+defjvp(np.full_like, ZERO, lambda dv, ans, a, fill_value: runtime.full_like_jvp(dv, ans))
+defvjp(np.full_like, ZERO, lambda ct, ans, a, fill_value: runtime.full_like_vjp(ct, ans, fill_value))

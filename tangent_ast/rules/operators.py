@@ -36,9 +36,9 @@ defvjp(operator.truediv, lambda ct, ans, x, y: ct / y,
                          lambda ct, ans, x, y: -ct * ans / y)
 
 defjvp(operator.pow, lambda dx, ans, x, y: dx * y * x ** (y - 1),
-                     lambda dy, ans, x, y: dy * ans * np.log(x))
+                     lambda dy, ans, x, y: dy * runtime.xlogy(ans, x))
 defvjp(operator.pow, lambda ct, ans, x, y: ct * y * x ** (y - 1),
-                     lambda ct, ans, x, y: ct * ans * np.log(x))
+                     lambda ct, ans, x, y: ct * runtime.xlogy(ans, x))
 
 # x % y == x - floor(x / y) * y
 defjvp(operator.mod, lambda dx, ans, x, y: dx,

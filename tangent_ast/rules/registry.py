@@ -77,6 +77,7 @@ class Primitive:
     fills: dict = field(default_factory=dict)  # values for positional parameters a call leaves out
     signature: object = None                   # the primal's signature, where it cannot be read
     sequences: bool = False                    # differentiable arguments may be lists/tuples/records
+    validate: object = None                    # (args, argnum, resolve) -> None, or raises CallRefused
     # No effect but its result: a call whose result is unused may be dropped, and the
     # reverse sweep may evaluate it again instead of saving its value. Declaring rules
     # for a function states it is math; ``effectful`` says otherwise (``print``).
@@ -145,8 +146,22 @@ def all_primitives():
     return list(_TABLE.values())
 
 
+class _ZeroDerivative:
+    """A rule for an argument the result does not change with at all (``np.full_like(a, v)``
+    reads only ``a``'s shape): a differentiable value there contributes nothing. ``None``, by
+    contrast, marks an argument the rule takes as a constant, and refuses a differentiable one."""
+
+    inlinable = True
+
+    def __repr__(self):
+        return "ZERO"
+
+
+ZERO = _ZeroDerivative()
+
+
 def _as_template(rule):
-    if rule is None or isinstance(rule, (Template, SameCall)):
+    if rule is None or rule is ZERO or isinstance(rule, (Template, SameCall)):
         return rule
     return template_of(rule)
 
@@ -210,13 +225,16 @@ def def_jointly_linear(fn, *argnums):
     _changed()
 
 
-def handles(fns, *parameters, fills=None, signature=None, sequences=None):
+def handles(fns, *parameters, fills=None, signature=None, sequences=None, validate=None):
     """The rules of ``fns`` handle ``parameters`` (by the primal's names) for any value that
     carries no derivative. Any other parameter a call gives is refused unless it is written
     at its default (see :mod:`tangent_ast.rules.binding`). ``fills`` gives the value of a
     positional parameter a call leaves out before one it gives (``np.clip(x, a_max=1.0)``
     has ``a_min=None``); ``signature`` the primal's signature where Python cannot read it;
-    ``sequences=True``: differentiable arguments may be lists, tuples or records."""
+    ``sequences=True``: differentiable arguments may be lists, tuples or records;
+    ``validate(args, argnum, resolve)``: refuses (raises ``binding.CallRefused``) a call whose
+    constant arguments ask for a form the rule has no formula for, when argument ``argnum``
+    carries a derivative (``resolve(expr)`` gives a constant argument's value)."""
     for fn in fns if isinstance(fns, list) else [fns]:
         entry = primitive(fn)
         entry.static = entry.static | frozenset(parameters)
@@ -225,6 +243,8 @@ def handles(fns, *parameters, fills=None, signature=None, sequences=None):
             entry.signature = signature
         if sequences is not None:
             entry.sequences = sequences
+        if validate is not None:
+            entry.validate = validate
     _changed()
 
 

@@ -1,0 +1,142 @@
+"""Programs that once gave a wrong derivative with no error. Each must now be right in
+every mode or refused with a TangentAstError: never a silent wrong number."""
+
+import numpy as np
+
+rng = np.random.default_rng(11)
+V = rng.standard_normal(4)
+M = rng.standard_normal((3, 4))
+T = rng.standard_normal((2, 4, 3))
+T2 = rng.standard_normal((2, 3, 5))
+SQ = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+
+
+def full_of_a_value(x):
+    return np.sum(np.full((2, 3), x) * np.arange(6.0).reshape(2, 3))
+
+
+def full_like_of_a_value(v, x):
+    return np.sum(np.full_like(v, x) * v)
+
+
+def sum_of_a_list(a, b, c):
+    return np.sum([a, b * c])
+
+
+def tanh_of_a_list(a, b):
+    return np.sum(np.tanh([a, b]) * np.array([1.0, 2.0]))
+
+
+def clip_by_keyword(x):
+    return np.sum(np.clip(x, a_min=-0.5, a_max=0.5) ** 2)
+
+
+def r_joined(a, b):
+    return np.sum(np.r_[a, b] ** 2)
+
+
+def c_joined(a, b):
+    return np.sum(np.c_[a, b] ** 2)
+
+
+def einsum_sublists(a, b):
+    return np.sum(np.einsum(a, [0, 1], b, [1, 2], [0, 2]) ** 2)
+
+
+def einsum_ellipsis(a, b):
+    return np.sum(np.einsum("...ij,...jk->...ik", a, b) ** 2)
+
+
+def dot_matrix_stack(a, t):
+    return np.sum(np.dot(a, t) ** 2)
+
+
+def dot_stack_stack(t, u):
+    return np.sum(np.dot(t, u) ** 2)
+
+
+def std_of_a_scalar(x):
+    return np.std(x) + x
+
+
+def power_of_zero(x, y):
+    return np.power(x * 0.0, y) + x
+
+
+def to_the_zeroth(x):
+    return np.sum(x ** 0 + np.power(x, 0) + x)
+
+
+def abs_of_complex(x):
+    return np.abs(np.sum(x * 1j + x))
+
+
+def norm_of_complex(x):
+    return np.linalg.norm(x + 1j * x[::-1])
+
+
+def real_meets_complex(x):
+    return np.real(np.sum(np.exp(1j * x)))
+
+
+def masked_sum(x):
+    return np.ma.sum(np.ma.masked_array(x, mask=[False, True, False, False]) ** 2)
+
+
+def _add_into(a, b):
+    a += b
+
+
+def helper_updates_argument(x):
+    _add_into(x, x[1])
+    return np.sum(x * x)
+
+
+def helper_updates_other(x, y):
+    _add_into(x, y)
+    return np.sum(x * x)
+
+
+def saved_then_updated(w, a):
+    alpha = np.dot(w, np.dot(a, w))
+    w /= 1.5
+    return np.tanh(alpha) + np.sum(w)
+
+
+def updated_through_a_second_name(x):
+    y = x
+    y += 1.0
+    return np.sum(x * x)
+
+
+def view_updated(x):
+    v = x[1:]
+    v += 1.0
+    return np.sum(x * x)
+
+
+CASES = [
+    (full_of_a_value, (0.7,)),
+    (full_like_of_a_value, (V, 0.7)),
+    (sum_of_a_list, (0.3, 0.5, 0.7)),
+    (tanh_of_a_list, (0.3, 0.5)),
+    (clip_by_keyword, (M,)),
+    (r_joined, (V, V[:2] * 2.0)),
+    (c_joined, (V, V * 2.0)),
+    (einsum_sublists, (M, M.T.copy())),
+    (einsum_ellipsis, (T.transpose(0, 2, 1).copy(), T.copy())),
+    (dot_matrix_stack, (M[:, :4], T)),
+    (dot_stack_stack, (T.transpose(0, 2, 1).copy(), T)),
+    (std_of_a_scalar, (0.7,)),
+    (power_of_zero, (0.7, 1.5)),
+    (to_the_zeroth, (np.array([0.0, 0.5, -0.3]),)),
+    (abs_of_complex, (V,)),
+    (norm_of_complex, (V,)),
+    (real_meets_complex, (V,)),
+    (masked_sum, (V,)),
+    (helper_updates_argument, (V,)),
+    (helper_updates_other, (V, V * 0.5)),
+    (saved_then_updated, (V, rng.standard_normal((4, 4)))),
+    (updated_through_a_second_name, (V,)),
+    (view_updated, (V,)),
+]

@@ -1,0 +1,19 @@
+"""Each program here once gave a wrong derivative without an error: now every mode is
+right (finite differences, dot-product test, argument state) or refused clearly."""
+
+import pytest
+
+from tangent_ast.errors import TangentAstError
+from tangent_ast.testing import check_grads
+
+from .corpus import trust
+
+
+@pytest.mark.parametrize("fn, args", trust.CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_right_or_refused(fn, args):
+    args = tuple(a.copy() if hasattr(a, "copy") else a for a in args)
+    try:
+        check_grads(fn, args, modes=("fwd", "rev"))
+    except TangentAstError as refusal:
+        message = str(refusal)
+        assert "trust.py:" in message or "hint:" in message, message
