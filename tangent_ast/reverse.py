@@ -23,6 +23,7 @@ the simplified reverse sweep reads.
 import copy
 
 import gast
+import numpy as np
 
 from .derivatives import unsupported_call
 from .normalize import assign, name
@@ -157,6 +158,14 @@ class Reverse:
         out = self.own(array, pending, accumulated, s)
         if self.d.is_active(s.value):
             slot = self.slot_copy(ct, target)
+            value_kind, slot_kind = self.d.kind(s.value), self.slot_kind(target)
+            if value_kind.tag == "float" and slot_kind.tag != "float":  # a number spread over the slot
+                slot = gast.Call(func=gast.Attribute(value=name(self.d.bind("np", np)), attr="sum",
+                                                     ctx=gast.Load()), args=[slot.func.value
+                                                     if isinstance(slot, gast.Call) else slot], keywords=[])
+            elif not (value_kind.tag == slot_kind.tag == "array" and value_kind.ndim == slot_kind.ndim) \
+                    and slot_kind.tag != "float":
+                slot = self.d.call_runtime("unbroadcast", [slot, name(s.value.id)])
             ct_value = self.d.namer.fresh(f"ct_{array}_slot")
             out.append(_at(assign(ct_value, slot), s))
             self.add_term(s.value.id, name(ct_value), pending)

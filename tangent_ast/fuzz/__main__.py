@@ -1,0 +1,76 @@
+"""``python -m tangent_ast.fuzz --count N --seed S`` (or ``--minutes M``): random programs
+through every mode; counts by outcome, refusals by frequency, shrunk failures."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .check import Outcome, check_program
+from .generate import generate
+from .shrink import shrink
+
+
+def _refusal_class(message):
+    """A refusal message without its file, line and names, so that alike ones group."""
+    message = re.sub(r"^\S+\.py:\d+: ", "", message)
+    message = re.sub(r"'[^']*'", "'…'", message)
+    return re.sub(r"\d+", "N", message)[:140]
+
+
+def run(seeds, deadline=None, out=None, shrink_failures=True, echo=print):
+    counts = collections.Counter()
+    refusals = collections.Counter()
+    failures = []
+    for seed in seeds:
+        if deadline is not None and time.monotonic() > deadline:
+            break
+        program = generate(seed)
+        result = check_program(program)
+        counts[result.outcome] += 1
+        if result.outcome is Outcome.REFUSED:
+            refusals[_refusal_class(result.detail)] += 1
+        if result.failed:
+            small = shrink(program, lambda p: check_program(p).outcome is result.outcome) \
+                if shrink_failures else program
+            failures.append((seed, result, small))
+            if out is not None:
+                Path(out).mkdir(parents=True, exist_ok=True)
+                (Path(out) / f"fuzz_{result.outcome.value}_{seed}.py").write_text(
+                    f"# {result.outcome.value}: {result.detail}\n# args: {small.args()!r}\n" + small.source())
+    checked = sum(counts.values())
+    echo(f"{checked} programs: " + ", ".join(f"{o.value} {counts[o]}" for o in Outcome))
+    if refusals:
+        echo("refusals, most frequent first:")
+        for message, n in refusals.most_common(15):
+            echo(f"  {n:5d}  {message}")
+    for seed, result, small in failures:
+        echo(f"\n--- seed {seed}: {result.outcome.value}: {result.detail}\n# args: {small.args()!r}"
+             f"{small.source(preamble=False)}")
+    return counts, refusals, failures
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m tangent_ast.fuzz", description=__doc__)
+    parser.add_argument("--count", type=int, default=100, help="how many programs")
+    parser.add_argument("--seed", type=int, default=0, help="the first seed")
+    parser.add_argument("--minutes", type=float, default=None, help="run for this long instead")
+    parser.add_argument("--out", default=None, help="write each shrunk failure to this directory")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TANGENT_AST_CACHE", tempfile.mkdtemp(prefix="tangent_ast_fuzz_cache_"))
+    if args.minutes is not None:
+        seeds, deadline = range(args.seed, sys.maxsize), time.monotonic() + 60 * args.minutes
+    else:
+        seeds, deadline = range(args.seed, args.seed + args.count), None
+    counts, _, _ = run(seeds, deadline, args.out)
+    return 1 if counts[Outcome.WRONG] or counts[Outcome.INTERNAL] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""Checking one program in every mode, and what the outcome was.
+
+``check_program`` writes the program to a real module (tangent_ast reads source), runs
+it as plain Python first (a program that raises or gives a non-finite value is
+``SKIPPED``), then checks ``check_grads`` in both modes (finite differences at several
+steps, the dot-product test, the arguments' state) and the public API: ``grad``,
+``value_and_grad`` and ``jvp`` against the function's value, ``vjp`` with its pullback
+called twice. A numeric disagreement is checked again at a nearby point: one that goes
+away there was a kink the point happened to sit on (``SKIPPED``), one that stays is
+``WRONG``.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import importlib.util
+import itertools
+import sys
+import tempfile
+import traceback
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import tangent_ast as ta
+from tangent_ast.errors import TangentAstError
+from tangent_ast.testing import GradientCheckError, check_grads
+
+
+class Outcome(enum.Enum):
+    PASS = "pass"
+    REFUSED = "refused"      # a TangentAstError: a clear refusal
+    WRONG = "wrong"          # a number that disagrees: the worst bug
+    INTERNAL = "internal"    # any other exception from tangent_ast or the code it generated
+    SKIPPED = "skipped"      # not a valid test: the program itself fails, or sits on a kink
+
+
+@dataclass(frozen=True)
+class Result:
+    outcome: Outcome
+    detail: str = ""         # the refusal message, the failing check, or the traceback's last line
+
+    @property
+    def failed(self):
+        return self.outcome in (Outcome.WRONG, Outcome.INTERNAL)
+
+
+_COUNTER = itertools.count()
+_DIRECTORY = None
+
+
+def load(program):
+    """Write ``program`` to a fresh module file and import it."""
+    global _DIRECTORY
+    if _DIRECTORY is None:
+        _DIRECTORY = Path(tempfile.mkdtemp(prefix="tangent_ast_fuzz_"))
+    name = f"fuzz_program_{program.seed}_{next(_COUNTER)}"
+    path = _DIRECTORY / f"{name}.py"
+    path.write_text(program.source())
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _finite(value):
+    try:
+        return bool(np.all(np.isfinite(value)))
+    except TypeError:
+        return False
+
+
+def _close(a, b):
+    return np.allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-6, atol=1e-9)
+
+
+def _api_checks(f, args):
+    """The public entry points agree with the function and with each other."""
+    expected = f(*copy.deepcopy(args))
+    wrt = tuple(range(len(args)))
+    value, grads = ta.value_and_grad(f, wrt=wrt)(*copy.deepcopy(args))
+    grads = grads if len(wrt) > 1 else (grads,)
+    if not _close(value, expected):
+        raise GradientCheckError(f"value_and_grad gives the value {value!r}, f gives {expected!r}")
+    again = ta.grad(f, wrt=wrt)(*copy.deepcopy(args))
+    again = again if len(wrt) > 1 else (again,)
+    for g, h in zip(grads, again, strict=True):
+        if not _close(g, h):
+            raise GradientCheckError("grad and value_and_grad disagree")
+    out, pullback = ta.vjp(f, *copy.deepcopy(args), wrt=wrt)
+    if not _close(out, expected):
+        raise GradientCheckError(f"vjp gives the value {out!r}, f gives {expected!r}")
+    first, second = pullback(1.0), pullback(1.0)
+    first, second = (first, second) if len(wrt) > 1 else ((first,), (second,))
+    for g, h, k in zip(first, second, grads, strict=True):
+        if not (_close(g, h) and _close(g, k)):
+            raise GradientCheckError("the vjp pullback called twice, and grad, disagree")
+    tangents = tuple(np.ones_like(a) if isinstance(a, np.ndarray) else 1.0 for a in args)
+    out, _ = ta.jvp(f, copy.deepcopy(args), tangents)
+    if not _close(out, expected):
+        raise GradientCheckError(f"jvp gives the value {out!r}, f gives {expected!r}")
+
+
+def _perturbed(args, seed):
+    rng = np.random.default_rng(seed + 1)
+    return tuple(a + 1e-3 * rng.standard_normal(np.shape(a)) if isinstance(a, np.ndarray)
+                 else a + 1e-3 * float(rng.standard_normal()) for a in args)
+
+
+def _check_at(f, args):
+    check_grads(f, copy.deepcopy(args), modes=("fwd", "rev"), rtol=1e-4, atol=1e-6)
+    _api_checks(f, args)
+
+
+def check_program(program):
+    """The :class:`Result` of ``program`` in every mode."""
+    try:
+        module = load(program)
+    except SyntaxError as exc:
+        return Result(Outcome.SKIPPED, f"not valid Python: {exc}")
+    f = module.f
+    args = program.args()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            value = f(*copy.deepcopy(args))
+        except Exception as exc:  # the program itself fails: not a test of tangent_ast
+            return Result(Outcome.SKIPPED, f"the program raises {type(exc).__name__}")
+        if not _finite(value) or np.ndim(value) != 0:
+            return Result(Outcome.SKIPPED, "the program's value is not a finite scalar")
+        return _classify(f, args, program.seed)
+
+
+def _classify(f, args, seed):
+    try:
+        _check_at(f, args)
+        return Result(Outcome.PASS)
+    except TangentAstError as exc:
+        if isinstance(exc, GradientCheckError):
+            return _numeric(f, args, seed, exc)
+        return Result(Outcome.REFUSED, str(exc).splitlines()[0])
+    except GradientCheckError as exc:
+        return _numeric(f, args, seed, exc)
+    except Exception as exc:
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+        return Result(Outcome.INTERNAL, f"{type(exc).__name__} at {where}: {exc}")
+
+
+def _numeric(f, args, seed, exc):
+    """A disagreement that disappears a little way off was a kink, not a bug."""
+    nearby = _perturbed(args, seed)
+    try:
+        value = f(*copy.deepcopy(nearby))
+        if not _finite(value):
+            return Result(Outcome.SKIPPED, "not finite nearby")
+        _check_at(f, nearby)
+    except (GradientCheckError, AssertionError):
+        return Result(Outcome.WRONG, str(exc).splitlines()[0])
+    except Exception:
+        return Result(Outcome.WRONG, str(exc).splitlines()[0])
+    return Result(Outcome.SKIPPED, "a kink at the point checked")

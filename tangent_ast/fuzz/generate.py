@@ -1,0 +1,231 @@
+"""Random programs over the language tangent_ast supports.
+
+A :class:`Program` is a module: helper functions and one function ``f`` whose body is a
+list of blocks (a block is one statement, compound ones included), ending in a scalar
+``return``. Values have one of three shapes, so that every operation composes:
+``scalar`` (a Python float), ``vec`` (a float array of shape (3,)) and ``mat`` (3 x 3).
+The same seed gives the same program, byte for byte::
+
+    >>> generate(7).source() == generate(7).source()
+    True
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+SCALAR, VEC, MAT = "scalar", "vec", "mat"
+N = 3
+
+# Module-level helpers a program may call; each reads like code people write.
+HELPERS = {
+    "smooth_step": "def smooth_step(p, q):\n    return p * np.tanh(q) + 0.5 * q\n",
+    "scaled": "def scaled(p, scale=2.0):\n    return scale * p\n",
+    "repeat_sin": ("def repeat_sin(p, n):\n    if n == 0:\n        return p\n"
+                   "    return repeat_sin(np.sin(p), n - 1)\n"),
+    "pair": "def pair(p, q):\n    return p * q, p - q\n",
+    "bump": "def bump(a, b):\n    a += b\n    return a\n",
+}
+PREAMBLE = ("import math\nimport collections\nimport dataclasses\n\nimport numpy as np\n\n"
+            "Pair = collections.namedtuple('Pair', ['left', 'right'])\n\n\n"
+            "@dataclasses.dataclass\nclass Box:\n    w: object\n    b: object\n\n\nSCALE = 1.5\n")
+
+
+@dataclass(frozen=True)
+class Program:
+    """A random program: ``f(params)`` with ``body`` blocks and a scalar ``result``."""
+
+    seed: int
+    params: tuple
+    shapes: tuple                       # the shape of each parameter
+    body: tuple                         # blocks: tuples of source lines (indented as in f's body)
+    result: str
+    helpers: tuple = ()                 # names in HELPERS the body calls
+
+    def source(self, preamble=True):
+        lines = [PREAMBLE] if preamble else []
+        for name in sorted(self.helpers):
+            lines.append("\n" + HELPERS[name])
+        lines.append(f"\ndef f({', '.join(self.params)}):")
+        for block in self.body:
+            lines.extend("    " + line for line in block)
+        lines.append(f"    return {self.result}\n")
+        return "\n".join(lines)
+
+    def args(self):
+        """The arguments to check ``f`` at: smooth points, from the seed."""
+        rng = np.random.default_rng(self.seed)
+        out = []
+        for shape in self.shapes:
+            if shape == SCALAR:
+                out.append(float(rng.uniform(0.3, 1.4)) * (1 if rng.random() < 0.7 else -1))
+            else:
+                out.append(rng.standard_normal(N if shape == VEC else (N, N)))
+        return tuple(out)
+
+    def without_block(self, i):
+        return replace(self, body=self.body[:i] + self.body[i + 1:])
+
+
+@dataclass
+class _Writer:
+    rng: random.Random
+    env: dict = field(default_factory=dict)       # name -> shape
+    body: list = field(default_factory=list)
+    helpers: set = field(default_factory=set)
+    count: int = 0
+
+    def fresh(self, stem="v"):
+        self.count += 1
+        return f"{stem}{self.count}"
+
+    def pick(self, *shapes):
+        names = [n for n, s in self.env.items() if s in shapes]
+        return self.rng.choice(names) if names else None
+
+    def emit(self, lines, name, shape):
+        self.body.append(tuple(lines))
+        self.env[name] = shape
+
+
+def _expression(w, shape):
+    """A one-line expression of ``shape`` from values in scope, or None."""
+    rng = w.rng
+    a = w.pick(shape)
+    if a is None:
+        return None
+    b = w.pick(shape) or a
+    s = w.pick(SCALAR)
+    choices = [
+        f"{a} * {b}", f"{a} + {b}", f"{a} - 0.5 * {b}", f"{a} / ({b} * {b} + 1.0)",
+        f"np.sin({a})", f"np.tanh({a}) * {b}", f"np.exp(-{a} * {a})", f"np.sqrt({a} * {a} + 1.0)",
+        f"np.log1p({a} * {a})", f"np.arctan({a})", f"{a} ** 2", f"np.cos({a}) ** 3",
+        f"np.maximum({a}, 0.3 * {b} + 0.1)", f"np.clip({a}, a_min=-0.8, a_max=0.9)",
+        f"np.where({a} > {b}, {a}, {b})", f"np.abs({a} + 0.05)", f"{a} * SCALE",
+        f"np.power({a} * {a} + 0.5, 1.5)", f"np.hypot({a}, {b})",
+    ]
+    if s is not None:
+        choices += [f"{a} * {s}", f"{s} * {a} - {b}", f"np.tanh({s}) + {a}"]
+    if shape == SCALAR:
+        choices += [f"math.sin({a}) + {b}", f"math.exp(-{a} * {a})", f"max({a}, {b})",
+                    f"float({a}) * 2.0", f"abs({a}) + {b}"]
+    if shape == VEC:
+        m = w.pick(MAT)
+        choices += [f"{a}[::-1] * {b}", f"np.cumsum({a})", f"np.sort({a})", f"np.roll({a}, 1)",
+                    f"np.full((3,), {s}) * {a}" if s else f"{a} * 2.0",
+                    f"np.full_like({a}, {s}) + {b}" if s else f"{a} - 1.0",
+                    f"np.concatenate([{a}[:1], {b}[1:]])", f"np.flip({a}, axis=0)"]
+        if m is not None:
+            choices += [f"{m} @ {a}", f"np.dot({a}, {m})", f"np.sum({m}, axis=0) * {a}",
+                        f"np.mean({m}, axis=1)", f"np.max({m}, axis=1)", f"{m}[1]", f"{m}[:, 2] + {a}",
+                        f"np.einsum('ij,j->i', {m}, {a})", f"np.linalg.solve({m} + 4.0 * np.eye(3), {a})"]
+    if shape == MAT:
+        v = w.pick(VEC)
+        choices += [f"{a} @ {b}", f"{a}.T * {b}", f"np.transpose({a}) + {b}", f"np.tril({a}) - {b}",
+                    f"np.einsum('ij,jk->ik', {a}, {b})", f"{a}.reshape(9).reshape(3, 3)"]
+        if v is not None:
+            choices += [f"{a} * {v}", f"np.outer({v}, {v}) + {a}", f"np.stack([{v}, {v} * 2.0, {v}]) * {a}",
+                        f"{a} - np.sum({a}, axis=1, keepdims=True)"]
+    return rng.choice(choices)
+
+
+def _reduction(w):
+    a = w.pick(VEC, MAT)
+    if a is None:
+        return None
+    return w.rng.choice([f"np.sum({a})", f"np.mean({a} ** 2)", f"np.sum({a}, axis=None)", f"{a}.sum()",
+                         f"np.linalg.norm({a} + 0.1)", f"np.prod(np.tanh({a}) + 2.0)", f"np.std({a})",
+                         f"np.var({a}, ddof=1)", f"np.max({a} * 1.0)", f"np.trace({a} @ {a}.T)" if
+                         w.env[a] == MAT else f"np.dot({a}, {a})"])
+
+
+def _statement(w):
+    """Append one random statement (or compound block) to the body."""
+    rng = w.rng
+    kind = rng.choices(["assign", "reduce", "if", "for", "while", "helper", "container", "update",
+                        "closure", "alias", "early", "comprehension"],
+                       weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 1, 1, 1])[0]
+    shape = rng.choice([n for n in (SCALAR, VEC, MAT) if w.pick(n) is not None])
+    name = w.fresh()
+    if kind == "reduce":
+        expr = _reduction(w)
+        if expr is not None:
+            return w.emit([f"{name} = {expr}"], name, SCALAR)
+    if kind == "if":
+        s = w.pick(SCALAR)
+        e1, e2 = _expression(w, shape), _expression(w, shape)
+        if s is not None:
+            return w.emit([f"if {s} > 0.2:", f"    {name} = {e1}", "else:", f"    {name} = {e2}"], name, shape)
+    if kind == "for":
+        a = w.pick(shape)
+        n = rng.randint(1, 4)
+        brk = rng.random() < 0.3
+        lines = [f"{name} = {a} * 1.0", f"for i in range({n}):"]
+        if brk:
+            lines += ["    if i == 2:", "        break"]
+        lines += [f"    {name} = {name} * 0.7 + np.sin({name}) * (i + 1.0)"]
+        return w.emit(lines, name, shape)
+    if kind == "while":
+        a = w.pick(shape)
+        return w.emit([f"{name} = {a} + 0.0", "k = 0", "while k < 3:",
+                       f"    {name} = {name} - 0.1 * np.tanh({name})", "    k = k + 1"], name, shape)
+    if kind == "helper":
+        a, b = w.pick(shape), w.pick(shape)
+        helper = rng.choice(sorted(HELPERS))
+        w.helpers.add(helper)
+        call = {"smooth_step": f"smooth_step({a}, {b})", "scaled": f"scaled({a}, scale=0.5)",
+                "repeat_sin": f"repeat_sin({a}, 2)", "pair": f"sum(pair({a}, {b}))",
+                "bump": f"bump({a} * 1.0, {b})"}[helper]
+        return w.emit([f"{name} = {call}"], name, shape)
+    if kind == "container":
+        a, b = w.pick(shape), w.pick(shape)
+        form = rng.choice(["tuple", "dict", "list", "record", "dataclass"])
+        lines = {"tuple": [f"t = ({a}, {b})", f"p, q = t", f"{name} = p * q"],
+                 "dict": [f"d = {{'a': {a}, 'b': {b}}}", f"{name} = d['a'] - d['b'] * 2.0"],
+                 "list": [f"xs = [{a}, {b}]", f"xs.append({a} * 0.5)", f"{name} = xs[0] + xs[2] * xs[1]"],
+                 "record": [f"pr = Pair({a}, right={b})", f"{name} = pr.left * pr.right"],
+                 "dataclass": [f"bx = Box({a}, {b})", f"{name} = bx.w * 2.0 + bx.b"]}[form]
+        return w.emit(lines, name, shape)
+    if kind == "update" and shape != SCALAR:
+        a, s = w.pick(shape), w.pick(SCALAR)
+        lines = [f"{name} = {a}.copy()" if rng.random() < 0.5 else f"{name} = {a} * 1.0"]
+        lines += rng.choice([[f"{name}[0] = {s or 0.5}"], [f"{name} += {a}"], [f"{name} *= 0.5"],
+                             [f"{name}[1] = {name}[1] * 2.0"]])
+        return w.emit(lines, name, shape)
+    if kind == "closure":
+        a, b = w.pick(shape), w.pick(shape)
+        return w.emit([f"def inner(z):", f"    return z * {b} + 1.0", f"{name} = inner({a})"], name, shape)
+    if kind == "alias":
+        a = w.pick(shape)
+        return w.emit([f"al = {a}", f"{name} = al * 2.0"], name, shape)
+    if kind == "early":
+        s = w.pick(SCALAR)
+        if s is not None:
+            w.body.append((f"if {s} > 1.3:", f"    return {s} * 2.0"))
+            return None
+    if kind == "comprehension" and shape == VEC:
+        a = w.pick(VEC)
+        return w.emit([f"{name} = np.array([{a}[i] * (i + 1.0) for i in range(3)])"], name, VEC)
+    expr = _expression(w, shape)
+    if expr is not None:
+        w.emit([f"{name} = {expr}"], name, shape)
+
+
+def generate(seed, size=None):
+    """The program of ``seed``: 1-3 parameters, ``size`` statements (random if None)."""
+    rng = random.Random(seed)
+    w = _Writer(rng)
+    shapes = tuple(rng.choice([SCALAR, VEC, MAT]) for _ in range(rng.randint(1, 3)))
+    params = tuple(f"{'abc'[i]}" for i in range(len(shapes)))
+    w.env.update(zip(params, shapes, strict=True))
+    if rng.random() < 0.15 and any(s != SCALAR for s in shapes):  # an argument updated in place
+        arg = next(p for p, s in zip(params, shapes, strict=True) if s != SCALAR)
+        w.body.append((f"{arg} *= 0.5",))
+    for _ in range(size if size is not None else rng.randint(2, 8)):
+        _statement(w)
+    used = rng.sample(sorted(w.env), k=min(len(w.env), rng.randint(1, 3)))
+    terms = [n if w.env[n] == SCALAR else f"np.sum({n})" for n in used]
+    return Program(seed, params, shapes, tuple(w.body), " + ".join(terms), tuple(sorted(w.helpers)))
