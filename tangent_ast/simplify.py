@@ -390,6 +390,12 @@ class Simplifier:
                 return True
             if _stores([later]).keys() & depends:
                 return False
+            if isinstance(later, (gast.For, gast.While)) and depends & {
+                    n.id for b in later.body for n in _names_loaded(b)}:
+                # A reverse loop restores the values of the primal names it reads, iteration by
+                # iteration (tapes are installed after this pass): an expression reading one of
+                # them must be evaluated before the loop, not moved past it.
+                return False
         return False
 
     def remove_dead(self):

@@ -302,3 +302,16 @@ def scales_after_loop(x, t):
 
 
 CASES += [Case(scales_after_loop, (0.7, 1.3))]
+
+
+def reads_input_and_loop_result(a):
+    """Found by the fuzzer: a's cotangent from ``v3 * v1`` reads the loop's final v1; the
+    simplifier must not move that read past the reverse loop, which restores v1."""
+    v1 = a * 1.0
+    for i in range(2):
+        v1 = v1 * 0.7 + np.sin(v1) * (i + 1.0)
+    v3 = a - 1.0
+    return np.sum(v3 * v1)
+
+
+CASES += [Case(reads_input_and_loop_result, (np.array([0.3, -0.5, 0.8]),))]
