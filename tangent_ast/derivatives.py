@@ -154,10 +154,38 @@ class Derivation:
                                        f"{p.name!r} is not a literal", "pass it explicitly") from None
 
         try:
-            return bind(fn, site.args, {kw.arg: kw.value for kw in site.keywords}, default)
+            form, args = bind(fn, site.args, {kw.arg: kw.value for kw in site.keywords}, default)
         except CallMismatch as exc:
             raise unsupported_call(self, node, f"this call of {fn.__qualname__} ({exc})",
                                    "check the call against the function's parameters") from None
+        self.check_callee_updates(node, fn, form, args)
+        return form, args
+
+    def check_callee_updates(self, node, fn, form, args):
+        """Refuse passing a value of ours to a function that updates that argument in place
+        (``def h(a, b): a += b``): our value would change under us, and our derivative with it,
+        which the call's rule does not tell us. A temporary (``h(x * 1.0, y)``) is fine."""
+        from .calling import flat_params
+        from .normalize import check_updates
+        from .parse import parse
+        from .resolve import resolve
+        params = flat_params(fn, form)
+        kinds = [self.kind(a) for a in args]
+        arrays = {p for p, k in zip(params, kinds, strict=False) if k.tag in ("array", "unknown")}
+        lists = {p for p, k in zip(params, kinds, strict=False) if k.tag == "list"}
+        try:
+            parsed = parse(fn)
+            updated, written = check_updates(parsed, resolve(parsed), arrays, lists)
+        except TangentAstError:
+            return  # the callee's own derivation reports what it refuses
+        for p, a in zip(params, args, strict=False):
+            if p in updated | written and isinstance(a, gast.Name) and a.id not in self.temps \
+                    and self.scope.is_local(a.id):
+                raise unsupported_call(
+                    self, node, f"passing {a.id!r} to {fn.__qualname__}, which updates its argument {p!r} in "
+                    f"place: {a.id!r} would change without its derivative",
+                    f"have {fn.__name__} return the new value ({p} = {p} + ...; return {p}), or pass a copy: "
+                    f"{a.id}.copy()")
 
     def zero(self, target):
         """A zero tangent for the value named ``target``, as cheap as its kind allows."""
@@ -298,6 +326,20 @@ class Derivation:
         if _is_complex(kind):
             raise unsupported_call(self, node, f"{what} is complex ({kind.describe()}): complex values have "
                                    "no derivative rules yet", "split it into real and imaginary parts")
+
+    def check_calls(self, fn):
+        """Every call of a user function, active or not (its effect on an argument happens
+        either way): refuse one that updates a value of ours in place."""
+        for s in assignments(fn.body):
+            site = self.site(s.value)
+            if site is None or site.fn is None or not self.is_user_function(site.fn):
+                continue
+            try:
+                form, args = bind(site.fn, site.args, {kw.arg: kw.value for kw in site.keywords},
+                                  lambda p: gast.Constant(None, None))
+            except CallMismatch:
+                continue  # refused where the call is derived, if it carries a derivative
+            self.check_callee_updates(s, site.fn, form, args)
 
     def check_real(self, fn):
         """Refuse a complex value that carries a derivative (``x * 1j``, a complex argument):

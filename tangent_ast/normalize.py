@@ -916,8 +916,8 @@ def check_augmented(parsed, fn, origin, kinds, scope):
     for n, loops in assigns:
         if not getattr(n, "augmented", False) or not isinstance(n.value, gast.BinOp) \
                 or not isinstance(n.value.left, gast.Name) or kinds.get(n.value.left.id) is None \
-                or kinds[n.value.left.id].tag != "array":
-            continue
+                or kinds[n.value.left.id].tag not in ("array", "unknown"):
+            continue  # (a value of unknown kind may be an array: checked like one)
         same = {n.value.left.id}   # names of the array being updated: joined by copies
         while True:
             more = {a for a, b in copies if b in same} | {b for a, b in copies if a in same}

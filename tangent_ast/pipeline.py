@@ -229,6 +229,7 @@ def derive_module(fn, mode, wrt, signature, session, trace=False, form=PLAIN):
     d.activity = analyze(f.function, f.kinds, wrt, d.differentiable_args,
                          _final_states(f) if mode == "forward" else ())
     d.check_real(f.function)
+    d.check_calls(f.function)
     user_names = {v for v, user in f.ssa_info.origin.items() if user not in f.temps} | set(params)
 
     def rewritable(fn_def):

@@ -111,21 +111,33 @@ def _expression(w, shape):
         choices += [f"{a} * {s}", f"{s} * {a} - {b}", f"np.tanh({s}) + {a}"]
     if shape == SCALAR:
         choices += [f"math.sin({a}) + {b}", f"math.exp(-{a} * {a})", f"max({a}, {b})",
-                    f"float({a}) * 2.0", f"abs({a}) + {b}"]
+                    f"float({a}) * 2.0", f"abs({a}) + {b}", f"{a} ** 0 + {b}", f"sum([{a}, {b}], 0.5)",
+                    f"math.pow({a} * {a} + 1.0, 0.5)", f"np.std(np.array([{a}])) + {b}",
+                    f"np.sum(np.array([{a}, {b} * {a}, 2.0]))", f"np.sum([{a}, {b}])", f"{a} if {b} > 0.1 else -{a}"]
     if shape == VEC:
         m = w.pick(MAT)
         choices += [f"{a}[::-1] * {b}", f"np.cumsum({a})", f"np.sort({a})", f"np.roll({a}, 1)",
                     f"np.full((3,), {s}) * {a}" if s else f"{a} * 2.0",
                     f"np.full_like({a}, {s}) + {b}" if s else f"{a} - 1.0",
-                    f"np.concatenate([{a}[:1], {b}[1:]])", f"np.flip({a}, axis=0)"]
+                    f"np.concatenate([{a}[:1], {b}[1:]])", f"np.flip({a}, axis=0)",
+                    f"np.array([{s}, {s} * 2.0, 1.0]) * {a}" if s else f"{a} * 3.0",
+                    f"np.full(3, {s} * 0.5) - {a}" if s else f"{a} + 3.0", f"{a} ** 0 * {b}",
+                    f"np.power({a}, 2) + {b}", f"np.concatenate(({a}[1:], {a}[:1]))", f"np.take({a}, [2, 0, 1])",
+                    f"np.tile({a}[:1], 3) * {b}", f"np.repeat({a}[1:2], 3)", f"np.cumprod({a} * 0.1 + 1.0)",
+                    f"np.clip({a}, a_max=0.7)", f"np.clip({a}, -0.6, None)"]
         if m is not None:
             choices += [f"{m} @ {a}", f"np.dot({a}, {m})", f"np.sum({m}, axis=0) * {a}",
                         f"np.mean({m}, axis=1)", f"np.max({m}, axis=1)", f"{m}[1]", f"{m}[:, 2] + {a}",
-                        f"np.einsum('ij,j->i', {m}, {a})", f"np.linalg.solve({m} + 4.0 * np.eye(3), {a})"]
+                        f"np.einsum('ij,j->i', {m}, {a})", f"np.linalg.solve({m} + 4.0 * np.eye(3), {a})",
+                        f"np.sum({m}, 0)", f"np.mean({m}, axis=-1)", f"np.sum({m}, axis=1, keepdims=True)[:, 0]",
+                        f"np.linalg.norm({m}, axis=0)", f"np.min({m}, axis=0)", f"np.prod({m} * 0.5 + 1.0, axis=1)",
+                        f"{m}.mean(axis=0) * {a}", f"{m}.sum(1)"]
     if shape == MAT:
         v = w.pick(VEC)
         choices += [f"{a} @ {b}", f"{a}.T * {b}", f"np.transpose({a}) + {b}", f"np.tril({a}) - {b}",
-                    f"np.einsum('ij,jk->ik', {a}, {b})", f"{a}.reshape(9).reshape(3, 3)"]
+                    f"np.einsum('ij,jk->ik', {a}, {b})", f"{a}.reshape(9).reshape(3, 3)", f"{a}[[0, 2, 1]]",
+                    f"np.swapaxes({a}, 0, 1) * {b}", f"np.linalg.inv({a} + 4.0 * np.eye(3))",
+                    f"np.cumsum({a}, axis=1)", f"np.roll({a}, shift=1, axis=0)", f"np.triu({a}, k=1) + {b}"]
         if v is not None:
             choices += [f"{a} * {v}", f"np.outer({v}, {v}) + {a}", f"np.stack([{v}, {v} * 2.0, {v}]) * {a}",
                         f"{a} - np.sum({a}, axis=1, keepdims=True)"]
@@ -147,7 +159,7 @@ def _statement(w):
     rng = w.rng
     kind = rng.choices(["assign", "reduce", "if", "for", "while", "helper", "container", "update",
                         "closure", "alias", "early", "comprehension"],
-                       weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 1, 1, 1])[0]
+                       weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1])[0]
     shape = rng.choice([n for n in (SCALAR, VEC, MAT) if w.pick(n) is not None])
     name = w.fresh()
     if kind == "reduce":
@@ -200,6 +212,13 @@ def _statement(w):
         return w.emit([f"def inner(z):", f"    return z * {b} + 1.0", f"{name} = inner({a})"], name, shape)
     if kind == "alias":
         a = w.pick(shape)
+        if shape != SCALAR and rng.random() < 0.5:
+            form = rng.choice([[f"al = {a}", "al += 1.0"], [f"vw = {a}[1:]", "vw *= 2.0"],
+                               [f"{name}_t = np.zeros((3, 3))", f"{name}_t[1:] = {a}[:2] if {a}.ndim == 2 "
+                                f"else {a}[1:]"], [f"hb = bump({a}, {a} * 0.5)"]])
+            if "bump" in form[-1]:
+                w.helpers.add("bump")
+            return w.emit(form + [f"{name} = {a} * 2.0"], name, shape)
         return w.emit([f"al = {a}", f"{name} = al * 2.0"], name, shape)
     if kind == "early":
         s = w.pick(SCALAR)
