@@ -1,11 +1,13 @@
 """The public functions: derive, jvp, grad, value_and_grad, vjp, show."""
 
+import copy
 import functools
+import traceback
 
 import numpy as np
 
 from .calling import PLAIN, flat_arguments, plain_arity
-from .errors import NonScalarOutputError, TangentAstError
+from .errors import InternalError, NonScalarOutputError, NotDifferentiableError, TangentAstError
 from . import runtime
 from .kinds import signature_key, signature_of
 from .pipeline import STAGE_NAMES, Session, derive_module
@@ -50,7 +52,33 @@ def jvp(f, primals, tangents, *, cache=None):
     form, flat = flat_arguments(f, primals, {})  # the given arguments come first
     rule = _session(cache).rule(f, "forward", wrt, signature_of(flat), form)
     rule.check_arguments(flat)
-    return rule.jvp(*flat, *(tangents[i] for i in wrt))
+    return guarded(f, flat, rule, lambda: rule.jvp(*flat, *(tangents[i] for i in wrt)))
+
+
+def guarded(f, args, rule, call):
+    """``call()``, a call of generated code. An exception from it is the user's when ``f``
+    itself raises for these arguments (it is re-raised as it is); otherwise it is a bug of
+    tangent_ast, raised as an InternalError showing the generated line. Costs nothing
+    unless something is raised."""
+    try:
+        return call()
+    except TangentAstError:
+        raise
+    except Exception as exc:
+        try:
+            f(*copy.deepcopy(args))
+        except Exception:
+            raise exc from None  # the program's own error, raised by its own code
+        raise internal_error(rule, exc) from exc
+
+
+def internal_error(rule, exc):
+    frames = [fr for fr in traceback.extract_tb(exc.__traceback__) if fr.filename == str(rule.path)]
+    line = f"{frames[-1].filename}:{frames[-1].lineno}: {frames[-1].line}" if frames else str(rule.path)
+    return InternalError(
+        f"the {rule.mode} rule of {rule.fn.__qualname__} raised {type(exc).__name__}: {exc}, which "
+        f"{rule.fn.__qualname__} itself does not raise for these arguments (at {line})",
+        hint="this is a bug of tangent_ast: please report it with the function and its arguments")
 
 
 def _reverse_rule(f, wrt, cache):
@@ -73,8 +101,13 @@ def _reverse_rule(f, wrt, cache):
 
 
 def _check_scalar(f, out):
-    if type(out) is float or isinstance(out, np.floating) or (np.ndim(out) == 0 and np.isrealobj(out)):
+    if type(out) is float or isinstance(out, np.floating) or (
+            isinstance(out, np.ndarray) and out.ndim == 0 and out.dtype.kind == "f"):
         return
+    if isinstance(out, (bool, int, str, bytes, np.integer, np.bool_)) or out is None:
+        raise NotDifferentiableError(
+            f"grad needs a float output, but {getattr(f, '__qualname__', f)} returned "
+            f"{type(out).__name__}: it has no derivative", hint="return a float, e.g. float(value)")
     raise NonScalarOutputError(
         f"grad needs a scalar output, but {getattr(f, '__qualname__', f)} returned "
         f"{type(out).__name__} of shape {np.shape(out)}",
@@ -87,9 +120,9 @@ def _value_and_gradient(f, wrt, cache):
     def call(args, kwargs):
         rule, args = rule_for(args, kwargs)
         rule.check_arguments(args)
-        out, saved = rule.fwd(*args)
+        out, saved = guarded(f, args, rule, lambda: rule.fwd(*args))
         _check_scalar(f, out)
-        return out, rule.bwd(saved, 1.0)
+        return out, guarded(f, args, rule, lambda: rule.bwd(saved, 1.0))
 
     return call
 
@@ -128,13 +161,13 @@ def vjp(f, *args, wrt=None, cache=None):
             raise TangentAstError("vjp: no argument is a float or a float array")
     rule = _session(cache).rule(f, "reverse", wrt, signature, form)
     rule.check_arguments(flat)
-    out, saved = rule.fwd(*flat)
+    out, saved = guarded(f, flat, rule, lambda: rule.fwd(*flat))
 
     def pullback(ct):
         if isinstance(out, (tuple, list)):  # None in a structured cotangent means zero
             ct = runtime.TangentTuple(runtime.zero_tangent(o) if c is None else c
                                       for c, o in zip(ct, out, strict=True))
-        return rule.bwd(saved, ct)
+        return guarded(f, flat, rule, lambda: rule.bwd(saved, ct))
 
     return out, pullback
 

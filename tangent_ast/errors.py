@@ -37,3 +37,8 @@ class NotDifferentiableError(TangentAstError):
 
 class NonScalarOutputError(TangentAstError):
     """grad was asked for the gradient of a function whose output is not a scalar."""
+
+
+class InternalError(TangentAstError):
+    """A bug of tangent_ast itself, not of the program being differentiated: it names the
+    function being derived and, for a failure inside generated code, the generated line."""

@@ -1238,6 +1238,26 @@ def check_supported(parsed):
                           "give the differentiated function plain positional parameters")
 
 
+_DYNAMIC = {"eval", "exec", "compile", "globals", "locals", "vars", "__import__", "setattr", "delattr"}
+
+
+def check_dynamic(parsed, scope):
+    """Refuse code whose meaning is only known when it runs (``eval("x * 2")``, ``locals()``,
+    ``getattr(m, name)`` with a computed name): its derivative cannot be read from the source,
+    and treating it as a constant would give a silent zero."""
+    import builtins
+    for n in gast.walk(parsed.node):
+        if not isinstance(n, gast.Call) or not isinstance(n.func, gast.Name):
+            continue
+        target = scope.lookup(n.func)
+        if target is not None and getattr(builtins, n.func.id, None) is target and n.func.id in _DYNAMIC:
+            raise unsupported(parsed, n, f"{n.func.id}(...), whose code is only known when it runs",
+                              "write the expression itself in the function")
+        if target is getattr and (len(n.args) < 2 or not isinstance(n.args[1], gast.Constant)):
+            raise unsupported(parsed, n, "getattr with a name computed when it runs",
+                              "write the attribute itself: obj.name")
+
+
 _OP_WORDS = {gast.Add: "plus", gast.Sub: "minus", gast.Div: "over", gast.Mult: "times", gast.MatMult: "at"}
 _COMPARE_WORDS = {gast.Lt: "lt", gast.LtE: "le", gast.Gt: "gt", gast.GtE: "ge", gast.Eq: "eq", gast.NotEq: "ne"}
 

@@ -30,13 +30,13 @@ from .activity import analyze
 from .calling import PLAIN, flat_params, flatten
 from .derivatives import Derivation
 from .emit import ModuleNamespace, to_ast, Provenance, function_source, module_source, read_header, rule_source_hash
-from .errors import NotDifferentiableError, TangentAstError
+from .errors import InternalError, NotDifferentiableError, TangentAstError
 from .forward import forward
 from .kinds import UNKNOWN, describe_signature, infer
 from .live import dependencies_of
 from .load import cache_dir, import_module, state_of, warn_stale, write_atomic
 from .naming import Namer, sanitize
-from .normalize import Normalizer, check_augmented, check_supported, check_updates, check_views, copy_views, name
+from .normalize import Normalizer, check_augmented, check_dynamic, check_supported, check_updates, check_views, copy_views, name
 from .parse import parse
 from .resolve import resolve
 from .reverse import finish_updates, reverse
@@ -70,6 +70,7 @@ def front(fn, signature, trace=False, form=PLAIN):
     spread = flatten(parsed, form)
     check_supported(parsed)
     scope = resolve(parsed)
+    check_dynamic(parsed, scope)
     params = [a.id for a in parsed.node.args.args]
     array_params = None if signature is None else \
         {p for p, k in zip(params, signature) if k.tag == "array"}  # shorter: defaults
@@ -195,10 +196,25 @@ class GeneratedModule:
 
 
 def derive_module(fn, mode, wrt, signature, session, trace=False, form=PLAIN):
-    """Run every stage but load: the text of the module of ``fn``'s rule (for calls of ``form``)."""
+    """Run every stage but load: the text of the module of ``fn``'s rule (for calls of ``form``).
+    A failure that is not a TangentAstError is a bug of tangent_ast: an InternalError."""
     if mode not in MODES:
         raise TangentAstError(f"mode must be one of {MODES}, not {mode!r}")
+    try:
+        return _derive_module(fn, mode, wrt, signature, session, trace, form)
+    except TangentAstError:
+        raise
+    except Exception as exc:
+        code = fn.__code__
+        raise InternalError(
+            f"deriving the {mode} rule of {fn.__qualname__} failed inside tangent_ast: "
+            f"{type(exc).__name__}: {exc}", where=f"{code.co_filename}:{code.co_firstlineno}",
+            hint="this is a bug of tangent_ast: please report it with this function") from exc
+
+
+def _derive_module(fn, mode, wrt, signature, session, trace, form):
     f = front(fn, signature, trace, form)
+    _check_output(f)
     wrt = wrt_names([a.id for a in f.function.args.args], wrt, f.parsed.qualname, f.parsed.where())
     params = [a.id for a in f.function.args.args]
     for w in wrt:
@@ -276,6 +292,24 @@ def derive_module(fn, mode, wrt, signature, session, trace=False, form=PLAIN):
     if trace:
         snapshots["module"] = text
     return GeneratedModule(module_name, text, functions, loader, d.rules_used, d.callees, snapshots)
+
+
+def _check_output(f):
+    """A function's result must be able to carry a derivative: not None, not a string."""
+    returns = [n for n in _own_nodes(f.parsed.node) if isinstance(n, gast.Return)]
+    kind = f.kinds.get(f.function.body[-1].value.id, UNKNOWN)
+    if not any(r.value is not None for r in returns) or kind.tag in ("none", "str"):
+        what = "nothing (None)" if kind.tag in ("none", "unknown") else f"a {kind.tag}"
+        raise NotDifferentiableError(f"{f.parsed.qualname} returns {what}: there is nothing to differentiate",
+                                     where=f.parsed.where(), hint="return the value to differentiate")
+
+
+def _own_nodes(node):
+    """The nodes of a function, without those of the functions nested in it."""
+    for child in gast.iter_child_nodes(node):
+        if not isinstance(child, (gast.FunctionDef, gast.Lambda)):
+            yield child
+            yield from _own_nodes(child)
 
 
 def _final_states(f):

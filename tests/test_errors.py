@@ -83,3 +83,60 @@ def test_rule_without_source_is_a_clear_error():
     with pytest.raises(NoSourceError) as info:
         ta.defjvp(np.frexp)(namespace["rule"])
     assert "rule" in str(info.value) and "hint:" in str(info.value)
+
+
+@pytest.mark.parametrize("fn", [bad.returns_nothing, bad.returns_text])
+def test_nothing_to_differentiate_is_refused_in_every_mode(fn):
+    with pytest.raises(NotDifferentiableError) as info:
+        ta.grad(fn)(1.5)
+    assert "nothing to differentiate" in str(info.value) and BAD_FILE in str(info.value)
+    with pytest.raises(NotDifferentiableError):
+        ta.jvp(fn, (1.5,), (1.0,))
+
+
+def test_grad_of_an_integer_output_is_refused():
+    with pytest.raises(NotDifferentiableError) as info:
+        ta.grad(bad.returns_int)(1.5)
+    assert "int" in str(info.value)
+
+
+@pytest.mark.parametrize("fn, text", [(bad.evaluates_text, "eval("), (bad.reads_locals, "locals()[")])
+def test_code_known_only_when_it_runs_is_refused(fn, text):
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        ta.grad(fn)(1.5)
+    assert f"{BAD_FILE}:{line_of(fn, text)}" in str(info.value)
+
+
+def test_the_programs_own_error_is_raised_as_it_is():
+    with pytest.raises(ZeroDivisionError):
+        ta.grad(bad.divides)(1.0, 0.0)
+
+
+def test_a_bug_in_generated_code_is_an_internal_error_showing_the_line():
+    from tangent_ast.errors import InternalError
+    from tangent_ast.rules import registry
+
+    ta.defvjp(bad._broken_helper, bad.broken_rule)
+    try:
+        with pytest.raises(InternalError) as info:
+            ta.grad(bad.calls_broken_rule)(1.5)
+        message = str(info.value)
+        assert "ValueError: a broken rule" in message and "bug of tangent_ast" in message
+        assert "calls_broken_rule" in message and ".py:" in message
+    finally:
+        del registry._TABLE[registry._key(bad._broken_helper)]
+        registry._changed()
+
+
+def test_a_failure_inside_the_transformer_is_an_internal_error(monkeypatch, tmp_path):
+    from tangent_ast import pipeline
+    from tangent_ast.errors import InternalError
+
+    def broken(*args, **kwargs):
+        raise KeyError("a stage bug")
+
+    monkeypatch.setattr(pipeline, "analyze", broken)
+    with pytest.raises(InternalError) as info:
+        ta.derive(bad.divides, "reverse", args=(1.0, 2.0), cache=tmp_path)
+    assert "KeyError" in str(info.value) and "divides" in str(info.value)
+    assert f"{BAD_FILE}:" in str(info.value)

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 import tangent_ast as ta
-from tangent_ast.errors import TangentAstError
+from tangent_ast.errors import InternalError, TangentAstError
 from tangent_ast.testing import GradientCheckError, check_grads
 
 
@@ -139,9 +139,9 @@ def _classify(f, args, seed):
     try:
         _check_at(f, args)
         return Result(Outcome.PASS)
+    except InternalError as exc:
+        return Result(Outcome.INTERNAL, str(exc).splitlines()[0])
     except TangentAstError as exc:
-        if isinstance(exc, GradientCheckError):
-            return _numeric(f, args, seed, exc)
         return Result(Outcome.REFUSED, str(exc).splitlines()[0])
     except GradientCheckError as exc:
         return _numeric(f, args, seed, exc)

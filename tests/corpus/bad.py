@@ -125,3 +125,40 @@ def spreads_local_tuple(x):
 
 def misses_an_argument(x):
     return two_parameters(x)
+
+
+def returns_nothing(x):
+    x * 2
+
+
+def returns_text(x):
+    return "abc"
+
+
+def evaluates_text(x):
+    return eval("x * 2")
+
+
+def reads_locals(x):
+    return locals()["x"] * 2.0
+
+
+def returns_int(x):
+    return int(x)
+
+
+def divides(x, y):
+    return x / y
+
+
+def _broken_helper(x):
+    return 2.0 * x
+
+
+def calls_broken_rule(x):
+    return _broken_helper(x) + x
+
+
+def broken_rule(ct, ans, x):
+    """A reverse rule with a bug, to check how a failure inside generated code is reported."""
+    raise ValueError("a broken rule")
