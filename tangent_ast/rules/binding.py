@@ -8,9 +8,10 @@ documents, positional and keyword), and each parameter the call gives has one
 * ``DIFFERENTIABLE``: the rule has a formula for it (a jvp/vjp at its position);
 * ``NO_DERIVATIVE``: declared with ``None`` in the rule (an index, a condition):
   the result does not change differentiably with it;
-* ``STATIC``: declared with :func:`~tangent_ast.rules.registry.handles`, or a
-  parameter a rule takes by name (``lambda ct, ans, x, axis=None: ...``): the
-  rule takes any value of it that carries no derivative (``axis``, a shape);
+* ``STATIC``: declared with :func:`~tangent_ast.rules.registry.handles`: the
+  rule takes any value of it that carries no derivative (``axis``, a shape). A
+  parameter a rule merely names is not declared by that (rules name parameters
+  to absorb them, too: ``linspace``'s rule names ``retstep`` and ignores it);
 * ``DEFAULT_ONLY``: everything else. The call may give it only at its default
   (``out=None`` passes; ``out=y``, ``where=mask`` or ``dtype=np.float32`` are
   refused when the call carries a derivative).
@@ -143,24 +144,12 @@ def _rule_positions(entry):
     return differentiable, none - differentiable
 
 
-def _named_by_rules(entry):
-    """Parameters some rule of ``entry`` takes by name (``lambda ct, ans, x, axis=None: ...``):
-    the rule's author wrote a parameter for them, so the rule handles them. Parameters a rule
-    only forwards with ``*args``/``**kwargs`` are not among them."""
-    names = set()
-    rules = list(entry.jvps.values()) + list(entry.vjps.values())
-    rules += [r for _mode, _when, table in entry.variants for r in table.values()]
-    for rule in rules:
-        names.update(getattr(rule, "params", ())[2:])  # after the (co)tangent and the result
-    return names
-
-
-def _role(entry, position, parameter_name, differentiable, none, named):
+def _role(entry, position, parameter_name, differentiable, none):
     if position is not None and position in differentiable:
         return Role.DIFFERENTIABLE
     if position is not None and position in none:
         return Role.NO_DERIVATIVE
-    if parameter_name in entry.static or parameter_name in named:
+    if parameter_name in entry.static:
         return Role.STATIC
     return Role.DEFAULT_ONLY
 
@@ -187,7 +176,6 @@ def bind_call(entry, args, keywords, resolve=None):
         raise CallRefused(f"this call does not fit {entry.name}{signature} ({exc})",
                           "check the call against the function's parameters") from None
     differentiable, none = _rule_positions(entry)
-    named = _named_by_rules(entry)
     slots = {id(a): i for i, a in enumerate(args)}
     slots.update({id(v): k for k, v in by_keyword.items()})
     given = []
@@ -196,13 +184,13 @@ def bind_call(entry, args, keywords, resolve=None):
         kind = parameter.kind
         if kind == parameter.VAR_POSITIONAL:
             for j, value in enumerate(bound.arguments.get(parameter.name, ())):
-                role = _role(entry, position, parameter.name, differentiable, none, named)
+                role = _role(entry, position, parameter.name, differentiable, none)
                 given.append(Given(value, f"{parameter.name}[{j}]", role, position, slots[id(value)]))
                 position += 1
             continue
         if kind == parameter.VAR_KEYWORD:
             for key, value in bound.arguments.get(parameter.name, {}).items():
-                role = Role.STATIC if key in entry.static or key in named else Role.DEFAULT_ONLY
+                role = Role.STATIC if key in entry.static else Role.DEFAULT_ONLY
                 given.append(Given(value, key, role, None, key))
             continue
         rule_position = None
@@ -211,7 +199,7 @@ def bind_call(entry, args, keywords, resolve=None):
         if parameter.name not in bound.arguments:
             continue
         value = bound.arguments[parameter.name]
-        role = _role(entry, rule_position, parameter.name, differentiable, none, named)
+        role = _role(entry, rule_position, parameter.name, differentiable, none)
         if role in (Role.DEFAULT_ONLY, Role.STATIC) and at_default(value, parameter):
             continue  # written out at its default: as if not given
         given.append(Given(value, parameter.name, role, rule_position, slots[id(value)]))

@@ -55,4 +55,5 @@ nondifferentiable(builtins.len, builtins.int, builtins.round, builtins.bool,
 
 # Containers: getattr of records, sum and list of lists/tuples, list_with of lists.
 handles([builtins.getattr, builtins.sum, builtins.list, runtime.list_with], sequences=True)
+handles(builtins.sum, "start")
 effectful(builtins.print)

@@ -6,6 +6,11 @@ X = np.array([[0.3, -0.9, 0.7], [0.1, 0.6, -0.2]])
 MASK = X > 0
 
 
+def scaled(x, scale=1.0, where=None):
+    """A user function given a rule of its own (test_binding registers and removes it)."""
+    return scale * x
+
+
 # --- handled: checked in both modes ---------------------------------------------------
 def clip_keyword_bounds(x):
     return np.sum(np.clip(x, a_min=-0.5, a_max=0.5) ** 2)

@@ -83,33 +83,21 @@ def test_a_call_that_does_not_fit_the_signature_is_refused():
     assert "does not fit" in info.value.what
 
 
-def test_a_users_rule_handles_the_parameters_it_names():
-    """A rule that takes ``scale`` by name handles it; ``where`` it does not name is refused."""
-    import textwrap
-    import types
+def test_a_users_rule_handles_the_parameters_it_declares():
+    """A rule declared to handle ``scale`` takes it; ``where``, undeclared, is refused."""
     from tangent_ast.rules import registry
-    source = textwrap.dedent('''
-        import numpy as np
-
-        def scaled(x, scale=1.0, where=None):
-            return scale * x
-
-        def use(x):
-            return np.sum(scaled(x, scale=3.0))
-
-        def use_where(x):
-            return np.sum(scaled(x, where=1))
-    ''')
-    module = types.ModuleType("binding_user_rule")
-    exec(compile(source, "<binding_user_rule>", "exec"), module.__dict__)
     x, three = _names("x")[0], gast.Constant(3.0, None)
-
-    ta.defjvp(module.scaled, lambda dx, ans, x, scale=1.0: scale * dx)
+    ta.defjvp(cases.scaled, lambda dx, ans, x, scale=1.0: scale * dx)
     try:
-        entry = lookup(module.scaled)
-        bound = bind_call(entry, [x], [gast.keyword(arg="scale", value=three)])
-        assert [(k.arg) for k in bound.keywords] == ["scale"]
+        entry = lookup(cases.scaled)
         with pytest.raises(CallRefused):
+            bind_call(entry, [x], [gast.keyword(arg="scale", value=three)])
+        ta.handles(cases.scaled, "scale")
+        bound = bind_call(entry, [x], [gast.keyword(arg="scale", value=three)])
+        assert [k.arg for k in bound.keywords] == ["scale"]
+        with pytest.raises(CallRefused) as info:
             bind_call(entry, [x], [gast.keyword(arg="where", value=gast.Constant(1, None))])
+        assert "where" in info.value.what
     finally:
-        del registry._TABLE[registry._key(module.scaled)]
+        del registry._TABLE[registry._key(cases.scaled)]
+        registry._changed()

@@ -1,0 +1,110 @@
+"""Every registered rule, every documented parameter: a parameter a rule does not
+declare (rules/binding.py) is refused when a call gives it, in both modes.
+
+The calls are generated from the primitives' own signatures, written to a module and
+derived; a rule that silently accepted a parameter it does not handle would pass
+``out=``, ``where=`` or an unknown keyword into its formula and give a wrong number.
+"""
+
+import importlib.util
+import inspect
+import math
+import operator
+
+import numpy as np
+import pytest
+
+import tangent_ast as ta
+from tangent_ast.rules.binding import Role, _rule_positions, signature_of
+from tangent_ast.rules.registry import all_primitives
+
+
+def _spelling(fn):
+    """How source code names ``fn`` (``np.linalg.norm``), or ``.name`` for an ndarray method."""
+    if isinstance(fn, tuple):
+        return None
+    name = getattr(fn, "__name__", None)
+    if name is None:
+        return None
+    if getattr(np.ndarray, name, None) is fn:
+        return "." + name
+    for prefix, module in (("np.", np), ("np.linalg.", np.linalg), ("math.", math)):
+        if getattr(module, name, None) is fn:
+            return prefix + name
+    return None
+
+
+def _cases():
+    """(primitive name, parameter, source of a function calling it with that parameter)."""
+    for entry in all_primitives():
+        if entry.nondiff or not (entry.jvps or entry.vjps) or entry.fn in (operator.getitem,):
+            continue
+        spelling, signature = _spelling(entry.fn), signature_of(entry)
+        if spelling is None or signature is None:
+            continue
+        differentiable, none = _rule_positions(entry)
+        required, position = [], 0
+        parameters = list(signature.parameters.values())
+        for p in parameters:
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                if p.default is p.empty:
+                    required.append("x" if position in differentiable else "float" if p.name == "dtype" else "C")
+                position += 1
+            elif p.kind == p.VAR_POSITIONAL and not required:
+                required.append("'ij->ij'" if entry.fn is np.einsum else "x")
+                if entry.fn is np.einsum:
+                    required.append("x")
+        for p in parameters:
+            if p.kind in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY) or p.name in entry.static:
+                continue
+            index = [q.name for q in parameters if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+            if p.name in index and (index.index(p.name) in differentiable or index.index(p.name) in none):
+                continue
+            keyword = "unknown_keyword" if p.kind == p.VAR_KEYWORD else p.name
+            if spelling.startswith("."):
+                call = f"x{spelling}({', '.join(required[1:] + [f'{keyword}=OTHER'])})"
+            else:
+                call = f"{spelling}({', '.join(required + [f'{keyword}=OTHER'])})"
+            yield entry.name, keyword, call
+
+
+CASES = list(_cases())
+SOURCE = "import math\nimport numpy as np\n\nC = np.ones(3)\nOTHER = object()\n\n" + "".join(
+    f"\ndef case_{i}(x):\n    return {call}\n" for i, (_, _, call) in enumerate(CASES))
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    path = tmp_path_factory.mktemp("parameters") / "parameter_calls.py"
+    path.write_text(SOURCE)
+    spec = importlib.util.spec_from_file_location("parameter_calls", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_table_covers_every_rule_with_a_readable_signature():
+    covered = {name for name, _, _ in CASES}
+    assert len(CASES) > 500 and len(covered) > 120, (len(CASES), len(covered))
+
+
+@pytest.mark.parametrize("i", range(len(CASES)), ids=[f"{n}-{k}" for n, k, _ in CASES])
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_an_undeclared_parameter_is_refused(generated, i, mode):
+    name, keyword, call = CASES[i]
+    with pytest.raises(ta.TangentAstError) as info:
+        ta.derive(getattr(generated, f"case_{i}"), mode, args=(np.ones((3, 3)),))
+    assert keyword in str(info.value), f"{call}: {info.value}"
+
+
+def test_roles_of_a_known_signature():
+    """np.sum: a differentiable, axis/keepdims handled, the rest only at their defaults."""
+    from tangent_ast.rules.binding import _role
+    from tangent_ast.rules.registry import lookup
+    entry = lookup(np.sum)
+    differentiable, none = _rule_positions(entry)
+    roles = {p: _role(entry, i if i < 1 else None, p, differentiable, none)
+             for i, p in enumerate(inspect.signature(np.sum).parameters)}
+    assert roles["a"] is Role.DIFFERENTIABLE
+    assert roles["axis"] is roles["keepdims"] is Role.STATIC
+    assert roles["out"] is roles["where"] is roles["initial"] is roles["dtype"] is Role.DEFAULT_ONLY
