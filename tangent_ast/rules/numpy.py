@@ -321,15 +321,15 @@ defvjp(np.pad, lambda ct, ans, x, pad_width, *args, **kw: runtime.pad_vjp(ct, x,
 
 # einsum: the subscripts come first; one rule per operand position (up to four operands).
 defjvp(np.einsum, None,
-       lambda d, ans, sub, *ops: runtime.einsum_jvp(d, 0, sub, *ops),
-       lambda d, ans, sub, *ops: runtime.einsum_jvp(d, 1, sub, *ops),
-       lambda d, ans, sub, *ops: runtime.einsum_jvp(d, 2, sub, *ops),
-       lambda d, ans, sub, *ops: runtime.einsum_jvp(d, 3, sub, *ops))
+       lambda d, ans, sub, *ops, optimize=False: runtime.einsum_jvp(d, 0, sub, *ops),
+       lambda d, ans, sub, *ops, optimize=False: runtime.einsum_jvp(d, 1, sub, *ops),
+       lambda d, ans, sub, *ops, optimize=False: runtime.einsum_jvp(d, 2, sub, *ops),
+       lambda d, ans, sub, *ops, optimize=False: runtime.einsum_jvp(d, 3, sub, *ops))
 defvjp(np.einsum, None,
-       lambda ct, ans, sub, *ops: runtime.einsum_vjp(ct, 0, sub, *ops),
-       lambda ct, ans, sub, *ops: runtime.einsum_vjp(ct, 1, sub, *ops),
-       lambda ct, ans, sub, *ops: runtime.einsum_vjp(ct, 2, sub, *ops),
-       lambda ct, ans, sub, *ops: runtime.einsum_vjp(ct, 3, sub, *ops))
+       lambda ct, ans, sub, *ops, optimize=False: runtime.einsum_vjp(ct, 0, sub, *ops),
+       lambda ct, ans, sub, *ops, optimize=False: runtime.einsum_vjp(ct, 1, sub, *ops),
+       lambda ct, ans, sub, *ops, optimize=False: runtime.einsum_vjp(ct, 2, sub, *ops),
+       lambda ct, ans, sub, *ops, optimize=False: runtime.einsum_vjp(ct, 3, sub, *ops))
 
 
 # ---------------------------------------------------------------------------
@@ -509,7 +509,9 @@ handles([np.cumsum, np.ndarray.cumsum, np.cumprod, np.ndarray.cumprod, np.nancum
          np.expand_dims, np.squeeze, np.ndarray.squeeze, np.flip, np.append, np.delete, np.unstack,
          np.split, np.array_split, np.concatenate, np.stack, np.ndarray.compress, np.compress], "axis")
 handles([np.cumulative_sum, np.cumulative_prod], "axis", "include_initial")
-handles(np.diff, "n", "axis", "prepend", "append")
+# (not prepend/append: the forward rule is the call on the tangent, which would take their
+# values along; np.diff of a tangent with a prepended constant is not its derivative)
+handles(np.diff, "n", "axis")
 handles([np.trace, np.ndarray.trace, np.diagonal, np.ndarray.diagonal], "offset", "axis1", "axis2")
 handles([np.reshape, np.ndarray.reshape], "shape")
 handles([np.transpose, np.ndarray.transpose], "axes")
@@ -557,8 +559,9 @@ handles(np.nan_to_num, "copy", "nan", "posinf", "neginf")
 handles(np.vecdot, "axis")
 handles(np.clip, fills={"a_min": None, "a_max": None})
 # Conversions: a float dtype keeps the derivative (binding.py checks that it is one).
-handles([np.ndarray.astype, np.array, np.asarray, np.asanyarray, np.ascontiguousarray,
-         np.asarray_chkfinite], "dtype", "order", "copy")
+handles([np.ndarray.astype, np.array, np.asarray, np.asanyarray], "dtype", "order", "copy")
+handles(np.ascontiguousarray, "dtype")
+handles(np.asarray_chkfinite, "dtype", "order")
 # Rules whose differentiable arguments may be lists or tuples of arrays and numbers.
 handles([np.array, np.asarray, np.concatenate, np.stack, np.hstack, np.vstack, np.dstack,
          np.column_stack, np.block], sequences=True)

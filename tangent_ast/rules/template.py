@@ -40,6 +40,7 @@ class Template:
     var_keyword: str | None
     body: object            # gast expression to inline, or None: call ``fn``
     globals: dict = field(repr=False)
+    keyword_only: tuple = ()  # parameters after ``*args``: never bound positionally
 
     @property
     def inlinable(self):
@@ -63,12 +64,13 @@ class Template:
 
     def _bind(self, leading, args, keywords):
         names = list(self.params)
+        positional = [n for n in names if n not in self.keyword_only]
         values = list(leading) + list(args)
         bound = {}
         extra_pos = []
         for i, value in enumerate(values):
-            if i < len(names):
-                bound[names[i]] = value
+            if i < len(positional):
+                bound[positional[i]] = value
             elif self.var_positional:
                 extra_pos.append(value)
             else:
@@ -238,11 +240,13 @@ def template_of(fn):
             where=f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}" if hasattr(fn, "__code__") else None,
             hint="define the rule in a .py file or a notebook cell, not with exec or at a bare prompt") from exc
     sig = inspect.signature(fn)
-    params, defaults = [], {}
+    params, defaults, keyword_only = [], {}, []
     var_pos = var_kw = None
     for p in sig.parameters.values():
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
             params.append(p.name)
+            if p.kind == p.KEYWORD_ONLY:
+                keyword_only.append(p.name)
             if p.default is not p.empty:
                 defaults[p.name] = p.default
         elif p.kind == p.VAR_POSITIONAL:
@@ -256,7 +260,7 @@ def template_of(fn):
                  if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
         body = stmts[0].value if len(stmts) == 1 and isinstance(stmts[0], gast.Return) else None
     return Template(fn=fn, params=params, defaults=defaults, var_positional=var_pos,
-                    var_keyword=var_kw, body=body, globals=fn.__globals__)
+                    var_keyword=var_kw, body=body, globals=fn.__globals__, keyword_only=tuple(keyword_only))
 
 
 def expression_template(body, params, globals_, fn=None):

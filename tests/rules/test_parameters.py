@@ -108,3 +108,42 @@ def test_roles_of_a_known_signature():
     assert roles["a"] is Role.DIFFERENTIABLE
     assert roles["axis"] is roles["keepdims"] is Role.STATIC
     assert roles["out"] is roles["where"] is roles["initial"] is roles["dtype"] is Role.DEFAULT_ONLY
+
+
+# --- every handled parameter, at a non-default value, right in both modes ------------
+
+from tangent_ast.testing import check_grads  # noqa: E402
+
+from .handled_cases import CASES as HANDLED  # noqa: E402
+
+HANDLED_SOURCE = "import numpy as np\n" + "".join(
+    f"\ndef handled_{i}(x):\n    return {expr}\n" for i, (_, expr, _) in enumerate(HANDLED))
+
+
+@pytest.fixture(scope="module")
+def handled(tmp_path_factory):
+    path = tmp_path_factory.mktemp("handled") / "handled_calls.py"
+    path.write_text(HANDLED_SOURCE)
+    spec = importlib.util.spec_from_file_location("handled_calls", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("i", range(len(HANDLED)), ids=[name for name, _, _ in HANDLED])
+def test_a_handled_parameter_is_right_in_both_modes(handled, i):
+    name, expr, x = HANDLED[i]
+    rules = check_grads(getattr(handled, f"handled_{i}"), (x.copy(),), modes=("fwd", "rev"))
+    assert name in rules["rev"].rules_used | rules["fwd"].rules_used
+
+
+def test_every_handled_parameter_has_a_case():
+    written = {}
+    for name, expr, _ in HANDLED:
+        written.setdefault(name, []).append(expr)
+    missing = [(entry.name, p) for entry in all_primitives() for p in sorted(entry.static)
+               if not any(f"{p}=" in e for e in written.get(entry.name, []))
+               and not any(p == "shape" and ".reshape(" in e for e in written.get(entry.name, []))
+               and not any(p == "axes" and ".transpose(" in e for e in written.get(entry.name, []))
+               and not (entry.name in ("ndarray.swapaxes", "ndarray.repeat") and written.get(entry.name))]
+    assert not missing, f"handled parameters without a case in tests/rules/handled_cases.py: {missing}"
