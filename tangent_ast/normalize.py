@@ -1166,7 +1166,9 @@ def _append_call(value, scope):
 
 
 def _fresh(value, scope):
-    if isinstance(value, gast.List):
+    """A value that is a new array no other name refers to: a constructor, a copy, the
+    result of arithmetic (``x * 1.0``, ``-x``, ``a @ b``) or of a ufunc (``np.sin(x)``)."""
+    if isinstance(value, (gast.List, gast.BinOp, gast.UnaryOp)):
         return True
     if not isinstance(value, gast.Call):
         return False
@@ -1175,6 +1177,8 @@ def _fresh(value, scope):
         return True
     obj = scope.lookup(func)
     import numpy as np
+    if isinstance(obj, np.ufunc) and not value.keywords and len(value.args) == obj.nin:
+        return True
     return any(obj is getattr(np, f, None) for f in FRESH)
 
 

@@ -605,3 +605,15 @@ def applies_with_keywords(f, x, w):
 
 
 CASES += [Case(applies_with_keywords, (smooth_step, 0.7, 1.3))]
+
+
+def updates_a_computed_array(x, s):
+    """The result of arithmetic or of a ufunc is a new array: updating it in place is fine."""
+    v = x * 1.0
+    v[0] = s
+    w = np.tanh(x)
+    w[1] = w[1] * s
+    return np.sum(v * w)
+
+
+CASES += [Case(updates_a_computed_array, (V, 0.6))]
