@@ -1219,6 +1219,25 @@ def local_functions(node):
     return found
 
 
+def _why_not_inlined(node, definition):
+    """What keeps a nested ``def`` from being inlined at its calls, in words."""
+    name = definition.name
+    defined = [n for n in gast.walk(node) if isinstance(n, gast.FunctionDef) and n.name == name]
+    if len(defined) > 1:
+        return f"the local function {name!r} defined more than once"
+    if definition not in node.body:
+        return f"the local function {name!r} defined inside a loop, branch or another function"
+    if definition.decorator_list or not _plain_params(definition.args):
+        return f"the local function {name!r} with decorators, *args, keyword-only parameters or defaults"
+    if any(isinstance(n, (gast.Nonlocal, gast.Global)) for n in gast.walk(definition)):
+        return f"nonlocal or global in the local function {name!r}"
+    body = [b for b in definition.body if not _is_docstring(b)]
+    if not body or not isinstance(body[-1], gast.Return) or body[-1].value is None or \
+            len([n for n in gast.walk(definition) if isinstance(n, gast.Return)]) != 1:
+        return f"the local function {name!r}, whose only return is not its last statement"
+    return f"the local function {name!r} used other than by calling it (passed or stored as a value)"
+
+
 def _plain_params(args):
     return not (args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults)
 
@@ -1234,6 +1253,9 @@ def check_supported(parsed):
     for n in gast.walk(node):
         if n is not node and type(n) in _UNSUPPORTED and not isinstance(n, gast.Starred) \
                 and id(n) not in inlined:
+            if isinstance(n, gast.FunctionDef):
+                raise unsupported(parsed, n, _why_not_inlined(node, n),
+                                  "define the helper at module level and call it")
             raise unsupported(parsed, n)
     args = node.args
     if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
