@@ -254,9 +254,11 @@ def getattr_vjp(ct, x, name):
 def sum_vjp(ct, x, axis=None, keepdims=False):
     """Cotangent of ``x`` for ``np.sum(x, axis, keepdims)``: ``ct`` spread back."""
     shape = np.shape(x)
+    if not shape:  # a number (NumPy accepts axis=0 or -1 for it): its cotangent is ct itself
+        return _like(np.reshape(ct, ()), x)
     if axis is not None and not keepdims:
         ct = np.expand_dims(ct, axis)
-    return np.broadcast_to(ct, shape).copy() if shape else ct
+    return np.broadcast_to(ct, shape).copy()
 
 
 def mean_vjp(ct, x, axis=None, keepdims=False):

@@ -115,6 +115,44 @@ def view_updated(x):
     return np.sum(x * x)
 
 
+# Calls that crashed inside rule bodies.
+def hstack_mixed(x):
+    return np.sum(np.hstack([x, np.arange(3)]) ** 2)
+def sum_tuple_neg(x):
+    return np.sum(np.sum(x, axis=(-1, 0)) ** 2)
+def sum_neg_keep(x):
+    return np.sum(np.sum(x, axis=-1, keepdims=True) ** 2)
+def max_neg(x):
+    return np.sum(np.max(x, axis=-1) ** 2)
+def prod_tuple(x):
+    return np.sum(np.prod(x, axis=(0, 1)))
+def prod_neg(x):
+    return np.sum(np.prod(x, axis=-1))
+def prod_scalar(s):
+    return np.prod(s) * s
+def row_copy(x):
+    h = np.zeros((3, 4))
+    for t in range(2):
+        h[t] = x[t]
+    return np.sum(h * h)
+def fancy_repeat(x):
+    return np.sum(x[[0, 0, 1]] ** 2)
+def mean_tuple(x):
+    return np.sum(np.mean(x, axis=(0, 2)) ** 2)
+def std_axis_neg(x):
+    return np.sum(np.std(x, axis=-1))
+def sum_scalar_axis(s):
+    return np.sum(s, axis=0) * s
+def cumsum_neg(x):
+    return np.sum(np.cumsum(x, axis=-1) ** 2)
+def vstack_scalars(a, b):
+    return np.sum(np.vstack([a, b]) ** 2)
+def hstack_scalars(a, b):
+    return np.sum(np.hstack([a, b, 1.0]) ** 2)
+
+
+_T = rng.uniform(0.5, 1.5, (2, 3, 4))
+
 CASES = [
     (full_of_a_value, (0.7,)),
     (full_like_of_a_value, (V, 0.7)),
@@ -139,4 +177,19 @@ CASES = [
     (saved_then_updated, (V, rng.standard_normal((4, 4)))),
     (updated_through_a_second_name, (V,)),
     (view_updated, (V,)),
+    (hstack_mixed, (_T[0, 0],)),
+    (sum_tuple_neg, (_T,)),
+    (sum_neg_keep, (_T,)),
+    (max_neg, (_T,)),
+    (prod_tuple, (_T,)),
+    (prod_neg, (_T,)),
+    (prod_scalar, (0.7,)),
+    (row_copy, (_T[0, :2],)),
+    (fancy_repeat, (_T[0],)),
+    (mean_tuple, (_T,)),
+    (std_axis_neg, (_T,)),
+    (sum_scalar_axis, (0.7,)),
+    (cumsum_neg, (_T,)),
+    (vstack_scalars, (0.3, 0.4)),
+    (hstack_scalars, (0.3, 0.4)),
 ]
