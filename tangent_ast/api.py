@@ -7,7 +7,8 @@ import traceback
 import numpy as np
 
 from .calling import PLAIN, flat_arguments, plain_arity
-from .errors import InternalError, NonScalarOutputError, NotDifferentiableError, TangentAstError
+from .errors import (InternalError, NonScalarOutputError, NotDifferentiableError, TangentAstError,
+                     UnsupportedSyntaxError)
 from . import runtime
 from .kinds import signature_key, signature_of
 from .pipeline import STAGE_NAMES, Session, derive_module
@@ -72,6 +73,17 @@ def guarded(f, args, rule, call):
         raise internal_error(rule, exc) from exc
 
 
+def real_cotangents(rule, cts):
+    """A real input always gets a real cotangent: complex values that carry a derivative are
+    refused when the rule is derived, and this is the net for values whose kind was unknown."""
+    for ct in (cts if type(cts) is tuple else (cts,)):
+        if type(ct) is complex or (type(ct) is np.ndarray and ct.dtype.kind == "c"):
+            raise UnsupportedSyntaxError(
+                f"a complex value reached the gradient of {rule.fn.__qualname__}: complex values have "
+                "no derivative rules yet", hint="differentiate real and imaginary parts as separate real values")
+    return cts
+
+
 def internal_error(rule, exc):
     frames = [fr for fr in traceback.extract_tb(exc.__traceback__) if fr.filename == str(rule.path)]
     line = f"{frames[-1].filename}:{frames[-1].lineno}: {frames[-1].line}" if frames else str(rule.path)
@@ -122,7 +134,7 @@ def _value_and_gradient(f, wrt, cache):
         rule.check_arguments(args)
         out, saved = guarded(f, args, rule, lambda: rule.fwd(*args))
         _check_scalar(f, out)
-        return out, guarded(f, args, rule, lambda: rule.bwd(saved, 1.0))
+        return out, real_cotangents(rule, guarded(f, args, rule, lambda: rule.bwd(saved, 1.0)))
 
     return call
 
@@ -167,7 +179,7 @@ def vjp(f, *args, wrt=None, cache=None):
         if isinstance(out, (tuple, list)):  # None in a structured cotangent means zero
             ct = runtime.TangentTuple(runtime.zero_tangent(o) if c is None else c
                                       for c, o in zip(ct, out, strict=True))
-        return guarded(f, flat, rule, lambda: rule.bwd(saved, ct))
+        return real_cotangents(rule, guarded(f, flat, rule, lambda: rule.bwd(saved, ct)))
 
     return out, pullback
 
