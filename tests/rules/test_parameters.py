@@ -73,14 +73,19 @@ SOURCE = "import math\nimport numpy as np\n\nC = np.ones(3)\nOTHER = object()\n\
     f"\ndef case_{i}(x):\n    return {call}\n" for i, (_, _, call) in enumerate(CASES))
 
 
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    path = tmp_path_factory.mktemp("parameters") / "parameter_calls.py"
-    path.write_text(SOURCE)
-    spec = importlib.util.spec_from_file_location("parameter_calls", path)
+def _module(tmp_path_factory, name, source):
+    """``source`` written to a real file (tangent_ast reads source) and imported."""
+    path = tmp_path_factory.mktemp(name) / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    return _module(tmp_path_factory, "parameter_calls", SOURCE)
 
 
 def test_the_table_covers_every_rule_with_a_readable_signature():
@@ -122,12 +127,7 @@ HANDLED_SOURCE = "import numpy as np\n" + "".join(
 
 @pytest.fixture(scope="module")
 def handled(tmp_path_factory):
-    path = tmp_path_factory.mktemp("handled") / "handled_calls.py"
-    path.write_text(HANDLED_SOURCE)
-    spec = importlib.util.spec_from_file_location("handled_calls", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _module(tmp_path_factory, "handled_calls", HANDLED_SOURCE)
 
 
 @pytest.mark.parametrize("i", range(len(HANDLED)), ids=[name for name, _, _ in HANDLED])
