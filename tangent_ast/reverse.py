@@ -25,6 +25,7 @@ import copy
 import gast
 import numpy as np
 
+from .activity import assignments
 from .derivatives import unsupported_call
 from .normalize import assign, name
 from .simplify import MAX_LINE, line_length as _length
@@ -91,6 +92,12 @@ class Reverse:
         self.line = None      # the primal line being transposed
         self.calls = {}       # id(statement) -> how a call to a user function is swept (or None)
         self.old_values = {}  # id(update statement) -> name of the saved overwritten slot
+        # arrays an active statement reads: their in-place updates are undone in the reverse
+        # sweep even when the array itself carries no derivative (its old value is a residual)
+        self.read_by_active = set()
+
+    def restored(self, array):
+        return self.d.activity.active(array) or array in self.read_by_active
 
     def ct(self, primal):
         if primal not in self.ct_names:
@@ -125,7 +132,7 @@ class Reverse:
         """Before ``a[i] = v``: save what it overwrites (``a_old = a[i]``)."""
         target = s.targets[0]
         array = target.value.id
-        if not self.d.activity.active(array):
+        if not self.restored(array):
             return [s]
         old = self.d.namer.fresh(f"{array}_old")
         self.old_values[id(s)] = old
@@ -153,7 +160,7 @@ class Reverse:
         target = s.targets[0]
         array = target.value.id
         if not self.d.activity.active(array):
-            return []
+            return self.restore_only(s, array) if array in self.read_by_active else []
         ct = self.ct(array)
         out = self.own(array, pending, accumulated, s)
         if self.d.is_active(s.value):
@@ -182,6 +189,14 @@ class Reverse:
         out.append(_at(restored, s))
         accumulated.add(array)
         return out
+
+    def restore_only(self, s, array):
+        """``a[i] = v`` on an array without a derivative that the adjoints read: give the
+        reverse sweep the value it had before the update (on the sweep's own copy)."""
+        restore = gast.Subscript(value=name(array), slice=copy.deepcopy(s.targets[0].slice), ctx=gast.Store())
+        restored = gast.Assign(targets=[restore], value=name(self.old_values[id(s)]), type_comment=None)
+        restored.restores = array
+        return [_at(restored, s)]
 
     def own(self, array, pending, accumulated, at):
         """Make ``ct_array`` an array this rule owns, so it may be updated in place."""
@@ -494,6 +509,9 @@ class Reverse:
 def reverse(derivation, fn, wrt):
     """The reverse rule of ``fn`` (SSA): ``(f_fwd, f_bwd)`` FunctionDefs, residuals not yet filled in."""
     transform = Reverse(derivation)
+    transform.read_by_active = {n.id for s in assignments(fn.body)
+                                if isinstance(s.targets[0], gast.Name) and derivation.activity.active(s.targets[0].id)
+                                for n in gast.walk(s.value) if isinstance(n, gast.Name)}
     result = fn.body[-1].value.id
     ct_result = transform.ct(result)
     pending = {result: [name(ct_result)]} if derivation.activity.active(result) else {}

@@ -10,10 +10,11 @@ from .corpus import trust
 
 
 @pytest.mark.parametrize("fn, args", trust.CASES, ids=lambda v: getattr(v, "__name__", ""))
-def test_right_or_refused(fn, args):
+@pytest.mark.parametrize("wrt", ["all", "last"])
+def test_right_or_refused(fn, args, wrt):
     args = tuple(a.copy() if hasattr(a, "copy") else a for a in args)
     try:
-        check_grads(fn, args, modes=("fwd", "rev"))
+        check_grads(fn, args, modes=("fwd", "rev"), wrt=None if wrt == "all" else (len(args) - 1,))
     except TangentAstError as refusal:
         message = str(refusal)
         assert "trust.py:" in message or "hint:" in message, message

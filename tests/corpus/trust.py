@@ -193,3 +193,7 @@ CASES = [
     (vstack_scalars, (0.3, 0.4)),
     (hstack_scalars, (0.3, 0.4)),
 ]
+
+# The example from the report, differentiated with respect to A only: w carries no
+# derivative, but its value before the update is a residual.
+CASES += [(saved_then_updated, (V, rng.standard_normal((4, 4))))]
