@@ -55,13 +55,30 @@ def finish_updates(bwd):
         if len(reads) == in_restores:
             _drop_statements(bwd, {id(r) for r in restores if r.restores == array})
         else:
-            at = 1 if bwd.body and isinstance(bwd.body[0], gast.Assign) and \
+            block = _branch_holding(bwd.body, {id(r) for r in restores if r.restores == array})
+            at = 1 if block is bwd.body and bwd.body and isinstance(bwd.body[0], gast.Assign) and \
                 isinstance(bwd.body[0].value, gast.Name) and bwd.body[0].value.id == "saved" else 0
             copy_call = gast.Call(func=gast.Attribute(value=name(array), attr="copy", ctx=gast.Load()),
                                   args=[], keywords=[])
-            bwd.body.insert(at, assign(array, copy_call))
+            block.insert(at, assign(array, copy_call))
             copied.add(array)
     return copied
+
+
+def _branch_holding(block, ids):
+    """The innermost branch of an ``if`` (following branches only, never into a loop) that
+    holds every statement of ``ids``: an array defined in one branch only (None in the
+    other) is copied where it exists."""
+    while True:
+        inner = None
+        for s in block:
+            if isinstance(s, gast.If):
+                for branch in (s.body, s.orelse):
+                    if ids <= {id(n) for st in branch for n in gast.walk(st)}:
+                        inner = branch
+        if inner is None:
+            return block
+        block = inner
 
 
 def _drop_statements(node, ids):
@@ -160,7 +177,7 @@ class Reverse:
         target = s.targets[0]
         array = target.value.id
         if not self.d.activity.active(array):
-            return self.restore_only(s, array) if array in self.read_by_active else []
+            return self.restore_only(s, array, pending, accumulated) if array in self.read_by_active else []
         ct = self.ct(array)
         out = self.own(array, pending, accumulated, s)
         if self.d.is_active(s.value):
@@ -178,25 +195,24 @@ class Reverse:
             self.add_term(s.value.id, name(ct_value), pending)
         zero = gast.Subscript(value=name(ct), slice=copy.deepcopy(target.slice), ctx=gast.Store())
         out.append(_at(gast.Assign(targets=[zero], value=gast.Constant(0.0, None), type_comment=None), s))
-        # Terms still waiting to be added that read the array must see it before the restore.
+        out.extend(self.restore_only(s, array, pending, accumulated))
+        accumulated.add(array)
+        return out
+
+    def restore_only(self, s, array, pending, accumulated):
+        """Undo ``a[i] = v`` in the reverse sweep (on the sweep's own copy of ``a``), so that
+        adjoints of earlier statements read ``a`` as it was; terms still waiting to be added
+        that read ``a`` are added up first, with its value after the update."""
+        out = []
         for v in sorted(pending):
             if any(isinstance(n, gast.Name) and n.id == array for t in pending[v] for n in gast.walk(t)):
                 out.extend(self.assign_sum(self.ct(v), self.take(v, pending, accumulated), s))
                 accumulated.add(v)
-        restore = gast.Subscript(value=name(array), slice=copy.deepcopy(target.slice), ctx=gast.Store())
-        restored = gast.Assign(targets=[restore], value=name(self.old_values[id(s)]), type_comment=None)
-        restored.restores = array
-        out.append(_at(restored, s))
-        accumulated.add(array)
-        return out
-
-    def restore_only(self, s, array):
-        """``a[i] = v`` on an array without a derivative that the adjoints read: give the
-        reverse sweep the value it had before the update (on the sweep's own copy)."""
         restore = gast.Subscript(value=name(array), slice=copy.deepcopy(s.targets[0].slice), ctx=gast.Store())
         restored = gast.Assign(targets=[restore], value=name(self.old_values[id(s)]), type_comment=None)
         restored.restores = array
-        return [_at(restored, s)]
+        out.append(_at(restored, s))
+        return out
 
     def own(self, array, pending, accumulated, at):
         """Make ``ct_array`` an array this rule owns, so it may be updated in place."""

@@ -197,3 +197,21 @@ CASES = [
 # The example from the report, differentiated with respect to A only: w carries no
 # derivative, but its value before the update is a residual.
 CASES += [(saved_then_updated, (V, rng.standard_normal((4, 4))))]
+
+
+# Found by the fuzzer, differentiated with respect to the last argument only.
+def argument_halved_then_read(a, b):
+    a *= 0.5
+    return np.sum(a * b)
+
+
+def updated_in_one_branch(a, b, c):
+    if c > 1.3:
+        return c * 2.0
+    v = b * 1.0
+    v[1] = v[1] * 2.0
+    return np.sum(v)
+
+
+CASES += [(argument_halved_then_read, (V, 0.45)), (updated_in_one_branch, (V, M, 0.5)),
+          (updated_in_one_branch, (V, M, 1.5))]
