@@ -154,12 +154,10 @@ class Derivation:
                                        f"{p.name!r} is not a literal", "pass it explicitly") from None
 
         try:
-            form, args = bind(fn, site.args, {kw.arg: kw.value for kw in site.keywords}, default)
+            return bind(fn, site.args, {kw.arg: kw.value for kw in site.keywords}, default)
         except CallMismatch as exc:
             raise unsupported_call(self, node, f"this call of {fn.__qualname__} ({exc})",
                                    "check the call against the function's parameters") from None
-        self.check_callee_updates(node, fn, form, args)
-        return form, args
 
     def check_callee_updates(self, node, fn, form, args):
         """Refuse passing a value of ours to a function that updates that argument in place
@@ -289,12 +287,11 @@ class Derivation:
         return out
 
     def constant_argument(self, node, entry, site, i):
+        """The refusal of a differentiable value where ``entry``'s rule takes a constant."""
         import operator
         if entry.fn is operator.getitem:
-            base = self.constant_value(site.args[0]) if not self.is_active(site.args[0]) and \
-                isinstance(site.args[0], (gast.Name, gast.Attribute)) and \
-                not (isinstance(site.args[0], gast.Name) and self.scope.is_local(site.args[0].id)) else None
-            if isinstance(base, type(np.r_)) or isinstance(base, type(np.c_)):
+            base = self.scope.lookup(site.args[0])  # a global such as np.r_, or None for a local
+            if isinstance(base, (type(np.r_), type(np.c_))):
                 return unsupported_call(self, node, "np.r_[...] / np.c_[...] of differentiable values",
                                         "join them with np.concatenate([...]) or np.column_stack([...])")
             return unsupported_call(self, node, "a differentiable value used as an index",
