@@ -587,6 +587,7 @@ class Normalizer:
             got = self.known_key(expr, at)
             if got is not None:
                 return got
+            expr = self.lists_as_arrays(expr)
             pre, func = self.callee(expr.func, at)
             args = []
             for a in self.spread_items(expr.args):
@@ -627,6 +628,35 @@ class Normalizer:
         if isinstance(expr, gast.JoinedStr):
             return [], expr
         raise unsupported(self.parsed, expr)
+
+    def lists_as_arrays(self, call):
+        """``np.sum([a, b * c])`` -> ``np.sum(np.array([a, b * c]))``: NumPy makes an array of
+        a list literal passed where it takes an array; written out, the conversion has a
+        rule (its cotangent is split back into the list's entries), the implicit one none.
+        Only for a NumPy function reached as ``np.f`` whose rule takes arrays there."""
+        from .rules.binding import CallRefused, Role, bind_call
+        from .rules.registry import lookup
+        import numpy as np
+        func = call.func
+        entry = lookup(self.scope.lookup(func))
+        if entry is None or entry.sequences or not isinstance(func, gast.Attribute) \
+                or not isinstance(func.value, gast.Name) or self.scope.lookup(func.value) is not np:
+            return call
+        listed = [a for a in call.args if isinstance(a, (gast.List, gast.Tuple))
+                  and not all(isinstance(e, gast.Constant) for e in a.elts)]
+        if not listed:
+            return call
+        try:
+            bound = bind_call(entry, call.args, call.keywords)
+        except CallRefused:
+            return call
+        convert = {id(g.value) for g in bound.given if g.role is Role.DIFFERENTIABLE}
+        array = gast.Attribute(value=gast.Name(func.value.id, gast.Load(), None, None), attr="array",
+                               ctx=gast.Load())
+        call = copy.copy(call)
+        call.args = [gast.Call(func=copy.deepcopy(array), args=[a], keywords=[]) if id(a) in convert
+                     and any(a is b for b in listed) else a for a in call.args]
+        return call
 
     def spread_items(self, items, what=None, hint=None):
         """``f(x, *rest)`` with ``rest`` a ``*args`` parameter: ``f(x, rest0, rest1)``."""

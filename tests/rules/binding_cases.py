@@ -94,6 +94,11 @@ def tanh_of_list(a, b):
     return np.sum(np.tanh([a, b]))
 
 
+def sum_of_named_list(a, b, c):
+    xs = [a, b * c]
+    return np.sum(xs)
+
+
 def complex_product(x):
     return np.abs(np.sum(x * 1j + x))
 
@@ -127,8 +132,7 @@ REFUSED = [
     (reshape_order, (X,), "order="),
     (pad_constant_values, (X,), "constant_values="),
     (ufunc_casting, (X,), "casting="),
-    (sum_of_list, (0.3, 0.5, 0.7), "list of differentiable values"),
-    (tanh_of_list, (0.3, 0.5), "list of differentiable values"),
+    (sum_of_named_list, (0.3, 0.5, 0.7), "list of differentiable values"),
     (complex_product, (X,), "complex"),
     (differentiable_step, (X[0], 0.5), "dx="),
     (sum_with_differentiable_start, (0.5, 0.7), "start="),

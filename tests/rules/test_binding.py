@@ -29,6 +29,8 @@ X = cases.X
     (cases.float_conversions, (X,)),
     (cases.reshape_method_forms, (X,)),
     (cases.sum_with_start, (0.5, 0.7)),
+    (cases.sum_of_list, (0.3, 0.5, 0.7)),
+    (cases.tanh_of_list, (0.3, 0.5)),
     (cases.arange_of_ints, (0.5,)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_handled_forms_are_right_in_both_modes(fn, args):
