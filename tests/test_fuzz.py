@@ -4,7 +4,6 @@ generator is deterministic and the shrinker finds small failing programs."""
 
 from dataclasses import replace
 
-import pytest
 
 from tangent_ast.fuzz import Outcome, check_program, generate, shrink
 from tangent_ast.fuzz.__main__ import run

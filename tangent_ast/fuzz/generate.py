@@ -195,7 +195,7 @@ def _statement(w):
     if kind == "container":
         a, b = w.pick(shape), w.pick(shape)
         form = rng.choice(["tuple", "dict", "list", "record", "dataclass"])
-        lines = {"tuple": [f"t = ({a}, {b})", f"p, q = t", f"{name} = p * q"],
+        lines = {"tuple": [f"t = ({a}, {b})", "p, q = t", f"{name} = p * q"],
                  "dict": [f"d = {{'a': {a}, 'b': {b}}}", f"{name} = d['a'] - d['b'] * 2.0"],
                  "list": [f"xs = [{a}, {b}]", f"xs.append({a} * 0.5)", f"{name} = xs[0] + xs[2] * xs[1]"],
                  "record": [f"pr = Pair({a}, right={b})", f"{name} = pr.left * pr.right"],
@@ -209,7 +209,7 @@ def _statement(w):
         return w.emit(lines, name, shape)
     if kind == "closure":
         a, b = w.pick(shape), w.pick(shape)
-        return w.emit([f"def inner(z):", f"    return z * {b} + 1.0", f"{name} = inner({a})"], name, shape)
+        return w.emit(["def inner(z):", f"    return z * {b} + 1.0", f"{name} = inner({a})"], name, shape)
     if kind == "alias":
         a = w.pick(shape)
         if shape != SCALAR and rng.random() < 0.5:
