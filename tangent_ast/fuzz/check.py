@@ -134,6 +134,8 @@ def check_program(program):
             return Result(Outcome.SKIPPED, f"the program raises {type(exc).__name__}")
         if not _finite(value) or np.ndim(value) != 0:
             return Result(Outcome.SKIPPED, "the program's value is not a finite scalar")
+        if abs(float(value)) > 1e4:  # sin of a huge value: finite differences cannot resolve it
+            return Result(Outcome.SKIPPED, "the program's value is too large to check by differences")
         return _classify(f, args, program.seed)
 
 
