@@ -24,7 +24,9 @@ from .kinds import UNKNOWN
 class Activity:
     varied: set = field(default_factory=set)
     useful: set = field(default_factory=set)
-    reached: set = field(default_factory=set)  # depends on a wrt input in any way (a closure made from it)
+    reached: set = field(
+        default_factory=set
+    )  # depends on a wrt input in any way (a closure made from it)
 
     def active(self, name):
         return name in self.varied and name in self.useful
@@ -64,11 +66,23 @@ def analyze(fn, kinds, wrt, differentiable_args, outputs=()):
     while changed:
         changed = False
         for target, sources in flows:
-            if target not in varied and sources & varied and kinds.get(target, UNKNOWN).differentiable:
+            if (
+                target not in varied
+                and sources & varied
+                and kinds.get(target, UNKNOWN).differentiable
+            ):
                 varied.add(target)
                 changed = True
-    reached = _closure(set(wrt), [(updated_name(s) or s.targets[0].id,
-                                   {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}) for s in assigns])
+    reached = _closure(
+        set(wrt),
+        [
+            (
+                updated_name(s) or s.targets[0].id,
+                {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)},
+            )
+            for s in assigns
+        ],
+    )
     result = fn.body[-1].value.id
     useful = {result} | set(outputs)
     # (a useful array updated in place makes what is written into it useful)

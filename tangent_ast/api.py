@@ -6,10 +6,15 @@ import traceback
 
 import numpy as np
 
-from .calling import PLAIN, flat_arguments, plain_arity
-from .errors import (InternalError, NonScalarOutputError, NotDifferentiableError, TangentAstError,
-                     UnsupportedSyntaxError)
 from . import runtime
+from .calling import PLAIN, flat_arguments, plain_arity
+from .errors import (
+    InternalError,
+    NonScalarOutputError,
+    NotDifferentiableError,
+    TangentAstError,
+    UnsupportedSyntaxError,
+)
 from .kinds import signature_key, signature_of
 from .pipeline import STAGE_NAMES, Session, derive_module
 
@@ -76,21 +81,28 @@ def guarded(f, args, rule, call):
 def real_cotangents(rule, cts):
     """A real input always gets a real cotangent: complex values that carry a derivative are
     refused when the rule is derived, and this is the net for values whose kind was unknown."""
-    for ct in (cts if type(cts) is tuple else (cts,)):
+    for ct in cts if type(cts) is tuple else (cts,):
         if type(ct) is complex or (type(ct) is np.ndarray and ct.dtype.kind == "c"):
             raise UnsupportedSyntaxError(
                 f"a complex value reached the gradient of {rule.fn.__qualname__}: complex values have "
-                "no derivative rules yet", hint="differentiate real and imaginary parts as separate real values")
+                "no derivative rules yet",
+                hint="differentiate real and imaginary parts as separate real values",
+            )
     return cts
 
 
 def internal_error(rule, exc):
     frames = [fr for fr in traceback.extract_tb(exc.__traceback__) if fr.filename == str(rule.path)]
-    line = f"{frames[-1].filename}:{frames[-1].lineno}: {frames[-1].line}" if frames else str(rule.path)
+    line = (
+        f"{frames[-1].filename}:{frames[-1].lineno}: {frames[-1].line}"
+        if frames
+        else str(rule.path)
+    )
     return InternalError(
         f"the {rule.mode} rule of {rule.fn.__qualname__} raised {type(exc).__name__}: {exc}, which "
         f"{rule.fn.__qualname__} itself does not raise for these arguments (at {line})",
-        hint="this is a bug of tangent_ast: please report it with the function and its arguments")
+        hint="this is a bug of tangent_ast: please report it with the function and its arguments",
+    )
 
 
 def _reverse_rule(f, wrt, cache):
@@ -113,17 +125,23 @@ def _reverse_rule(f, wrt, cache):
 
 
 def _check_scalar(f, out):
-    if type(out) is float or isinstance(out, np.floating) or (
-            isinstance(out, np.ndarray) and out.ndim == 0 and out.dtype.kind == "f"):
+    if (
+        type(out) is float
+        or isinstance(out, np.floating)
+        or (isinstance(out, np.ndarray) and out.ndim == 0 and out.dtype.kind == "f")
+    ):
         return
     if isinstance(out, (bool, int, str, bytes, np.integer, np.bool_)) or out is None:
         raise NotDifferentiableError(
             f"grad needs a float output, but {getattr(f, '__qualname__', f)} returned "
-            f"{type(out).__name__}: it has no derivative", hint="return a float, e.g. float(value)")
+            f"{type(out).__name__}: it has no derivative",
+            hint="return a float, e.g. float(value)",
+        )
     raise NonScalarOutputError(
         f"grad needs a scalar output, but {getattr(f, '__qualname__', f)} returned "
         f"{type(out).__name__} of shape {np.shape(out)}",
-        hint="reduce it to a scalar (e.g. np.sum), or use tangent_ast.vjp for any output")
+        hint="reduce it to a scalar (e.g. np.sum), or use tangent_ast.vjp for any output",
+    )
 
 
 def _value_and_gradient(f, wrt, cache):
@@ -168,7 +186,7 @@ def vjp(f, *args, wrt=None, cache=None):
     form, flat = flat_arguments(f, args, {})
     signature = signature_of(flat)
     if wrt is None:
-        wrt = tuple(i for i, k in enumerate(signature[:len(args)]) if k.differentiable)
+        wrt = tuple(i for i, k in enumerate(signature[: len(args)]) if k.differentiable)
         if not wrt:
             raise TangentAstError("vjp: no argument is a float or a float array")
     rule = _session(cache).rule(f, "reverse", wrt, signature, form)
@@ -177,8 +195,9 @@ def vjp(f, *args, wrt=None, cache=None):
 
     def pullback(ct):
         if isinstance(out, (tuple, list)):  # None in a structured cotangent means zero
-            ct = runtime.TangentTuple(runtime.zero_tangent(o) if c is None else c
-                                      for c, o in zip(ct, out, strict=True))
+            ct = runtime.TangentTuple(
+                runtime.zero_tangent(o) if c is None else c for c, o in zip(ct, out, strict=True)
+            )
         return real_cotangents(rule, guarded(f, flat, rule, lambda: rule.bwd(saved, ct)))
 
     return out, pullback
@@ -195,5 +214,7 @@ def show(f, mode="forward", wrt=0, *, stage="module", args=None):
     if stage in ("forward", "reverse") and stage != mode:
         mode = stage
     signature = signature_of(args) if args is not None else None
-    generated = derive_module(getattr(f, "__func__", f), mode, wrt, signature, _session(), trace=True)
+    generated = derive_module(
+        getattr(f, "__func__", f), mode, wrt, signature, _session(), trace=True
+    )
     return generated.snapshots[stage]

@@ -28,16 +28,19 @@ import gast
 
 from .errors import TangentAstError
 
-_NAMED = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-          inspect.Parameter.KEYWORD_ONLY)
+_NAMED = (
+    inspect.Parameter.POSITIONAL_ONLY,
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    inspect.Parameter.KEYWORD_ONLY,
+)
 
 
 @dataclass(frozen=True)
 class CallForm:
     """What a call passes beyond the named parameters."""
 
-    extra_positional: int = 0          # into *args
-    extra_keywords: tuple = ()         # into **kwargs, sorted
+    extra_positional: int = 0  # into *args
+    extra_keywords: tuple = ()  # into **kwargs, sorted
 
     def __str__(self):
         parts = [f"args{self.extra_positional}"] if self.extra_positional else []
@@ -52,14 +55,19 @@ PLAIN = CallForm()
 class Spread:
     """Packed parameters of a flattened function, by the names they were flattened into."""
 
-    positional: dict = field(default_factory=dict)   # "rest" -> ["rest0", "rest1"]
-    keywords: dict = field(default_factory=dict)     # "options" -> {"tol": "options_tol"}
-    rebound: set = field(default_factory=set)        # packed names assigned in the body: not spread
+    positional: dict = field(default_factory=dict)  # "rest" -> ["rest0", "rest1"]
+    keywords: dict = field(default_factory=dict)  # "options" -> {"tol": "options_tol"}
+    rebound: set = field(default_factory=set)  # packed names assigned in the body: not spread
 
     def describe(self):
         """``*rest -> rest0, rest1; **options -> options_tol`` for a module header."""
-        parts = [f"*{packed} -> {', '.join(items) or '()'}" for packed, items in self.positional.items()]
-        parts += [f"**{packed} -> {', '.join(items.values()) or '{}'}" for packed, items in self.keywords.items()]
+        parts = [
+            f"*{packed} -> {', '.join(items) or '()'}" for packed, items in self.positional.items()
+        ]
+        parts += [
+            f"**{packed} -> {', '.join(items.values()) or '{}'}"
+            for packed, items in self.keywords.items()
+        ]
         return "; ".join(parts)
 
     def items(self, packed):
@@ -86,8 +94,11 @@ def plain_arity(fn):
     if not inspect.isfunction(fn):
         return None
     code = fn.__code__
-    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount \
-            or code.co_posonlyargcount:
+    if (
+        code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+        or code.co_kwonlyargcount
+        or code.co_posonlyargcount
+    ):
         return -1
     return code.co_argcount
 
@@ -97,17 +108,23 @@ def flat_arguments(f, args, kwargs):
     take them: every parameter positionally, defaults filled in, the given positional
     arguments first."""
     if inspect.ismethod(f):
-        raise TangentAstError(f"{f.__qualname__} is a bound method: its rule takes the object as its first "
-                              "argument", hint=f"differentiate the function and pass the object: "
-                              f"grad({f.__qualname__}, wrt=1)(obj, ...)")
+        raise TangentAstError(
+            f"{f.__qualname__} is a bound method: its rule takes the object as its first argument",
+            hint=f"differentiate the function and pass the object: "
+            f"grad({f.__qualname__}, wrt=1)(obj, ...)",
+        )
     fn = getattr(f, "__func__", f)
     if not inspect.isfunction(fn) or (not kwargs and len(args) == plain_arity(fn)):
-        return PLAIN, tuple(args)  # (a non-function is refused, with the reason, when its rule is asked for)
+        return PLAIN, tuple(
+            args
+        )  # (a non-function is refused, with the reason, when its rule is asked for)
     try:
         form, flat = bind(fn, args, kwargs, lambda p: p.default)
     except CallMismatch as exc:
-        raise TangentAstError(f"the call does not fit {fn.__qualname__}: {exc}",
-                              hint=f"parameters: {inspect.signature(fn, follow_wrapped=False)}") from None
+        raise TangentAstError(
+            f"the call does not fit {fn.__qualname__}: {exc}",
+            hint=f"parameters: {inspect.signature(fn, follow_wrapped=False)}",
+        ) from None
     return form, tuple(flat)
 
 
@@ -121,7 +138,9 @@ def _item_name(base, key, taken):
 
 def _taken(fn):
     code = fn.__code__
-    return set(code.co_varnames) | set(code.co_names) | set(code.co_freevars) | set(code.co_cellvars)
+    return (
+        set(code.co_varnames) | set(code.co_names) | set(code.co_freevars) | set(code.co_cellvars)
+    )
 
 
 def flat_params(fn, form=PLAIN):
@@ -192,30 +211,60 @@ def flatten(parsed, form=PLAIN):
     spread = Spread()
     prologue = []
     at = {"lineno": node.lineno, "col_offset": node.col_offset}
-    stored = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    stored = {
+        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
     position = len(args.posonlyargs) + len(args.args)
     if args.vararg is not None:
-        items = names[position:position + form.extra_positional]
+        items = names[position : position + form.extra_positional]
         position += form.extra_positional
-        pack = gast.Tuple(elts=[gast.Name(i, gast.Load(), None, None) for i in items], ctx=gast.Load())
-        prologue.append(gast.Assign(targets=[gast.Name(args.vararg.id, gast.Store(), None, None)],
-                                    value=pack, type_comment=None, **at))
+        pack = gast.Tuple(
+            elts=[gast.Name(i, gast.Load(), None, None) for i in items], ctx=gast.Load()
+        )
+        prologue.append(
+            gast.Assign(
+                targets=[gast.Name(args.vararg.id, gast.Store(), None, None)],
+                value=pack,
+                type_comment=None,
+                **at,
+            )
+        )
         spread.positional[args.vararg.id] = items
     position += len(args.kwonlyargs)
     if args.kwarg is not None:
         items = dict(zip(form.extra_keywords, names[position:], strict=True))
-        pack = gast.Dict(keys=[gast.Constant(k, None) for k in items],
-                         values=[gast.Name(i, gast.Load(), None, None) for i in items.values()])
-        prologue.append(gast.Assign(targets=[gast.Name(args.kwarg.id, gast.Store(), None, None)],
-                                    value=pack, type_comment=None, **at))
+        pack = gast.Dict(
+            keys=[gast.Constant(k, None) for k in items],
+            values=[gast.Name(i, gast.Load(), None, None) for i in items.values()],
+        )
+        prologue.append(
+            gast.Assign(
+                targets=[gast.Name(args.kwarg.id, gast.Store(), None, None)],
+                value=pack,
+                type_comment=None,
+                **at,
+            )
+        )
         spread.keywords[args.kwarg.id] = items
     spread.rebound = stored & (set(spread.positional) | set(spread.keywords))
-    node.args = gast.arguments(args=[gast.Name(n, gast.Param(), None, None) for n in names],
-                               posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                               kwarg=None, defaults=[])
+    node.args = gast.arguments(
+        args=[gast.Name(n, gast.Param(), None, None) for n in names],
+        posonlyargs=[],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=[],
+    )
     for a in node.args.args:
         a.lineno, a.col_offset = node.lineno, node.col_offset
-    docstring = node.body[:1] if node.body and isinstance(node.body[0], gast.Expr) \
-        and isinstance(node.body[0].value, gast.Constant) and isinstance(node.body[0].value.value, str) else []
-    node.body = docstring + prologue + node.body[len(docstring):]
+    docstring = (
+        node.body[:1]
+        if node.body
+        and isinstance(node.body[0], gast.Expr)
+        and isinstance(node.body[0].value, gast.Constant)
+        and isinstance(node.body[0].value.value, str)
+        else []
+    )
+    node.body = docstring + prologue + node.body[len(docstring) :]
     return spread

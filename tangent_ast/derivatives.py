@@ -15,9 +15,9 @@ import gast
 import numpy as np
 
 from . import runtime
+from .activity import assignments
 from .calling import CallMismatch, bind
 from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
-from .activity import assignments
 from .kinds import UNKNOWN
 from .live import is_library
 from .normalize import name
@@ -36,20 +36,25 @@ class Derivation:
     kinds: dict
     activity: object
     mode: str
-    namespace: object                  # emit.ModuleNamespace of the generated module
-    derive_callee: object              # (fn, mode, wrt positions, signature, where) -> CalleeRule
-    temps: set = field(default_factory=set)        # normalization temporaries
-    carried: set = field(default_factory=set)      # loop header names
+    namespace: object  # emit.ModuleNamespace of the generated module
+    derive_callee: object  # (fn, mode, wrt positions, signature, where) -> CalleeRule
+    temps: set = field(default_factory=set)  # normalization temporaries
+    carried: set = field(default_factory=set)  # loop header names
     loop_headers: dict = field(default_factory=dict)  # id(loop) -> header names of that loop
-    rules_used: set = field(default_factory=set)   # qualified names of primitives used
-    callees: list = field(default_factory=list)    # CalleeRules this rule calls
+    rules_used: set = field(default_factory=set)  # qualified names of primitives used
+    callees: list = field(default_factory=list)  # CalleeRules this rule calls
     tangent_names: dict = field(default_factory=dict)
 
     def kind(self, atom):
-        if isinstance(atom, gast.Name) and self.scope.is_local(atom.id) or \
-                isinstance(atom, gast.Name) and atom.id in self.kinds:
+        if (
+            (isinstance(atom, gast.Name)
+            and self.scope.is_local(atom.id))
+            or (isinstance(atom, gast.Name)
+            and atom.id in self.kinds)
+        ):
             return self.kinds.get(atom.id, UNKNOWN)
         from .kinds import kind_of
+
         if isinstance(atom, gast.Constant):
             return kind_of(atom.value)
         return kind_of(self.scope.lookup(atom)) if self.scope.lookup(atom) is not None else UNKNOWN
@@ -59,7 +64,7 @@ class Derivation:
         if isinstance(expr, gast.Constant):
             return expr.value
         found = self.scope.lookup(expr)
-        if found is None or isinstance(expr, gast.Name) and self.scope.is_local(expr.id):
+        if found is None or (isinstance(expr, gast.Name) and self.scope.is_local(expr.id)):
             raise LookupError(expr)
         return found
 
@@ -77,9 +82,13 @@ class Derivation:
             bound = bind_call(entry, site.args, site.keywords, self.constant_value)
         except CallRefused as refusal:
             return replace(site, refused=refusal)
-        return replace(site, args=list(bound.args), keywords=list(bound.keywords),
-                       written=(site.args, site.keywords),
-                       slots={g.position: g.slot for g in bound.given if g.position is not None})
+        return replace(
+            site,
+            args=list(bound.args),
+            keywords=list(bound.keywords),
+            written=(site.args, site.keywords),
+            slots={g.position: g.slot for g in bound.given if g.position is not None},
+        )
 
     def is_active(self, atom):
         return isinstance(atom, gast.Name) and self.activity.active(atom.id)
@@ -93,21 +102,35 @@ class Derivation:
         the call runs, because which function ``g`` is, is only known then."""
         for kw in site.keywords:
             if _contains_active(kw.value, self):
-                raise unsupported_call(self, node, f"a differentiable value passed by keyword ({kw.arg}=...) "
-                                       "to a function value", "pass it positionally")
+                raise unsupported_call(
+                    self,
+                    node,
+                    f"a differentiable value passed by keyword ({kw.arg}=...) to a function value",
+                    "pass it positionally",
+                )
         if isinstance(site.func, gast.Name) and site.func.id in self.activity.reached:
-            raise unsupported_call(self, node, f"calling {site.func.id!r}, a function value made from "
-                                   "differentiable values (what it captures would get no derivative)",
-                                   "pass those values to it as arguments")
-        wrt = gast.Tuple(elts=[gast.Constant(i, None) for i in self.active_args(site)], ctx=gast.Load())
+            raise unsupported_call(
+                self,
+                node,
+                f"calling {site.func.id!r}, a function value made from "
+                "differentiable values (what it captures would get no derivative)",
+                "pass those values to it as arguments",
+            )
+        wrt = gast.Tuple(
+            elts=[gast.Constant(i, None) for i in self.active_args(site)], ctx=gast.Load()
+        )
         args = [copy.deepcopy(site.func), wrt] + [copy.deepcopy(a) for a in site.args] + list(extra)
         call = self.call_runtime(helper, args)
-        call.keywords = [gast.keyword(arg=kw.arg, value=copy.deepcopy(kw.value)) for kw in site.keywords]
+        call.keywords = [
+            gast.keyword(arg=kw.arg, value=copy.deepcopy(kw.value)) for kw in site.keywords
+        ]
         return call
 
     def runtime_helper(self, helper):
         """``runtime.<helper>``, with ``runtime`` imported by the generated module."""
-        return gast.Attribute(value=name(self.bind("runtime", runtime)), attr=helper, ctx=gast.Load())
+        return gast.Attribute(
+            value=name(self.bind("runtime", runtime)), attr=helper, ctx=gast.Load()
+        )
 
     def call_runtime(self, helper, args):
         return gast.Call(func=self.runtime_helper(helper), args=args, keywords=[])
@@ -144,20 +167,29 @@ class Derivation:
         """``(form, args)``: the call's arguments in flattened parameter order, keywords
         and defaults filled in (derived rules take every parameter positionally, see calling.py)."""
         from .rules.template import literal
+
         fn = site.fn
 
         def default(p):
             try:
                 return literal(p.default)
             except Exception:
-                raise unsupported_call(self, node, f"the default of {fn.__qualname__}'s parameter "
-                                       f"{p.name!r} is not a literal", "pass it explicitly") from None
+                raise unsupported_call(
+                    self,
+                    node,
+                    f"the default of {fn.__qualname__}'s parameter {p.name!r} is not a literal",
+                    "pass it explicitly",
+                ) from None
 
         try:
             return bind(fn, site.args, {kw.arg: kw.value for kw in site.keywords}, default)
         except CallMismatch as exc:
-            raise unsupported_call(self, node, f"this call of {fn.__qualname__} ({exc})",
-                                   "check the call against the function's parameters") from None
+            raise unsupported_call(
+                self,
+                node,
+                f"this call of {fn.__qualname__} ({exc})",
+                "check the call against the function's parameters",
+            ) from None
 
     def check_callee_updates(self, node, fn, form, args):
         """Refuse passing a value of ours to a function that updates that argument in place
@@ -167,6 +199,7 @@ class Derivation:
         from .normalize import check_updates
         from .parse import parse
         from .resolve import resolve
+
         params = flat_params(fn, form)
         kinds = [self.kind(a) for a in args]
         arrays = {p for p, k in zip(params, kinds, strict=False) if k.tag in ("array", "unknown")}
@@ -177,13 +210,20 @@ class Derivation:
         except TangentAstError:
             return  # the callee's own derivation reports what it refuses
         for p, a in zip(params, args, strict=False):
-            if p in updated | written and isinstance(a, gast.Name) and a.id not in self.temps \
-                    and self.scope.is_local(a.id):
+            if (
+                p in updated | written
+                and isinstance(a, gast.Name)
+                and a.id not in self.temps
+                and self.scope.is_local(a.id)
+            ):
                 raise unsupported_call(
-                    self, node, f"passing {a.id!r} to {fn.__qualname__}, which updates its argument {p!r} in "
+                    self,
+                    node,
+                    f"passing {a.id!r} to {fn.__qualname__}, which updates its argument {p!r} in "
                     f"place: {a.id!r} would change without its derivative",
                     f"have {fn.__name__} return the new value ({p} = {p} + ...; return {p}), or pass a copy: "
-                    f"{a.id}.copy()")
+                    f"{a.id}.copy()",
+                )
 
     def zero(self, target):
         """A zero tangent for the value named ``target``, as cheap as its kind allows."""
@@ -203,7 +243,9 @@ class Derivation:
         for containers, whose ``+`` would concatenate. A term that occurs twice
         (``x * x`` gives ``dx * x + x * dx``) is written once, doubled."""
         if not self.kinds.get(target, UNKNOWN).container:
-            return functools.reduce(lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), _merged(terms))
+            return functools.reduce(
+                lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), _merged(terms)
+            )
         return functools.reduce(lambda a, b: self.call_runtime("add_tangents", [a, b]), terms)
 
     def is_pack(self, site):
@@ -216,17 +258,33 @@ class Derivation:
             t = tangent_of(a)
             if t is None:
                 kind = self.kind(a)
-                t = gast.Constant(0.0, None) if kind.tag == "float" else \
-                    self.call_runtime("zero_tangent", [copy.deepcopy(a)])
+                t = (
+                    gast.Constant(0.0, None)
+                    if kind.tag == "float"
+                    else self.call_runtime("zero_tangent", [copy.deepcopy(a)])
+                )
             elts.append(t)
         if site.fn.kind == "dict":
             return gast.Dict(keys=[gast.Constant(k, None) for k in site.fn.keys], values=elts)
-        if site.fn.kind == "replace":  # replace(dp, W=dv): the record's tangent, those fields changed
-            return gast.Call(func=copy.deepcopy(site.func), args=[elts[0]],
-                             keywords=[gast.keyword(arg=k, value=v) for k, v in zip(site.fn.keys, elts[1:], strict=True)])
+        if (
+            site.fn.kind == "replace"
+        ):  # replace(dp, W=dv): the record's tangent, those fields changed
+            return gast.Call(
+                func=copy.deepcopy(site.func),
+                args=[elts[0]],
+                keywords=[
+                    gast.keyword(arg=k, value=v)
+                    for k, v in zip(site.fn.keys, elts[1:], strict=True)
+                ],
+            )
         if site.fn.kind == "record":  # Params(dW, db): the same class, holding tangents
-            return gast.Call(func=copy.deepcopy(site.func), args=[],
-                             keywords=[gast.keyword(arg=k, value=v) for k, v in zip(site.fn.keys, elts, strict=True)])
+            return gast.Call(
+                func=copy.deepcopy(site.func),
+                args=[],
+                keywords=[
+                    gast.keyword(arg=k, value=v) for k, v in zip(site.fn.keys, elts, strict=True)
+                ],
+            )
         return (gast.Tuple if site.fn.kind == "tuple" else gast.List)(elts=elts, ctx=gast.Load())
 
     def contributions(self, node, site, target, leading):
@@ -245,9 +303,12 @@ class Derivation:
         for kw in site.keywords:
             if _contains_active(kw.value, self):
                 raise unsupported_call(
-                    self, node, f"a differentiable value passed as {kw.arg}= to {entry.name}, whose rule "
-                    f"treats {kw.arg} as a constant", "pass a constant there, or register a rule with a "
-                    f"derivative for {kw.arg}")
+                    self,
+                    node,
+                    f"a differentiable value passed as {kw.arg}= to {entry.name}, whose rule "
+                    f"treats {kw.arg} as a constant",
+                    f"pass a constant there, or register a rule with a derivative for {kw.arg}",
+                )
         # Variants are specialised on positional arguments only: keywords (axis=...) pick the general rule.
         kinds = None if site.keywords else [self.kind(a) for a in site.args]
         out = []
@@ -264,7 +325,9 @@ class Derivation:
                 continue  # the result does not change with this argument (only its shape counts)
             if rule is None:
                 if i not in _rule_table(entry, self.mode) and (i in entry.jvps or i in entry.vjps):
-                    raise _missing(self, node, site, self.mode, argnum=i)  # a rule in the other mode only
+                    raise _missing(
+                        self, node, site, self.mode, argnum=i
+                    )  # a rule in the other mode only
                 # declared as a constant (an index, a condition, interp's sample points):
                 # a differentiable value there would silently get no derivative
                 raise self.constant_argument(node, entry, site, i)
@@ -274,12 +337,15 @@ class Derivation:
                 if isinstance(rule, SameCall):
                     expr = self.same_call(rule, site, i, lead)
                 else:
-                    expr = rule.instantiate([lead, name(target)], site.args, site.keywords, self.bind)
+                    expr = rule.instantiate(
+                        [lead, name(target)], site.args, site.keywords, self.bind
+                    )
             except TangentAstError as exc:
                 if exc.where is not None:
                     raise
-                raise TangentAstError(f"{exc.message} (calling {entry.name})", where=self.where(node),
-                                      hint=exc.hint) from None
+                raise TangentAstError(
+                    f"{exc.message} (calling {entry.name})", where=self.where(node), hint=exc.hint
+                ) from None
             expr = _structural_zero(expr)
             if self.mode == "reverse" and entry.broadcasts:
                 expr = self.unbroadcast(expr, site.args[i], target)
@@ -289,26 +355,52 @@ class Derivation:
     def constant_argument(self, node, entry, site, i):
         """The refusal of a differentiable value where ``entry``'s rule takes a constant."""
         import operator
+
         if entry.fn is operator.getitem:
             base = self.scope.lookup(site.args[0])  # a global such as np.r_, or None for a local
             if isinstance(base, (type(np.r_), type(np.c_))):
-                return unsupported_call(self, node, "np.r_[...] / np.c_[...] of differentiable values",
-                                        "join them with np.concatenate([...]) or np.column_stack([...])")
-            return unsupported_call(self, node, "a differentiable value used as an index",
-                                    "index with integers; for interpolation use np.interp")
+                return unsupported_call(
+                    self,
+                    node,
+                    "np.r_[...] / np.c_[...] of differentiable values",
+                    "join them with np.concatenate([...]) or np.column_stack([...])",
+                )
+            return unsupported_call(
+                self,
+                node,
+                "a differentiable value used as an index",
+                "index with integers; for interpolation use np.interp",
+            )
         return unsupported_call(
-            self, node, f"a differentiable value passed as argument {i + 1} of {entry.name}, which its "
-            "rule treats as a constant", "pass a constant there, or register a rule with a derivative "
-            "for that argument")
+            self,
+            node,
+            f"a differentiable value passed as argument {i + 1} of {entry.name}, which its "
+            "rule treats as a constant",
+            "pass a constant there, or register a rule with a derivative for that argument",
+        )
 
     def same_call(self, rule, site, i, lead):
         """A linear function's forward rule: the call as written, the tangent in place of argument ``i``."""
         if site.written is None:
-            return rule.instantiate([lead], site.args, site.keywords, self.bind, func=site.func,
-                                    slot=i, method=site.method)
+            return rule.instantiate(
+                [lead],
+                site.args,
+                site.keywords,
+                self.bind,
+                func=site.func,
+                slot=i,
+                method=site.method,
+            )
         args, keywords = site.written
-        return rule.instantiate([lead], args, keywords, self.bind, func=site.func, slot=site.slots[i],
-                                method=site.method)
+        return rule.instantiate(
+            [lead],
+            args,
+            keywords,
+            self.bind,
+            func=site.func,
+            slot=site.slots[i],
+            method=site.method,
+        )
 
     def check_argument(self, node, entry, arg, i):
         """A differentiable argument is of a kind the rule has formulas for: a real float or
@@ -317,12 +409,20 @@ class Derivation:
         what = f"argument {i + 1} of {entry.name}"
         if kind.container and not entry.sequences:
             raise unsupported_call(
-                self, node, f"{what} is a {kind.tag} of differentiable values; the rule takes arrays",
+                self,
+                node,
+                f"{what} is a {kind.tag} of differentiable values; the rule takes arrays",
                 "make it an array first with np.array(...): the derivative of np.array of a list "
-                "is known")
+                "is known",
+            )
         if _is_complex(kind):
-            raise unsupported_call(self, node, f"{what} is complex ({kind.describe()}): complex values have "
-                                   "no derivative rules yet", "split it into real and imaginary parts")
+            raise unsupported_call(
+                self,
+                node,
+                f"{what} is complex ({kind.describe()}): complex values have "
+                "no derivative rules yet",
+                "split it into real and imaginary parts",
+            )
 
     def check_calls(self, fn):
         """Every call of a user function, active or not (its effect on an argument happens
@@ -332,8 +432,12 @@ class Derivation:
             if site is None or site.fn is None or not self.is_user_function(site.fn):
                 continue
             try:
-                form, args = bind(site.fn, site.args, {kw.arg: kw.value for kw in site.keywords},
-                                  lambda p: gast.Constant(None, None))
+                form, args = bind(
+                    site.fn,
+                    site.args,
+                    {kw.arg: kw.value for kw in site.keywords},
+                    lambda p: gast.Constant(None, None),
+                )
             except CallMismatch:
                 continue  # refused where the call is derived, if it carries a derivative
             self.check_callee_updates(s, site.fn, form, args)
@@ -342,14 +446,20 @@ class Derivation:
         """Refuse a complex value that carries a derivative (``x * 1j``, a complex argument):
         no rule has complex formulas yet, and a real input must never get a complex cotangent."""
         for s in assignments(fn.body):
-            target = s.targets[0].value.id if isinstance(s.targets[0], gast.Subscript) else s.targets[0].id
+            target = (
+                s.targets[0].value.id
+                if isinstance(s.targets[0], gast.Subscript)
+                else s.targets[0].id
+            )
             kind = self.kinds.get(target, UNKNOWN)
             if self.activity.active(target) and _is_complex(kind):
                 what = "a value computed here" if target in self.temps else repr(target)
                 raise UnsupportedSyntaxError(
                     f"{what} is complex ({kind.describe()}) and carries a derivative: complex values "
-                    "have no derivative rules yet", where=self.where(s),
-                    hint="differentiate real and imaginary parts as separate real values")
+                    "have no derivative rules yet",
+                    where=self.where(s),
+                    hint="differentiate real and imaginary parts as separate real values",
+                )
 
     def unbroadcast(self, expr, arg, result):
         arg_kind, result_kind = self.kind(arg), self.kinds.get(result, UNKNOWN)
@@ -365,7 +475,10 @@ class Derivation:
         if entry is None or not entry.broadcasts:
             return expr
         result_kind = self.kinds.get(target, UNKNOWN)
-        if any(_same_shape(self.kind(site.args[i]), result_kind) for i in active) or result_kind.container:
+        if (
+            any(_same_shape(self.kind(site.args[i]), result_kind) for i in active)
+            or result_kind.container
+        ):
             return expr
         if result_kind.tag == "float" or result_kind.scalar:
             return expr
@@ -385,15 +498,22 @@ def _structural_zero(expr):
     ``dx * 0 * x ** -1`` (from ``x ** 0``) is ``dx * 0``, not NaN or a ZeroDivisionError
     at ``x == 0``. The (co)tangent factor, first in every rule, keeps the shape."""
     factors = _factors(expr)
-    if len(factors) > 1 and any(isinstance(f, gast.Constant) and type(f.value) in (int, float) and f.value == 0
-                                for f in factors[1:]):
+    if len(factors) > 1 and any(
+        isinstance(f, gast.Constant) and type(f.value) in (int, float) and f.value == 0
+        for f in factors[1:]
+    ):
         return gast.BinOp(left=factors[0], op=gast.Mult(), right=gast.Constant(0, None))
     return expr
 
 
 def _is_zero_term(term):
-    return isinstance(term, gast.BinOp) and isinstance(term.op, gast.Mult) \
-        and isinstance(term.right, gast.Constant) and type(term.right.value) in (int, float) and term.right.value == 0
+    return (
+        isinstance(term, gast.BinOp)
+        and isinstance(term.op, gast.Mult)
+        and isinstance(term.right, gast.Constant)
+        and type(term.right.value) in (int, float)
+        and term.right.value == 0
+    )
 
 
 def _factors(e):
@@ -420,8 +540,13 @@ def _merged(terms):
         elif isinstance(t, gast.BinOp) and isinstance(t.op, gast.Mult):
             # 2 * a * b: doubling is exact, so (2 * a) * b == 2 * (a * b)
             scale = gast.Constant(n, None)
-            out.append(gast.BinOp(left=gast.BinOp(left=scale, op=gast.Mult(), right=t.left) if n == 2
-                                  else scale, op=gast.Mult(), right=t.right if n == 2 else t))
+            out.append(
+                gast.BinOp(
+                    left=gast.BinOp(left=scale, op=gast.Mult(), right=t.left) if n == 2 else scale,
+                    op=gast.Mult(),
+                    right=t.right if n == 2 else t,
+                )
+            )
         else:
             out.append(gast.BinOp(left=gast.Constant(n, None), op=gast.Mult(), right=t))
     return out
@@ -442,12 +567,17 @@ def _same_shape(a, b):
 
 
 def _contains_active(atom, derivation):
-    return any(isinstance(n, gast.Name) and derivation.activity.active(n.id) for n in gast.walk(atom))
+    return any(
+        isinstance(n, gast.Name) and derivation.activity.active(n.id) for n in gast.walk(atom)
+    )
 
 
 def _call(module_name, attr, args):
-    return gast.Call(func=gast.Attribute(value=name(module_name), attr=attr, ctx=gast.Load()),
-                     args=args, keywords=[])
+    return gast.Call(
+        func=gast.Attribute(value=name(module_name), attr=attr, ctx=gast.Load()),
+        args=args,
+        keywords=[],
+    )
 
 
 def _missing(derivation, node, site, mode, argnum=None):
@@ -455,8 +585,10 @@ def _missing(derivation, node, site, mode, argnum=None):
     decorator = "defjvp" if mode == "forward" else "defvjp"
     which = f" for argument {argnum}" if argnum is not None else ""
     return MissingRuleError(
-        f"no {mode} rule for {fn_name}{which}", where=derivation.where(node),
-        hint=f"register one with @tangent_ast.{decorator}({fn_name})")
+        f"no {mode} rule for {fn_name}{which}",
+        where=derivation.where(node),
+        hint=f"register one with @tangent_ast.{decorator}({fn_name})",
+    )
 
 
 def unsupported_call(derivation, node, what, hint=None):

@@ -20,10 +20,9 @@ import hashlib
 import importlib
 import marshal
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import gast
-
 
 
 class ModuleNamespace:
@@ -32,7 +31,7 @@ class ModuleNamespace:
     def __init__(self, namer):
         self.namer = namer
         self.objects = {}
-        self.relative = {}          # name -> (module name, attribute): derived rules of callees
+        self.relative = {}  # name -> (module name, attribute): derived rules of callees
 
     def bind(self, preferred, obj):
         if self.objects.get(preferred, _MISSING) is obj:
@@ -78,10 +77,10 @@ class Provenance:
     mode: str
     wrt: tuple
     version: str
-    depends: str = "-"    # "module:qualname=fingerprint" of every user function reached (live.py)
-    reads: str | None = None   # "name=kind" of the module-level values and cells the function reads
-    updates: tuple = ()   # arguments the function updates in place
-    packed: str = ""      # how *args/**kwargs were flattened for this call form (calling.py)
+    depends: str = "-"  # "module:qualname=fingerprint" of every user function reached (live.py)
+    reads: str | None = None  # "name=kind" of the module-level values and cells the function reads
+    updates: tuple = ()  # arguments the function updates in place
+    packed: str = ""  # how *args/**kwargs were flattened for this call form (calling.py)
 
 
 def _importable(obj, name):
@@ -96,8 +95,11 @@ def _importable(obj, name):
     qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if type(obj).__name__ == "ufunc":
         module = "numpy"
-    if obj is getattr(__builtins__, name, None) if not isinstance(__builtins__, dict) \
-            else obj is __builtins__.get(name):
+    if (
+        obj is getattr(__builtins__, name, None)
+        if not isinstance(__builtins__, dict)
+        else obj is __builtins__.get(name)
+    ):
         return ""
     if module == "builtins" and qualname == name:
         return ""
@@ -108,7 +110,11 @@ def _importable(obj, name):
             return None
     except (ImportError, AttributeError):
         return None
-    return f"from {module} import {qualname}" if qualname == name else f"from {module} import {qualname} as {name}"
+    return (
+        f"from {module} import {qualname}"
+        if qualname == name
+        else f"from {module} import {qualname} as {name}"
+    )
 
 
 def imports_and_bindings(namespace, used):
@@ -117,8 +123,11 @@ def imports_and_bindings(namespace, used):
     for name in sorted(used):
         if name in namespace.relative:
             module, attr = namespace.relative[name]
-            lines.append(f"from .{module} import {attr}" if attr == name
-                         else f"from .{module} import {attr} as {name}")
+            lines.append(
+                f"from .{module} import {attr}"
+                if attr == name
+                else f"from .{module} import {attr} as {name}"
+            )
             continue
         if name not in namespace.objects:
             continue
@@ -137,9 +146,19 @@ def _used_globals(functions):
     defined = {f.name for f in functions}
     used = set()
     for f in functions:
-        local = {n.id for n in gast.walk(f) if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))}
-        used |= {n.id for n in gast.walk(f) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-                 and n.id not in local and n.id not in defined}
+        local = {
+            n.id
+            for n in gast.walk(f)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))
+        }
+        used |= {
+            n.id
+            for n in gast.walk(f)
+            if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)
+            and n.id not in local
+            and n.id not in defined
+        }
     return used
 
 
@@ -151,8 +170,11 @@ def statement_lines(stmt, indent, line_of, last_line):
     if lineno is not None:
         last_line[0] = lineno
     if isinstance(stmt, (ast.For, ast.While)):
-        head = (f"for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}:"
-                if isinstance(stmt, ast.For) else f"while {ast.unparse(stmt.test)}:")
+        head = (
+            f"for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}:"
+            if isinstance(stmt, ast.For)
+            else f"while {ast.unparse(stmt.test)}:"
+        )
         lines = [f"{pad}{head}{comment}"]
         for s in stmt.body:
             lines += statement_lines(s, indent + 1, line_of, last_line)
@@ -187,9 +209,18 @@ def to_ast(fn):
 def function_source(fn, line_of):
     """Source of one generated gast FunctionDef, with primal-line comments."""
     tree = to_ast(fn)
-    header = ast.unparse(ast.FunctionDef(name=tree.name, args=tree.args, body=[ast.Pass()],
-                                         decorator_list=[], returns=None, type_params=[],
-                                         lineno=1, col_offset=0)).splitlines()[0]
+    header = ast.unparse(
+        ast.FunctionDef(
+            name=tree.name,
+            args=tree.args,
+            body=[ast.Pass()],
+            decorator_list=[],
+            returns=None,
+            type_params=[],
+            lineno=1,
+            col_offset=0,
+        )
+    ).splitlines()[0]
     last_line = [None]
     body = []
     for s in tree.body:
@@ -208,8 +239,9 @@ def module_source(functions, namespace, provenance, line_of, *, notes=()):
     """The full text of a generated module."""
     used = _used_globals(functions)
     imports, loader = imports_and_bindings(namespace, used)
-    bodies = "\n\n".join(function_source(f, lambda s: line_of(getattr(s, "_primal_line", None)))
-                         for f in functions)
+    bodies = "\n\n".join(
+        function_source(f, lambda s: line_of(getattr(s, "_primal_line", None))) for f in functions
+    )
     body_hash = hashlib.sha256(bodies.rstrip("\n").encode() + b"\n").hexdigest()[:16]
     p = provenance
     header = [
@@ -235,11 +267,15 @@ def module_source(functions, namespace, provenance, line_of, *, notes=()):
     if p.packed:
         header.append(f"# parameters: {p.packed}")
     if p.updates:
-        header.append(f"# updates-in-place: {' '.join(p.updates)}  (arguments left as {p.qualname} leaves "
-                      "them; they must not share memory with other arguments)")
+        header.append(
+            f"# updates-in-place: {' '.join(p.updates)}  (arguments left as {p.qualname} leaves "
+            "them; they must not share memory with other arguments)"
+        )
     if loader:
-        header.append(f"# bound-by-loader: {' '.join(loader)}  (closure cells or values that "
-                      "cannot be imported; the loader sets them before running this module)")
+        header.append(
+            f"# bound-by-loader: {' '.join(loader)}  (closure cells or values that "
+            "cannot be imported; the loader sets them before running this module)"
+        )
     for note in notes:
         header.append(f"# {note}")
     text = "\n".join(header) + "\n"
@@ -265,7 +301,7 @@ def read_header(text):
 def body_hash_of(text):
     """The hash of the function bodies of a module text, as written in its header."""
     start = text.find("\ndef ")
-    bodies = text[start + 1:] if start >= 0 else ""
+    bodies = text[start + 1 :] if start >= 0 else ""
     return hashlib.sha256(bodies.rstrip("\n").encode() + b"\n").hexdigest()[:16]
 
 
@@ -278,6 +314,7 @@ def rule_source_hash():
     Reading every rule's source takes tens of milliseconds, so it is done once per
     version of the rule table, not on every derivation and cache check."""
     from .rules import registry
+
     if registry.version() not in _RULES_HASH:
         _RULES_HASH.clear()
         _RULES_HASH[registry.version()] = _hash_rules(registry)
@@ -295,8 +332,11 @@ def _hash_rules(registry):
                 code = getattr(fn, "__code__", None)
                 # Compiled code, or the name of a builtin: never a repr, which carries
                 # memory addresses. (Reading every rule's source would cost ~50 ms.)
-                h.update(marshal.dumps(code) if code is not None else
-                         registry.qualified_name(fn).encode() if fn is not None else b"-")
+                h.update(
+                    marshal.dumps(code)
+                    if code is not None
+                    else registry.qualified_name(fn).encode()
+                    if fn is not None
+                    else b"-"
+                )
     return h.hexdigest()[:16]
-
-

@@ -7,7 +7,7 @@ def rosenbrock(x):
     """The Rosenbrock function of a vector."""
     head = x[:-1]
     tail = x[1:]
-    return np.sum(100.0 * (tail - head ** 2) ** 2 + (1.0 - head) ** 2)
+    return np.sum(100.0 * (tail - head**2) ** 2 + (1.0 - head) ** 2)
 
 
 def design_example(x, y):
@@ -29,7 +29,9 @@ def main():
     print(f"# {rule.path}\n")
     print(rule.source)
     value, gradient = ta.value_and_grad(design_example, wrt=("x", "y"))(1.0, 2.0)
-    print(f"design_example(1.0, 2.0) = {value:.6f}; gradient = ({gradient[0]:.6f}, {gradient[1]:.6f})\n")
+    print(
+        f"design_example(1.0, 2.0) = {value:.6f}; gradient = ({gradient[0]:.6f}, {gradient[1]:.6f})\n"
+    )
     x = np.array([1.2, 0.8, -0.5])
     print(ta.derive(rosenbrock, mode="reverse", args=(x,)).source)
     print(f"grad rosenbrock({x.tolist()}) = {ta.grad(rosenbrock)(x)}")

@@ -18,10 +18,8 @@ import copy
 import gast
 
 from . import runtime
-from .derivatives import unsupported_call
 from .normalize import assign, name
 from .rules.registry import lookup
-
 
 
 class Forward:
@@ -80,8 +78,11 @@ class Forward:
         if not self.d.activity.active(array):
             return [s]
         tangent = self.tangent_of(s.value)
-        store = gast.Subscript(value=name(self.tangent(array)), slice=copy.deepcopy(s.targets[0].slice),
-                               ctx=gast.Store())
+        store = gast.Subscript(
+            value=name(self.tangent(array)),
+            slice=copy.deepcopy(s.targets[0].slice),
+            ctx=gast.Store(),
+        )
         value = tangent if tangent is not None else gast.Constant(0.0, None)
         return [s, _at(gast.Assign(targets=[store], value=value, type_comment=None), s)]
 
@@ -96,7 +97,10 @@ class Forward:
         dtarget = self.tangent(target)
         if site is None:
             tangent = self.tangent_of(value)
-            return [s, _at(assign(dtarget, tangent if tangent is not None else self.d.zero(target)), s)]
+            return [
+                s,
+                _at(assign(dtarget, tangent if tangent is not None else self.d.zero(target)), s),
+            ]
         if self.d.is_pack(site):
             tangent = self.d.pack_tangent(site, self.tangent_of)
             return [s, _at(assign(dtarget, tangent), s)]
@@ -106,9 +110,21 @@ class Forward:
         entry = lookup(site.fn)
         if entry is not None and entry.linear_in:  # list_with(dxs, i, dv): one call on the tangents
             self.d.rules_used.add(entry.name)
-            args = [(self.tangent_of(a) or self.zero_of(a)) if i in entry.linear_in else copy.deepcopy(a)
-                    for i, a in enumerate(site.args)]
-            return [s, _at(assign(dtarget, gast.Call(func=copy.deepcopy(site.func), args=args, keywords=[])), s)]
+            args = [
+                (self.tangent_of(a) or self.zero_of(a))
+                if i in entry.linear_in
+                else copy.deepcopy(a)
+                for i, a in enumerate(site.args)
+            ]
+            return [
+                s,
+                _at(
+                    assign(
+                        dtarget, gast.Call(func=copy.deepcopy(site.func), args=args, keywords=[])
+                    ),
+                    s,
+                ),
+            ]
         leading = [self.tangent_of(a) for a in site.args]
         terms = [expr for _, expr in self.d.contributions(s, site, target, leading)]
         if not terms:
@@ -122,8 +138,12 @@ class Forward:
             active = self.d.active_args(site)
             if not active:
                 return [s, _at(assign(dtarget, self.d.zero(target)), s)]
-            call = self.d.call_function_value(s, site, "call_jvp", [self.tangent_of(site.args[i]) for i in active])
-            targets = gast.Tuple(elts=[name(target, gast.Store()), name(dtarget, gast.Store())], ctx=gast.Store())
+            call = self.d.call_function_value(
+                s, site, "call_jvp", [self.tangent_of(site.args[i]) for i in active]
+            )
+            targets = gast.Tuple(
+                elts=[name(target, gast.Store()), name(dtarget, gast.Store())], ctx=gast.Store()
+            )
             return [_at(gast.Assign(targets=[targets], value=call, type_comment=None), s)]
         site = copy.copy(site)
         form, site.args = self.d.bind_user_call(s, site)
@@ -135,9 +155,13 @@ class Forward:
         rule = self.d.derive_callee(fn, "forward", tuple(active), kinds, self.d.where(s), form)
         self.d.callees.append(rule)
         func = name(rule.function_name("jvp", self.d.namespace))
-        args = [copy.deepcopy(a) for a in site.args] + [self.tangent_of(site.args[i]) for i in active]
+        args = [copy.deepcopy(a) for a in site.args] + [
+            self.tangent_of(site.args[i]) for i in active
+        ]
         call = gast.Call(func=func, args=args, keywords=[])
-        targets = gast.Tuple(elts=[name(target, gast.Store()), name(dtarget, gast.Store())], ctx=gast.Store())
+        targets = gast.Tuple(
+            elts=[name(target, gast.Store()), name(dtarget, gast.Store())], ctx=gast.Store()
+        )
         return [_at(gast.Assign(targets=[targets], value=call, type_comment=None), s)]
 
 
@@ -151,8 +175,11 @@ def forward(derivation, fn, wrt):
     transform = Forward(derivation)
     tangent_params = [name(transform.tangent(w), gast.Param()) for w in wrt]
     # An argument outside wrt that an update makes active starts with a zero tangent.
-    body = [assign(transform.tangent(a.id), derivation.zero(a.id)) for a in fn.args.args
-            if a.id not in wrt and derivation.activity.active(a.id)]
+    body = [
+        assign(transform.tangent(a.id), derivation.zero(a.id))
+        for a in fn.args.args
+        if a.id not in wrt and derivation.activity.active(a.id)
+    ]
     body += transform.block(fn.body[:-1])
     result = fn.body[-1].value.id
     dresult = transform.tangent_of(name(result))
@@ -169,5 +196,3 @@ def forward(derivation, fn, wrt):
     new.args.args = new.args.args + tangent_params
     new.body = body
     return new
-
-

@@ -24,13 +24,13 @@ from .runtime import is_record, list_with, record_fields
 
 @dataclass(frozen=True)
 class Kind:
-    tag: str                 # float complex int bool array none str tuple list record object unknown
+    tag: str  # float complex int bool array none str tuple list record object unknown
     ndim: int | None = None
     dtype: str | None = None  # numpy dtype kind of arrays: f c i u b
     shape: int | None = None  # arrays with the same shape id have the same shape
     elements: tuple | None = None  # kinds of a tuple's/list's elements or a record's fields
-    cls: type | None = None        # the class of a record (dataclass or namedtuple)
-    fields: tuple | None = None    # field names of a record
+    cls: type | None = None  # the class of a record (dataclass or namedtuple)
+    fields: tuple | None = None  # field names of a record
 
     @property
     def differentiable(self):
@@ -45,7 +45,9 @@ class Kind:
     @property
     def container(self):
         """Tuples, lists, dicts, records and objects: their tangents add field by field."""
-        return self.tag in ("tuple", "list", "dict", "record") or (self.tag == "object" and self.fields is not None)
+        return self.tag in ("tuple", "list", "dict", "record") or (
+            self.tag == "object" and self.fields is not None
+        )
 
     @property
     def scalar(self):
@@ -60,7 +62,11 @@ class Kind:
         if self.tag == "array":
             return f"array{self.ndim}{self.dtype}"
         if self.tag == "dict" and self.elements is not None:
-            return "dict(" + ",".join(f"{k}={e}" for k, e in zip(self.fields, self.elements, strict=True)) + ")"
+            return (
+                "dict("
+                + ",".join(f"{k}={e}" for k, e in zip(self.fields, self.elements, strict=True))
+                + ")"
+            )
         if self.elements is not None:
             name = self.cls.__name__ if self.cls is not None else self.tag
             return f"{name}({','.join(str(e) for e in self.elements)})"
@@ -93,30 +99,53 @@ def kind_of(value):
         return Kind("str")
     if is_record(value):
         names = record_fields(value)
-        return Kind("record", elements=tuple(kind_of(getattr(value, n)) for n in names),
-                    cls=type(value), fields=tuple(names))
+        return Kind(
+            "record",
+            elements=tuple(kind_of(getattr(value, n)) for n in names),
+            cls=type(value),
+            fields=tuple(names),
+        )
     if isinstance(value, (tuple, list)):
-        return Kind("tuple" if isinstance(value, tuple) else "list",
-                    elements=tuple(kind_of(v) for v in value))
+        return Kind(
+            "tuple" if isinstance(value, tuple) else "list",
+            elements=tuple(kind_of(v) for v in value),
+        )
     if isinstance(value, dict) and all(isinstance(k, (str, int)) for k in value):
         return Kind("dict", elements=tuple(kind_of(v) for v in value.values()), fields=tuple(value))
     if is_plain_object(value):  # an instance of a user class: its attributes
         attrs = vars(value)
-        return Kind("object", elements=tuple(kind_of(v) for v in attrs.values()), cls=type(value),
-                    fields=tuple(attrs))
+        return Kind(
+            "object",
+            elements=tuple(kind_of(v) for v in attrs.values()),
+            cls=type(value),
+            fields=tuple(attrs),
+        )
     return Kind("object")
 
 
 def is_plain_object(value):
     """An instance of a user-defined class with attributes (not a module, function or class)."""
     import types
-    return (hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType, types.FunctionType,
-                                                                  types.BuiltinFunctionType, types.MethodType,
-                                                                  tuple, list, dict, np.ndarray))
-            and type(value).__module__ not in ("builtins", "numpy") and not is_record(value))
 
-
-
+    return (
+        hasattr(value, "__dict__")
+        and not isinstance(
+            value,
+            (
+                type,
+                types.ModuleType,
+                types.FunctionType,
+                types.BuiltinFunctionType,
+                types.MethodType,
+                tuple,
+                list,
+                dict,
+                np.ndarray,
+            ),
+        )
+        and type(value).__module__ not in ("builtins", "numpy")
+        and not is_record(value)
+    )
 
 
 def reduction_kind(x, *rest):
@@ -130,7 +159,9 @@ def matmul_kind(x, y):
     ndim = {(1, 1): 0, (2, 1): 1, (1, 2): 1, (2, 2): 2}.get((x.ndim, y.ndim))
     if ndim is None:
         return UNKNOWN
-    return FLOAT if ndim == 0 else Kind("array", ndim, "f" if "f" in (x.dtype, y.dtype) else x.dtype)
+    return (
+        FLOAT if ndim == 0 else Kind("array", ndim, "f" if "f" in (x.dtype, y.dtype) else x.dtype)
+    )
 
 
 def constructor_kind(shape, *rest):
@@ -148,8 +179,11 @@ def like_kind(x, *rest):
 
 
 def transpose_kind(x, *rest):
-    return x if x.tag == "array" and x.ndim == 1 and not rest else (
-        Kind("array", x.ndim, x.dtype) if x.tag == "array" else UNKNOWN)
+    return (
+        x
+        if x.tag == "array" and x.ndim == 1 and not rest
+        else (Kind("array", x.ndim, x.dtype) if x.tag == "array" else UNKNOWN)
+    )
 
 
 def signature_of(args):
@@ -162,8 +196,14 @@ _SCALAR_TYPES = (float, int, bool, complex, type(None), str)
 def signature_key(args):
     """A cheap key that determines ``signature_of(args)`` (it is on the call path of
     ``grad``): type, ndim/dtype for arrays, the full kind for containers and records."""
-    return tuple((a.ndim, a.dtype.char) if type(a) is np.ndarray
-                 else type(a) if type(a) in _SCALAR_TYPES else kind_of(a) for a in args)
+    return tuple(
+        (a.ndim, a.dtype.char)
+        if type(a) is np.ndarray
+        else type(a)
+        if type(a) in _SCALAR_TYPES
+        else kind_of(a)
+        for a in args
+    )
 
 
 def describe_signature(signature):
@@ -172,16 +212,27 @@ def describe_signature(signature):
     return ", ".join(str(k) for k in signature)
 
 
-_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
-               operator.mod, operator.floordiv, operator.neg, operator.pos}
+_ARITHMETIC = {
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.pow,
+    operator.mod,
+    operator.floordiv,
+    operator.neg,
+    operator.pos,
+}
 _LIKE = {np.zeros_like, np.ones_like, np.empty_like, np.copy, np.ndarray.copy}
 _COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne}
 
 
 def _is_user_function(fn):
     import inspect
-    from .rules.registry import lookup
+
     from .live import is_library
+    from .rules.registry import lookup
+
     return inspect.isfunction(fn) and lookup(fn) is None and not is_library(fn.__module__)
 
 
@@ -190,7 +241,11 @@ def _list_with_kind(xs, index, item):
     if xs.elements is None:
         return xs
     elements = list(xs.elements)
-    if isinstance(index, gast.Constant) and type(index.value) is int and -len(elements) <= index.value < len(elements):
+    if (
+        isinstance(index, gast.Constant)
+        and type(index.value) is int
+        and -len(elements) <= index.value < len(elements)
+    ):
         elements[index.value] = item
     else:
         elements = [join(e, item) for e in elements]
@@ -208,14 +263,22 @@ def _sequence_kind(fn, kinds, atoms):
             return Kind(first.tag, elements=first.elements + second.elements)
         return Kind(first.tag)
     times = atoms[1]
-    if isinstance(times, gast.Constant) and isinstance(times.value, int) and first.elements is not None:
+    if (
+        isinstance(times, gast.Constant)
+        and isinstance(times.value, int)
+        and first.elements is not None
+    ):
         return Kind(first.tag, elements=first.elements * times.value)
     return Kind(first.tag)
 
 
 def _item_kind(base, index):
     if base.tag == "dict":
-        if isinstance(index, gast.Constant) and base.fields is not None and index.value in base.fields:
+        if (
+            isinstance(index, gast.Constant)
+            and base.fields is not None
+            and index.value in base.fields
+        ):
             return base.elements[base.fields.index(index.value)]
         return UNKNOWN
     if isinstance(index, gast.Constant) and isinstance(index.value, int):
@@ -223,9 +286,12 @@ def _item_kind(base, index):
             return base.elements[index.value]
         except IndexError:
             return UNKNOWN
-    if isinstance(index, gast.Slice) and all(p is None or isinstance(p, gast.Constant)
-                                             for p in (index.lower, index.upper, index.step)):
-        bounds = slice(*(p.value if p is not None else None for p in (index.lower, index.upper, index.step)))
+    if isinstance(index, gast.Slice) and all(
+        p is None or isinstance(p, gast.Constant) for p in (index.lower, index.upper, index.step)
+    ):
+        bounds = slice(
+            *(p.value if p is not None else None for p in (index.lower, index.upper, index.step))
+        )
         return Kind("tuple" if base.tag == "record" else base.tag, elements=base.elements[bounds])
     return UNKNOWN
 
@@ -247,12 +313,16 @@ class _Inference:
         if isinstance(atom, gast.Attribute) and self.scope.is_global_chain(atom):
             return kind_of(self.scope.lookup(atom))
         if isinstance(atom, (gast.Tuple, gast.List)):  # a constant container
-            return Kind("tuple" if isinstance(atom, gast.Tuple) else "list",
-                        elements=tuple(self.of(e) for e in atom.elts))
+            return Kind(
+                "tuple" if isinstance(atom, gast.Tuple) else "list",
+                elements=tuple(self.of(e) for e in atom.elts),
+            )
         return UNKNOWN
 
     def new_shape(self, kind):
-        return replace(kind, shape=next(self.shape_ids)) if kind.tag in ("array", "unknown") else kind
+        return (
+            replace(kind, shape=next(self.shape_ids)) if kind.tag in ("array", "unknown") else kind
+        )
 
     def expr(self, value):
         site = callee(value, self.scope, self.of)
@@ -261,6 +331,7 @@ class _Inference:
         args = [self.of(a) for a in site.args]
         fn = site.fn
         from .resolve import Pack
+
         if isinstance(fn, Pack) and fn.kind == "replace":
             record = args[0]
             if record.tag == "record" and record.fields is not None:
@@ -279,12 +350,17 @@ class _Inference:
             return UNKNOWN
         if self.result_kind is not None and fn is not None and _is_user_function(fn):
             try:
-                form, flat = bind(fn, args, {kw.arg: self.of(kw.value) for kw in site.keywords},
-                                  lambda p: kind_of(p.default))
+                form, flat = bind(
+                    fn,
+                    args,
+                    {kw.arg: self.of(kw.value) for kw in site.keywords},
+                    lambda p: kind_of(p.default),
+                )
             except CallMismatch:
                 return UNKNOWN
             return self.result_kind(fn, tuple(flat), form)
         from .rules.registry import lookup
+
         entry = lookup(fn)
         if fn is operator.getitem:
             return self.getitem(args[0], site.args[1])
@@ -297,9 +373,15 @@ class _Inference:
         if entry is not None and entry.kind is not None:
             return UNKNOWN if site.keywords else self.new_shape(entry.kind(*args))
         if fn in _COMPARISONS:
-            return BOOL if all(a.scalar for a in args) else (
-                Kind("array", max(a.ndim or 0 for a in args if a.tag == "array"), "b")
-                if any(a.tag == "array" for a in args) else UNKNOWN)
+            return (
+                BOOL
+                if all(a.scalar for a in args)
+                else (
+                    Kind("array", max(a.ndim or 0 for a in args if a.tag == "array"), "b")
+                    if any(a.tag == "array" for a in args)
+                    else UNKNOWN
+                )
+            )
         if fn in (operator.add, operator.mul) and any(a.tag in ("list", "tuple") for a in args):
             return _sequence_kind(fn, args, site.args)
         if fn is operator.matmul:
@@ -342,16 +424,28 @@ class _Inference:
 
     def broadcast(self, fn, args):
         shaped = [a for a in args if not a.scalar]
-        if shaped and all(a == shaped[0] for a in shaped) and shaped[0].shape is not None \
-                and shaped[0].tag in ("array", "unknown"):
+        if (
+            shaped
+            and all(a == shaped[0] for a in shaped)
+            and shaped[0].shape is not None
+            and shaped[0].tag in ("array", "unknown")
+        ):
             first = shaped[0]
             if first.tag == "array" and any(a.tag == "complex" for a in args):
                 return replace(first, dtype="c")  # x * 1j
-            if first.tag == "array" and first.dtype not in ("f", "c") and any(a.tag == "float" for a in args):
+            if (
+                first.tag == "array"
+                and first.dtype not in ("f", "c")
+                and any(a.tag == "float" for a in args)
+            ):
                 return replace(first, dtype="f")
             return first  # a scalar does not change the shape of what it meets
-        if not args or any(a.tag in ("unknown", "object", "str", "none") or a.container for a in args):
-            return UNKNOWN  # np.tanh([a, b]): NumPy makes an array of the list, of unknown kind here
+        if not args or any(
+            a.tag in ("unknown", "object", "str", "none") or a.container for a in args
+        ):
+            return (
+                UNKNOWN  # np.tanh([a, b]): NumPy makes an array of the list, of unknown kind here
+            )
         arrays = [a for a in args if a.tag == "array"]
         if not arrays:
             if any(a.tag == "complex" for a in args):
@@ -362,8 +456,9 @@ class _Inference:
                 return UNKNOWN  # 2 ** -1 is a float
             return INT if fn is not operator.not_ else BOOL
         ndim = max(a.ndim for a in arrays)
-        dtypes = {a.dtype for a in arrays} | {{"float": "f", "complex": "c", "int": "i", "bool": "b"}[a.tag]
-                                                 for a in args if a.scalar}
+        dtypes = {a.dtype for a in arrays} | {
+            {"float": "f", "complex": "c", "int": "i", "bool": "b"}[a.tag] for a in args if a.scalar
+        }
         dtype = "c" if "c" in dtypes else "f" if ("f" in dtypes or fn is operator.truediv) else None
         shapes = {a.shape for a in arrays if a.ndim == ndim}
         same = len(shapes) == 1 and None not in shapes and all(a.ndim == ndim for a in arrays)
@@ -375,9 +470,17 @@ def join(a, b):
     """The kind of a name assigned ``a`` on one path and ``b`` on another."""
     if a == b:
         return a
-    if a.tag == b.tag and a.container and a.elements is not None and b.elements is not None \
-            and len(a.elements) == len(b.elements) and a.cls is b.cls:
-        return replace(a, elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements, strict=True)))
+    if (
+        a.tag == b.tag
+        and a.container
+        and a.elements is not None
+        and b.elements is not None
+        and len(a.elements) == len(b.elements)
+        and a.cls is b.cls
+    ):
+        return replace(
+            a, elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements, strict=True))
+        )
     if a.tag == b.tag and a.tag in ("list", "tuple"):
         return Kind(a.tag)  # a list that grows in a loop: a list, of elements not known
     numbers = {"bool": 0, "int": 1, "float": 2, "complex": 3}

@@ -42,10 +42,12 @@ class Dependencies:
     __slots__ = ("attributes", "functions", "in_dicts", "reads")
 
     def __init__(self, in_dicts, attributes, functions, reads):
-        self.in_dicts = tuple(in_dicts)        # (mapping, key, object): globals, module and class dicts
-        self.attributes = tuple(attributes)    # (owner, attribute, object): __code__, __defaults__, cells
-        self.functions = tuple(functions)      # user functions reached, the rule's own first
-        self.reads = reads                     # {function: {name: value}}: data values each reads
+        self.in_dicts = tuple(in_dicts)  # (mapping, key, object): globals, module and class dicts
+        self.attributes = tuple(
+            attributes
+        )  # (owner, attribute, object): __code__, __defaults__, cells
+        self.functions = tuple(functions)  # user functions reached, the rule's own first
+        self.reads = reads  # {function: {name: value}}: data values each reads
 
     def current(self):
         """True if every lookup the derivation made still gives the same object."""
@@ -62,8 +64,12 @@ class Dependencies:
 
     def depends_field(self):
         """The header's ``depends``: ``module:qualname=fingerprint`` of every other function reached."""
-        entries = sorted({f"{fn.__module__}:{fn.__qualname__}={self.fingerprint(fn)}"
-                          for fn in self.functions[1:]})
+        entries = sorted(
+            {
+                f"{fn.__module__}:{fn.__qualname__}={self.fingerprint(fn)}"
+                for fn in self.functions[1:]
+            }
+        )
         return " ".join(entries) if entries else "-"
 
     def reads_field(self):
@@ -80,12 +86,14 @@ class Dependencies:
 
 def _kind(value):
     from .kinds import kind_of
+
     return str(kind_of(value))
 
 
 def _source(fn):
     try:
         import textwrap
+
         return textwrap.dedent(inspect.getsource(fn.__code__))
     except (OSError, TypeError):
         return None
@@ -99,6 +107,7 @@ def _is_user_function(obj):
     if not inspect.isfunction(obj) or is_library(getattr(obj, "__module__", None)):
         return False
     from .rules.registry import lookup
+
     return lookup(obj) is None
 
 
@@ -122,6 +131,7 @@ def dependencies_of(fn):
             attributes[(id(h), attribute)] = (h, attribute, getattr(h, attribute))
         try:
             from .parse import parse
+
             node = parse(h).node
         except TangentAstError:
             continue  # no source: it is not derived, so only its identity matters
@@ -139,10 +149,15 @@ def dependencies_of(fn):
             if _is_data(value):
                 own_reads[name] = value
             reached(value)
-            for attr in chain:  # mod.g, Class.method: the attribute is looked up when the primal runs
+            for (
+                attr
+            ) in chain:  # mod.g, Class.method: the attribute is looked up when the primal runs
                 owner = value
-                if isinstance(owner, types.ModuleType) and is_library(owner.__name__) or \
-                        not isinstance(owner, (types.ModuleType, type)):
+                if (
+                    (isinstance(owner, types.ModuleType)
+                    and is_library(owner.__name__))
+                    or not isinstance(owner, (types.ModuleType, type))
+                ):
                     break
                 value = getattr(owner, attr, _MISSING)
                 if isinstance(owner, types.ModuleType):
@@ -170,6 +185,7 @@ def _lookup_name(fn, name, in_dicts, attributes):
     in_dicts[(id(fn.__globals__), name)] = (fn.__globals__, name, value)
     if value is _MISSING:
         import builtins
+
         value = getattr(builtins, name, _MISSING)
     return value
 
@@ -177,6 +193,7 @@ def _lookup_name(fn, name, in_dicts, attributes):
 def _free_reads(node):
     """``(name, attribute chain)`` of every free name a function reads: ``mod.g`` -> ("mod", ["g"])."""
     from .resolve import assigned_names
+
     local = assigned_names(node)
     found = {}
     for n in gast.walk(node):

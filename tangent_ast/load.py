@@ -98,7 +98,7 @@ def state_of(path, expected):
     except SyntaxError:
         return "corrupt"
     if not _rule_functions(header) <= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}:
-        return "corrupt"   # e.g. truncated after a whole function: it compiles but lacks the rest
+        return "corrupt"  # e.g. truncated after a whole function: it compiles but lacks the rest
     fresh = all(header.get(k) == v for k, v in expected.items())
     edited = body_hash_of(text) != header["body-hash"]
     if edited:
@@ -124,8 +124,11 @@ def import_module(directory, module_name, bindings=None, reload=False):
     package = package_for(directory)
     full = f"{package}.{module_name}"
     cached = sys.modules.get(full)
-    if cached is not None and not reload and all(
-            getattr(cached, key, _MISSING) is value for key, value in (bindings or {}).items()):
+    if (
+        cached is not None
+        and not reload
+        and all(getattr(cached, key, _MISSING) is value for key, value in (bindings or {}).items())
+    ):
         # Two closures of one function share the module's text but not its bindings:
         # each gets its own module object.
         return cached
@@ -144,9 +147,11 @@ def import_module(directory, module_name, bindings=None, reload=False):
 
 
 def warn_stale(path, qualname, strict):
-    message = (f"{path} was edited by hand and {qualname} has changed since it was derived; "
-               f"the edited rule is used as it is. Delete the file (or run `tangent-ast "
-               f"generate --force`) to derive it anew.")
+    message = (
+        f"{path} was edited by hand and {qualname} has changed since it was derived; "
+        f"the edited rule is used as it is. Delete the file (or run `tangent-ast "
+        f"generate --force`) to derive it anew."
+    )
     if strict:
         raise StaleRuleError(message)
     warnings.warn(message, StaleRuleWarning, stacklevel=4)

@@ -23,7 +23,7 @@ class ParsedFunction:
     fn: object = field(repr=False)
     node: gast.FunctionDef = field(repr=False)
     filename: str
-    first_line: int          # line of the function's first source line in ``filename``
+    first_line: int  # line of the function's first source line in ``filename``
     source: str = field(repr=False)
     source_hash: str
     module: str
@@ -51,10 +51,12 @@ def parse(fn):
     fn = getattr(fn, "__func__", fn)
     name = getattr(fn, "__qualname__", repr(fn))
     if not inspect.isfunction(fn):
-        raise NoSourceError(f"{name} is not a Python function (it is {type(fn).__name__})",
-                            hint="tangent_ast differentiates functions written in Python; "
-                                 "for a builtin or extension function, register rules with "
-                                 "tangent_ast.defjvp / tangent_ast.defvjp")
+        raise NoSourceError(
+            f"{name} is not a Python function (it is {type(fn).__name__})",
+            hint="tangent_ast differentiates functions written in Python; "
+            "for a builtin or extension function, register rules with "
+            "tangent_ast.defjvp / tangent_ast.defvjp",
+        )
     # From the code object: a functools.wraps wrapper has its own source, not the wrapped one's.
     filename = inspect.getsourcefile(fn.__code__) or fn.__code__.co_filename
     try:
@@ -64,22 +66,36 @@ def parse(fn):
             f"cannot read the source of {name} (defined in {fn.__code__.co_filename})",
             where=f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}",
             hint="define the function in a .py file or a notebook cell; functions made "
-                 "with exec/eval or typed at a bare interpreter prompt have no source") from exc
+            "with exec/eval or typed at a bare interpreter prompt have no source",
+        ) from exc
     source = textwrap.dedent("".join(lines))
     if fn.__name__ == "<lambda>":
         raise UnsupportedSyntaxError(
-            "a lambda cannot be differentiated directly", where=f"{filename}:{first_line}",
-            hint="define the function with def")
+            "a lambda cannot be differentiated directly",
+            where=f"{filename}:{first_line}",
+            hint="define the function with def",
+        )
     try:
         module = gast.parse(source)
     except SyntaxError as exc:
-        raise NoSourceError(f"the source of {name} does not parse on its own: {exc.msg}",
-                            where=f"{filename}:{first_line}") from exc
+        raise NoSourceError(
+            f"the source of {name} does not parse on its own: {exc.msg}",
+            where=f"{filename}:{first_line}",
+        ) from exc
     node = module.body[0]
     if not isinstance(node, gast.FunctionDef):
-        raise UnsupportedSyntaxError(f"{name} is not a plain def (found {type(node).__name__})",
-                                     where=f"{filename}:{first_line}")
+        raise UnsupportedSyntaxError(
+            f"{name} is not a plain def (found {type(node).__name__})",
+            where=f"{filename}:{first_line}",
+        )
     node.decorator_list = []
-    return ParsedFunction(fn=fn, node=node, filename=filename, first_line=first_line,
-                          source=source, source_hash=source_hash(source),
-                          module=fn.__module__ or "__main__", qualname=fn.__qualname__)
+    return ParsedFunction(
+        fn=fn,
+        node=node,
+        filename=filename,
+        first_line=first_line,
+        source=source,
+        source_hash=source_hash(source),
+        module=fn.__module__ or "__main__",
+        qualname=fn.__qualname__,
+    )

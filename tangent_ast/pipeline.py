@@ -29,20 +29,36 @@ from . import __version__
 from .activity import analyze
 from .calling import PLAIN, flat_params, flatten
 from .derivatives import Derivation
-from .emit import ModuleNamespace, to_ast, Provenance, function_source, module_source, read_header, rule_source_hash
+from .emit import (
+    ModuleNamespace,
+    Provenance,
+    module_source,
+    read_header,
+    rule_source_hash,
+    to_ast,
+)
 from .errors import InternalError, NotDifferentiableError, TangentAstError
 from .forward import forward
 from .kinds import UNKNOWN, describe_signature, infer
 from .live import dependencies_of
 from .load import cache_dir, import_module, state_of, warn_stale, write_atomic
 from .naming import Namer, sanitize
-from .normalize import Normalizer, check_augmented, check_dynamic, check_supported, check_updates, check_views, copy_views, name
+from .normalize import (
+    Normalizer,
+    check_augmented,
+    check_dynamic,
+    check_supported,
+    check_updates,
+    check_views,
+    copy_views,
+    name,
+)
 from .parse import parse
 from .resolve import resolve
 from .reverse import finish_updates, reverse
 from .simplify import is_pure, restore_names, simplify
-from .tapes import install_tapes
 from .ssa import to_ssa
+from .tapes import install_tapes
 
 MODES = ("forward", "reverse")
 STAGE_NAMES = ("parse", "normalize", "ssa", "forward", "reverse", "simplify", "module")
@@ -55,13 +71,13 @@ class Front:
     parsed: object
     scope: object
     namer: object
-    function: object      # SSA FunctionDef
+    function: object  # SSA FunctionDef
     ssa_info: object
     kinds: dict
     temps: set
-    updated: set          # arrays updated in place (arguments included)
-    spread: object        # calling.Spread: what *args/**kwargs were flattened into
-    changed_args: set     # arguments left changed: arrays updated in place, lists written back
+    updated: set  # arrays updated in place (arguments included)
+    spread: object  # calling.Spread: what *args/**kwargs were flattened into
+    changed_args: set  # arguments left changed: arrays updated in place, lists written back
     snapshots: dict = field(default_factory=dict)
 
 
@@ -72,13 +88,15 @@ def front(fn, signature, trace=False, form=PLAIN):
     scope = resolve(parsed)
     check_dynamic(parsed, scope)
     params = [a.id for a in parsed.node.args.args]
-    array_params = None if signature is None else \
-        {p for p, k in zip(params, signature) if k.tag == "array"}  # shorter: defaults
+    array_params = (
+        None if signature is None else {p for p, k in zip(params, signature) if k.tag == "array"}
+    )  # shorter: defaults
     list_params = {p for p, k in zip(params, signature or ()) if k.tag == "list"}
     updated, lists = check_updates(parsed, scope, array_params, list_params)
     namer = Namer(scope.locals | set(scope.free))
     if lists:  # xs[i] = v calls runtime.list_with (and a list argument runtime.write_list)
         from . import runtime
+
         if scope.free.get("runtime") is not runtime:
             scope.free[namer.fresh("runtime")] = runtime
     normalizer = Normalizer(parsed, scope, namer, updated & set(params), lists, spread)
@@ -99,8 +117,19 @@ def front(fn, signature, trace=False, form=PLAIN):
         copy_views(ssa_fn, updated, kinds, namer, scope)
         scope.locals |= set(namer.taken) & set(kinds)
     temps |= {v for v, user in info.origin.items() if user in temps}
-    return Front(parsed, scope, namer, ssa_fn, info, kinds, temps, updated, spread,
-                 (updated | lists) & set(params), snapshots)
+    return Front(
+        parsed,
+        scope,
+        namer,
+        ssa_fn,
+        info,
+        kinds,
+        temps,
+        updated,
+        spread,
+        (updated | lists) & set(params),
+        snapshots,
+    )
 
 
 _RESULT_KINDS = {}
@@ -115,7 +144,7 @@ def result_kind(fn, arg_kinds, form=PLAIN):
     known = _RESULT_KINDS.get(key)
     if known is None or not known[0].current():
         dependencies = dependencies_of(fn)
-        _RESULT_KINDS[key] = (dependencies, UNKNOWN)   # while we look (recursion): unknown
+        _RESULT_KINDS[key] = (dependencies, UNKNOWN)  # while we look (recursion): unknown
         try:
             f = front(fn, canonical(arg_kinds), form=form)
             kind = replace(f.kinds.get(f.function.body[-1].value.id, UNKNOWN), shape=None)
@@ -134,13 +163,19 @@ def wrt_names(params, wrt, qualname, where=None):
     items = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
     names = []
     for item in items:
-        if isinstance(item, int) and not isinstance(item, bool) and -len(params) <= item < len(params):
+        if (
+            isinstance(item, int)
+            and not isinstance(item, bool)
+            and -len(params) <= item < len(params)
+        ):
             names.append(params[item])
         elif isinstance(item, str) and item in params:
             names.append(item)
         else:
-            raise TangentAstError(f"wrt={item!r} is not a parameter of {qualname} "
-                                  f"(parameters: {', '.join(params)})", where=where)
+            raise TangentAstError(
+                f"wrt={item!r} is not a parameter of {qualname} (parameters: {', '.join(params)})",
+                where=where,
+            )
     if len(set(names)) != len(names):
         raise TangentAstError(f"wrt names a parameter twice: {names}", where=where)
     return tuple(names)
@@ -150,6 +185,7 @@ def module_name_for(fn, mode, wrt, signature, form=PLAIN):
     sig = "any" if signature is None else sanitize("_".join(str(k) for k in signature)) or "noargs"
     if len(sig) > 40:
         import hashlib
+
         sig = "sig" + hashlib.sha256(sig.encode()).hexdigest()[:10]
     parts = [rule_prefix(fn), mode, "_".join(wrt) or "none", sig]
     return "__".join(parts + ([sanitize(str(form))] if form != PLAIN else []))
@@ -188,8 +224,8 @@ class CalleeRule:
 class GeneratedModule:
     name: str
     text: str
-    functions: tuple          # names of the functions it defines
-    loader_names: list        # names the loader binds
+    functions: tuple  # names of the functions it defines
+    loader_names: list  # names the loader binds
     rules_used: set
     callees: list
     snapshots: dict
@@ -208,8 +244,10 @@ def derive_module(fn, mode, wrt, signature, session, trace=False, form=PLAIN):
         code = fn.__code__
         raise InternalError(
             f"deriving the {mode} rule of {fn.__qualname__} failed inside tangent_ast: "
-            f"{type(exc).__name__}: {exc}", where=f"{code.co_filename}:{code.co_firstlineno}",
-            hint="this is a bug of tangent_ast: please report it with this function") from exc
+            f"{type(exc).__name__}: {exc}",
+            where=f"{code.co_filename}:{code.co_firstlineno}",
+            hint="this is a bug of tangent_ast: please report it with this function",
+        ) from exc
 
 
 def _derive_module(fn, mode, wrt, signature, session, trace, form):
@@ -219,15 +257,19 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     params = [a.id for a in f.function.args.args]
     for w in wrt:
         kind = f.kinds.get(w, UNKNOWN)
-        if kind.tag == "complex" or kind.tag == "array" and kind.dtype == "c":
+        if kind.tag == "complex" or (kind.tag == "array" and kind.dtype == "c"):
             raise NotDifferentiableError(
                 f"parameter {w!r} of {f.parsed.qualname} is complex ({kind.describe()}): complex inputs "
-                "have no derivative rules yet", where=f.parsed.where(),
-                hint="pass the real and imaginary parts as two real arguments")
+                "have no derivative rules yet",
+                where=f.parsed.where(),
+                hint="pass the real and imaginary parts as two real arguments",
+            )
         if not kind.differentiable:
             raise NotDifferentiableError(
                 f"parameter {w!r} of {f.parsed.qualname} is {kind.describe()}: it has no derivative",
-                where=f.parsed.where(), hint="differentiate with respect to float arguments or float arrays")
+                where=f.parsed.where(),
+                hint="differentiate with respect to float arguments or float arrays",
+            )
     module_name = module_name_for(fn, mode, wrt, signature, form)
     base = f.parsed.name
     functions = (f"{base}_jvp",) if mode == "forward" else (f"{base}_fwd", f"{base}_bwd")
@@ -237,13 +279,30 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         namespace.bind_user(free_name, obj)
 
     def derive_callee(callee_fn, callee_mode, positions, kinds, where, callee_form=PLAIN):
-        return session.callee(callee_fn, callee_mode, positions, kinds, where, module_name, callee_form)
+        return session.callee(
+            callee_fn, callee_mode, positions, kinds, where, module_name, callee_form
+        )
 
-    d = Derivation(parsed=f.parsed, scope=f.scope, namer=f.namer, kinds=f.kinds, activity=None,
-                   mode=mode, namespace=namespace, derive_callee=derive_callee, temps=f.temps,
-                   carried=set(f.ssa_info.carried), loop_headers=f.ssa_info.loop_headers)
-    d.activity = analyze(f.function, f.kinds, wrt, d.differentiable_args,
-                         _final_states(f) if mode == "forward" else ())
+    d = Derivation(
+        parsed=f.parsed,
+        scope=f.scope,
+        namer=f.namer,
+        kinds=f.kinds,
+        activity=None,
+        mode=mode,
+        namespace=namespace,
+        derive_callee=derive_callee,
+        temps=f.temps,
+        carried=set(f.ssa_info.carried),
+        loop_headers=f.ssa_info.loop_headers,
+    )
+    d.activity = analyze(
+        f.function,
+        f.kinds,
+        wrt,
+        d.differentiable_args,
+        _final_states(f) if mode == "forward" else (),
+    )
     d.check_real(f.function)
     d.check_calls(f.function)
     user_names = {v for v, user in f.ssa_info.origin.items() if user not in f.temps} | set(params)
@@ -260,35 +319,63 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         if trace:
             snapshots["forward"] = _source(jvp)
         user_derivatives = {d.tangent_names[v] for v in user_names if v in d.tangent_names}
-        generated = [simplify(jvp, rewritable(jvp), namespace, keep=user_derivatives, origin=origin)]
+        generated = [
+            simplify(jvp, rewritable(jvp), namespace, keep=user_derivatives, origin=origin)
+        ]
     else:
         fwd, bwd = reverse(d, f.function, wrt)
         if trace:
             snapshots["reverse"] = _source(fwd) + "\n" + _source(bwd)
-        bwd = simplify(bwd, rewritable(bwd) - {"saved"}, namespace, origin=origin,
-                       same_shape=lambda a, b: _same_float_shape(f.kinds, a, b))
+        bwd = simplify(
+            bwd,
+            rewritable(bwd) - {"saved"},
+            namespace,
+            origin=origin,
+            same_shape=lambda a, b: _same_float_shape(f.kinds, a, b),
+        )
         copied = finish_updates(bwd)
-        install_tapes(fwd, bwd, f.namer, d.loop_headers,
-                      recomputable=lambda st: is_pure(st.value, namespace),
-                      is_scalar=lambda v: f.kinds.get(v, UNKNOWN).scalar)
+        install_tapes(
+            fwd,
+            bwd,
+            f.namer,
+            d.loop_headers,
+            recomputable=lambda st: is_pure(st.value, namespace),
+            is_scalar=lambda v: f.kinds.get(v, UNKNOWN).scalar,
+        )
         residuals = _residuals(fwd, bwd, params, copied)
         _finish_reverse(fwd, bwd, residuals)
         fwd = simplify(fwd, rewritable(fwd) - set(residuals), namespace, origin=origin)
         generated = [fwd, bwd]
     forbidden = set(namespace.objects) | set(namespace.relative) | set(functions)
-    kept = set(params) | {"ct_" + p for p in params} | {d.tangent_names.get(p, "d" + p) for p in params}
+    kept = (
+        set(params)
+        | {"ct_" + p for p in params}
+        | {d.tangent_names.get(p, "d" + p) for p in params}
+    )
     for g in generated:
         restore_names(g, forbidden, kept)
     if trace:
         snapshots["simplify"] = "\n".join(_source(g) for g in generated)
     dependencies = dependencies_of(fn)
     provenance = Provenance(
-        qualname=f.parsed.qualname, module=f.parsed.module, filename=f.parsed.filename,
-        line=f.parsed.first_line, source_hash=f.parsed.source_hash, rules_hash=rule_source_hash(),
-        signature=describe_signature(signature), mode=mode, wrt=wrt, version=__version__,
-        depends=dependencies.depends_field(), reads=dependencies.reads_field(),
-        updates=tuple(p for p in params if p in f.changed_args), packed=f.spread.describe())
-    text, loader = module_source(generated, namespace, provenance, lambda line: _absolute(f.parsed, line))
+        qualname=f.parsed.qualname,
+        module=f.parsed.module,
+        filename=f.parsed.filename,
+        line=f.parsed.first_line,
+        source_hash=f.parsed.source_hash,
+        rules_hash=rule_source_hash(),
+        signature=describe_signature(signature),
+        mode=mode,
+        wrt=wrt,
+        version=__version__,
+        depends=dependencies.depends_field(),
+        reads=dependencies.reads_field(),
+        updates=tuple(p for p in params if p in f.changed_args),
+        packed=f.spread.describe(),
+    )
+    text, loader = module_source(
+        generated, namespace, provenance, lambda line: _absolute(f.parsed, line)
+    )
     if trace:
         snapshots["module"] = text
     return GeneratedModule(module_name, text, functions, loader, d.rules_used, d.callees, snapshots)
@@ -300,8 +387,11 @@ def _check_output(f):
     kind = f.kinds.get(f.function.body[-1].value.id, UNKNOWN)
     if not any(r.value is not None for r in returns) or kind.tag in ("none", "str"):
         what = "nothing (None)" if kind.tag in ("none", "unknown") else f"a {kind.tag}"
-        raise NotDifferentiableError(f"{f.parsed.qualname} returns {what}: there is nothing to differentiate",
-                                     where=f.parsed.where(), hint="return the value to differentiate")
+        raise NotDifferentiableError(
+            f"{f.parsed.qualname} returns {what}: there is nothing to differentiate",
+            where=f.parsed.where(),
+            hint="return the value to differentiate",
+        )
 
 
 def _own_nodes(node):
@@ -316,18 +406,26 @@ def _final_states(f):
     """Names holding the arguments' states after the call: arrays updated in place keep
     their names; a list argument's last value is written back (runtime.write_list)."""
     from . import runtime
+
     names = {a.id for a in f.function.args.args if a.id in f.changed_args}
     for n in gast.walk(f.function):
-        if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call) \
-                and f.scope.lookup(n.value.func) is runtime.write_list:
+        if (
+            isinstance(n, gast.Expr)
+            and isinstance(n.value, gast.Call)
+            and f.scope.lookup(n.value.func) is runtime.write_list
+        ):
             names |= {a.id for a in n.value.args}
     return names
 
 
 def _same_float_shape(kinds, a, b):
     ka, kb = kinds.get(a, UNKNOWN), kinds.get(b, UNKNOWN)
-    return ka.shape is not None and ka.shape == kb.shape and ka.tag in ("array", "unknown") \
+    return (
+        ka.shape is not None
+        and ka.shape == kb.shape
+        and ka.tag in ("array", "unknown")
         and ka.dtype in ("f", "c", None)
+    )
 
 
 def _absolute(parsed, line):
@@ -343,19 +441,32 @@ def _residuals(fwd, bwd, params, copied=()):
 
     def visit(stmts, assigned):
         for s in stmts:
-            own = [getattr(s, f) for f in ("value", "test", "iter") if getattr(s, f, None) is not None]
+            own = [
+                getattr(s, f) for f in ("value", "test", "iter") if getattr(s, f, None) is not None
+            ]
             if isinstance(s, gast.Assign):
                 own += [t.slice for t in s.targets if isinstance(t, gast.Subscript)]
                 own += [t.value for t in s.targets if isinstance(t, gast.Subscript)]
             for expr in own:
-                read_first.update(n.id for n in gast.walk(expr) if isinstance(n, gast.Name)
-                                  and isinstance(n.ctx, gast.Load) and n.id not in assigned)
+                read_first.update(
+                    n.id
+                    for n in gast.walk(expr)
+                    if isinstance(n, gast.Name)
+                    and isinstance(n.ctx, gast.Load)
+                    and n.id not in assigned
+                )
             if isinstance(s, gast.Assign):
-                assigned = assigned | {n.id for t in s.targets for n in gast.walk(t)
-                                       if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+                assigned = assigned | {
+                    n.id
+                    for t in s.targets
+                    for n in gast.walk(t)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+                }
             for block in ("body", "orelse"):
                 if isinstance(getattr(s, block, None), list):
-                    inner = assigned | ({s.target.id} if isinstance(s, gast.For) and block == "body" else set())
+                    inner = assigned | (
+                        {s.target.id} if isinstance(s, gast.For) and block == "body" else set()
+                    )
                     visit(getattr(s, block), inner)
 
     visit(bwd.body, set())
@@ -375,9 +486,11 @@ def _finish_reverse(fwd, bwd, residuals):
     fwd.body[-1] = ret
     _define_on_every_path(fwd.body, set(residuals), set(a.id for a in fwd.args.args))
     if residuals:
-        unpack = gast.Assign(targets=[gast.Tuple(elts=[name(r, gast.Store()) for r in residuals],
-                                                 ctx=gast.Store())],
-                             value=name("saved"), type_comment=None)
+        unpack = gast.Assign(
+            targets=[gast.Tuple(elts=[name(r, gast.Store()) for r in residuals], ctx=gast.Store())],
+            value=name("saved"),
+            type_comment=None,
+        )
         bwd.body.insert(0, unpack)
 
 
@@ -391,8 +504,13 @@ def _define_on_every_path(stmts, residuals, defined):
             in_else = _define_on_every_path(s.orelse, residuals, set(defined))
             for missing, block in ((in_else - in_body, s.body), (in_body - in_else, s.orelse)):
                 for r in sorted(missing & residuals):
-                    block.append(gast.Assign(targets=[name(r, gast.Store())],
-                                             value=gast.Constant(None, None), type_comment=None))
+                    block.append(
+                        gast.Assign(
+                            targets=[name(r, gast.Store())],
+                            value=gast.Constant(None, None),
+                            type_comment=None,
+                        )
+                    )
             defined |= in_body | in_else
     return defined
 
@@ -405,7 +523,9 @@ class DerivedRule:
     ``rule.fwd(*args) -> (out, saved)`` and ``rule.bwd(saved, ct) -> cotangents``.
     """
 
-    def __init__(self, fn, mode, wrt, signature, module, path, rules_used=(), form=PLAIN, dependencies=None):
+    def __init__(
+        self, fn, mode, wrt, signature, module, path, rules_used=(), form=PLAIN, dependencies=None
+    ):
         self.fn = fn
         self.dependencies = dependencies if dependencies is not None else dependencies_of(fn)
         self.mode = mode
@@ -438,20 +558,30 @@ class DerivedRule:
         if not self.updates:
             return
         import numpy as np
+
         for i, p in self.updates:
-            for j, other in enumerate(args[:len(self.params)]):
-                if j != i and (isinstance(other, list) and other is args[i] or isinstance(other, np.ndarray)
-                               and isinstance(args[i], np.ndarray) and np.may_share_memory(args[i], other)):
+            for j, other in enumerate(args[: len(self.params)]):
+                if j != i and (
+                    (isinstance(other, list)
+                    and other is args[i])
+                    or (isinstance(other, np.ndarray)
+                    and isinstance(args[i], np.ndarray)
+                    and np.may_share_memory(args[i], other))
+                ):
                     raise TangentAstError(
                         f"{self.fn.__qualname__} updates its argument {p!r} in place, and it shares memory "
                         f"with argument {self.params[j]!r}: the derivative would treat them as two separate "
-                        "values", hint=f"pass a copy: {p}.copy()")
+                        "values",
+                        hint=f"pass a copy: {p}.copy()",
+                    )
 
     def __call__(self, *args):
         return self.jvp(*args) if self.mode == "forward" else self.fwd(*args)
 
     def __repr__(self):
-        return f"<{self.mode} rule of {self.fn.__qualname__} wrt {', '.join(self.wrt)} at {self.path}>"
+        return (
+            f"<{self.mode} rule of {self.fn.__qualname__} wrt {', '.join(self.wrt)} at {self.path}>"
+        )
 
 
 class Session:
@@ -472,6 +602,7 @@ class Session:
         fn = getattr(fn, "__func__", fn)
         if not inspect.isfunction(fn):
             from .parse import parse as parse_fn
+
             parse_fn(fn)  # raises the NoSourceError that explains
         wrt = wrt_names(flat_params(fn, form), wrt, fn.__qualname__)
         signature = canonical(signature)
@@ -487,9 +618,20 @@ class Session:
         # The module imports the rules of its callees (``from .g__reverse... import g_fwd``):
         # load them first, with their own bindings and as they are now on disk.
         self.load_callees(module_name, dependencies, {module_name})
-        module = import_module(self.directory, module_name, self.bindings(fn, generated), reload=True)
-        rule = DerivedRule(fn, mode, wrt, signature, module, self.directory / f"{module_name}.py",
-                           generated.rules_used if generated else (), form, dependencies)
+        module = import_module(
+            self.directory, module_name, self.bindings(fn, generated), reload=True
+        )
+        rule = DerivedRule(
+            fn,
+            mode,
+            wrt,
+            signature,
+            module,
+            self.directory / f"{module_name}.py",
+            generated.rules_used if generated else (),
+            form,
+            dependencies,
+        )
         self.rules[key] = rule
         return rule
 
@@ -513,10 +655,12 @@ class Session:
                 if line.startswith("def "):
                     break
                 continue
-            callee_module = line[len("from ."):].split()[0]
+            callee_module = line[len("from .") :].split()[0]
             if callee_module in loading:
                 continue
-            g = next((g for prefix, g in prefixes.items() if callee_module.startswith(prefix)), None)
+            g = next(
+                (g for prefix, g in prefixes.items() if callee_module.startswith(prefix)), None
+            )
             if g is None:
                 continue  # not a rule of a function we know: Python's import finds it
             loading.add(callee_module)
@@ -554,11 +698,17 @@ class Session:
         except (OSError, TypeError):
             return None
         import textwrap
+
         from .parse import source_hash
+
         dependencies = self.dependencies(fn)
-        return {"source-hash": source_hash(textwrap.dedent(source)), "rules-hash": rule_source_hash(),
-                "tangent-ast-version": __version__, "depends": dependencies.depends_field(),
-                "reads": dependencies.reads_field()}
+        return {
+            "source-hash": source_hash(textwrap.dedent(source)),
+            "rules-hash": rule_source_hash(),
+            "tangent-ast-version": __version__,
+            "depends": dependencies.depends_field(),
+            "reads": dependencies.reads_field(),
+        }
 
     def callee(self, fn, mode, positions, kinds, where, caller_module, form=PLAIN):
         params = flat_params(fn, form)

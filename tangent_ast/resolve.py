@@ -21,21 +21,42 @@ import numpy as np
 
 from .errors import UnsupportedSyntaxError
 
-BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
-          gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
-          gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
-          gast.BitAnd: operator.and_, gast.BitOr: operator.or_, gast.BitXor: operator.xor}
-UNARYOPS = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_,
-            gast.Invert: operator.invert}
-COMPAREOPS = {gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt,
-              gast.GtE: operator.ge, gast.Eq: operator.eq, gast.NotEq: operator.ne,
-              gast.Is: operator.is_, gast.IsNot: operator.is_not, gast.In: operator.contains}
+BINOPS = {
+    gast.Add: operator.add,
+    gast.Sub: operator.sub,
+    gast.Mult: operator.mul,
+    gast.Div: operator.truediv,
+    gast.Pow: operator.pow,
+    gast.MatMult: operator.matmul,
+    gast.FloorDiv: operator.floordiv,
+    gast.Mod: operator.mod,
+    gast.BitAnd: operator.and_,
+    gast.BitOr: operator.or_,
+    gast.BitXor: operator.xor,
+}
+UNARYOPS = {
+    gast.USub: operator.neg,
+    gast.UAdd: operator.pos,
+    gast.Not: operator.not_,
+    gast.Invert: operator.invert,
+}
+COMPAREOPS = {
+    gast.Lt: operator.lt,
+    gast.LtE: operator.le,
+    gast.Gt: operator.gt,
+    gast.GtE: operator.ge,
+    gast.Eq: operator.eq,
+    gast.NotEq: operator.ne,
+    gast.Is: operator.is_,
+    gast.IsNot: operator.is_not,
+    gast.In: operator.contains,
+}
 
 
 @dataclass
 class Scope:
     locals: set
-    free: dict = field(repr=False)        # name -> object
+    free: dict = field(repr=False)  # name -> object
 
     def is_local(self, name):
         return name in self.locals
@@ -64,8 +85,8 @@ class Pack:
 
     def __init__(self, kind, keys=None, cls=None):
         self.kind = kind
-        self.keys = keys        # a dict literal's keys, or a record's field names, in order
-        self.cls = cls          # the class a record is built with (dataclass or namedtuple)
+        self.keys = keys  # a dict literal's keys, or a record's field names, in order
+        self.cls = cls  # the class a record is built with (dataclass or namedtuple)
         self.__qualname__ = self.__name__ = f"{kind} literal"
         self.__module__ = "builtins"
 
@@ -87,13 +108,15 @@ class CallSite:
     """
 
     fn: object
-    func: object            # the gast expression called (for calls), else None
-    args: list              # gast atoms; a method's receiver comes first
+    func: object  # the gast expression called (for calls), else None
+    args: list  # gast atoms; a method's receiver comes first
     keywords: list
     method: str | None = None
-    written: tuple | None = None   # (args, keywords) as the call writes them, when ``args`` are canonical
-    slots: dict | None = None      # canonical position -> its position or keyword name in ``written``
-    refused: object = None         # rules.binding.CallRefused: a call form the rule does not handle
+    written: tuple | None = (
+        None  # (args, keywords) as the call writes them, when ``args`` are canonical
+    )
+    slots: dict | None = None  # canonical position -> its position or keyword name in ``written``
+    refused: object = None  # rules.binding.CallRefused: a call form the rule does not handle
 
 
 def assigned_names(node):
@@ -132,8 +155,11 @@ def resolve(parsed):
             elif hasattr(builtins, n.id):
                 free[n.id] = getattr(builtins, n.id)
             else:
-                raise UnsupportedSyntaxError(f"name {n.id!r} is not defined", where=parsed.where(n),
-                                             hint="define it before deriving the function")
+                raise UnsupportedSyntaxError(
+                    f"name {n.id!r} is not defined",
+                    where=parsed.where(n),
+                    hint="define it before deriving the function",
+                )
     return Scope(locals=local, free=free)
 
 
@@ -147,34 +173,55 @@ def callee(expr, scope, kind_of):
     if isinstance(expr, gast.UnaryOp):
         return CallSite(UNARYOPS[type(expr.op)], None, [expr.operand], [])
     if isinstance(expr, gast.Compare):
-        return CallSite(COMPAREOPS.get(type(expr.ops[0]), operator.eq), None,
-                        [expr.left, expr.comparators[0]], [])
+        return CallSite(
+            COMPAREOPS.get(type(expr.ops[0]), operator.eq),
+            None,
+            [expr.left, expr.comparators[0]],
+            [],
+        )
     if isinstance(expr, gast.Subscript):
         return CallSite(operator.getitem, None, [expr.value, expr.slice], [])
-    if isinstance(expr, (gast.Tuple, gast.List)) and not all(isinstance(e, gast.Constant) for e in expr.elts):
-        return CallSite(TUPLE_PACK if isinstance(expr, gast.Tuple) else LIST_PACK, None, list(expr.elts), [])
+    if isinstance(expr, (gast.Tuple, gast.List)) and not all(
+        isinstance(e, gast.Constant) for e in expr.elts
+    ):
+        return CallSite(
+            TUPLE_PACK if isinstance(expr, gast.Tuple) else LIST_PACK, None, list(expr.elts), []
+        )
     if isinstance(expr, gast.Dict):
-        return CallSite(Pack("dict", tuple(k.value for k in expr.keys)), None, list(expr.values), [])
+        return CallSite(
+            Pack("dict", tuple(k.value for k in expr.keys)), None, list(expr.values), []
+        )
     if isinstance(expr, gast.Attribute) and not scope.is_global_chain(expr):
         receiver = kind_of(expr.value)
         if receiver is not None and receiver.tag in ("record", "object"):
-            return CallSite(builtins.getattr, None, [expr.value, gast.Constant(expr.attr, None)], [])
+            return CallSite(
+                builtins.getattr, None, [expr.value, gast.Constant(expr.attr, None)], []
+            )
         return CallSite((_receiver_type(receiver), expr.attr), None, [expr.value], [])
     if isinstance(expr, gast.Call):
         func = expr.func
         if isinstance(func, gast.Attribute) and not scope.is_global_chain(func):
             owner = _receiver_type(kind_of(func.value))
             fn = getattr(owner, func.attr, None) or (owner, func.attr)
-            return CallSite(fn, func, [func.value] + list(expr.args), list(expr.keywords), method=func.attr)
+            return CallSite(
+                fn, func, [func.value] + list(expr.args), list(expr.keywords), method=func.attr
+            )
         if isinstance(func, gast.Name) and scope.is_local(func.id):
             return CallSite(None, func, list(expr.args), list(expr.keywords))
         target = scope.lookup(func)
-        if isinstance(target, type) and (dataclasses.is_dataclass(target) or hasattr(target, "_fields")):
+        if isinstance(target, type) and (
+            dataclasses.is_dataclass(target) or hasattr(target, "_fields")
+        ):
             return _record_site(target, func, expr)
         if target is dataclasses.replace and len(expr.args) == 1:
             # replace(p, W=v): p with some fields changed; p's cotangent keeps the others
             names = tuple(kw.arg for kw in expr.keywords)
-            return CallSite(Pack("replace", names), func, list(expr.args) + [kw.value for kw in expr.keywords], [])
+            return CallSite(
+                Pack("replace", names),
+                func,
+                list(expr.args) + [kw.value for kw in expr.keywords],
+                [],
+            )
         return CallSite(target, func, list(expr.args), list(expr.keywords))
     return None
 
@@ -182,6 +229,7 @@ def callee(expr, scope, kind_of):
 def _record_site(cls, func, call):
     """``Params(W, b=b)``: building a record, its fields in order (defaults filled in)."""
     from .rules.template import literal
+
     if dataclasses.is_dataclass(cls):
         fields = [(f.name, f.default) for f in dataclasses.fields(cls) if f.init]
     else:
@@ -189,8 +237,11 @@ def _record_site(cls, func, call):
         fields = [(n, defaults.get(n, dataclasses.MISSING)) for n in cls._fields]
     given = dict(zip((n for n, _ in fields), call.args))
     given.update((kw.arg, kw.value) for kw in call.keywords)
-    args = [given[n] if n in given else literal(d) for n, d in fields
-            if n in given or d is not dataclasses.MISSING]
+    args = [
+        given[n] if n in given else literal(d)
+        for n, d in fields
+        if n in given or d is not dataclasses.MISSING
+    ]
     names = tuple(n for n, d in fields if n in given or d is not dataclasses.MISSING)
     return CallSite(Pack("record", names, cls), func, args, [])
 

@@ -28,8 +28,8 @@ import numpy as np
 from .activity import assignments
 from .derivatives import unsupported_call
 from .normalize import assign, name
-from .simplify import MAX_LINE, line_length as _length
-
+from .simplify import MAX_LINE
+from .simplify import line_length as _length
 
 
 def _at(new, old):
@@ -38,8 +38,11 @@ def _at(new, old):
 
 
 def _update_targets(stmt):
-    return [n.targets[0] for n in gast.walk(stmt)
-            if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Subscript)]
+    return [
+        n.targets[0]
+        for n in gast.walk(stmt)
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Subscript)
+    ]
 
 
 def finish_updates(bwd):
@@ -49,17 +52,30 @@ def finish_updates(bwd):
     restores = [n for n in gast.walk(bwd) if getattr(n, "restores", None)]
     copied = set()
     for array in sorted({r.restores for r in restores}):
-        reads = [n for n in gast.walk(bwd) if isinstance(n, gast.Name) and n.id == array
-                 and isinstance(n.ctx, gast.Load)]
+        reads = [
+            n
+            for n in gast.walk(bwd)
+            if isinstance(n, gast.Name) and n.id == array and isinstance(n.ctx, gast.Load)
+        ]
         in_restores = sum(1 for r in restores if r.restores == array)
         if len(reads) == in_restores:
             _drop_statements(bwd, {id(r) for r in restores if r.restores == array})
         else:
             block = _branch_holding(bwd.body, {id(r) for r in restores if r.restores == array})
-            at = 1 if block is bwd.body and bwd.body and isinstance(bwd.body[0], gast.Assign) and \
-                isinstance(bwd.body[0].value, gast.Name) and bwd.body[0].value.id == "saved" else 0
-            copy_call = gast.Call(func=gast.Attribute(value=name(array), attr="copy", ctx=gast.Load()),
-                                  args=[], keywords=[])
+            at = (
+                1
+                if block is bwd.body
+                and bwd.body
+                and isinstance(bwd.body[0], gast.Assign)
+                and isinstance(bwd.body[0].value, gast.Name)
+                and bwd.body[0].value.id == "saved"
+                else 0
+            )
+            copy_call = gast.Call(
+                func=gast.Attribute(value=name(array), attr="copy", ctx=gast.Load()),
+                args=[],
+                keywords=[],
+            )
             block.insert(at, assign(array, copy_call))
             copied.add(array)
     return copied
@@ -86,8 +102,11 @@ def _drop_statements(node, ids):
         for field in ("body", "orelse"):
             block = getattr(parent, field, None)
             if isinstance(block, list):
-                block[:] = [s for s in block if id(s) not in ids] or \
-                    ([gast.Pass()] if field == "body" and not isinstance(parent, gast.FunctionDef) else [])
+                block[:] = [s for s in block if id(s) not in ids] or (
+                    [gast.Pass()]
+                    if field == "body" and not isinstance(parent, gast.FunctionDef)
+                    else []
+                )
 
 
 def _assigned(stmts):
@@ -103,11 +122,13 @@ class Reverse:
     def __init__(self, derivation):
         self.d = derivation
         self.ct_names = {}
-        self.loops = []   # per enclosing reverse loop: {"outer": names, "buffers": {name: buffer}}
-        self.owned = set()  # arrays whose ct_ variable is an array this rule owns (updated in place)
+        self.loops = []  # per enclosing reverse loop: {"outer": names, "buffers": {name: buffer}}
+        self.owned = (
+            set()
+        )  # arrays whose ct_ variable is an array this rule owns (updated in place)
         self.term_lines = {}  # id(term) -> the primal line whose adjoint produced it
-        self.line = None      # the primal line being transposed
-        self.calls = {}       # id(statement) -> how a call to a user function is swept (or None)
+        self.line = None  # the primal line being transposed
+        self.calls = {}  # id(statement) -> how a call to a user function is swept (or None)
         self.old_values = {}  # id(update statement) -> name of the saved overwritten slot
         # arrays an active statement reads: their in-place updates are undone in the reverse
         # sweep even when the array itself carries no derivative (its old value is a residual)
@@ -138,8 +159,11 @@ class Reverse:
                 out.append(new)
             elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
                 out.extend(self.save_slot(s))
-            elif isinstance(s, gast.Assign) and self.d.activity.active(s.targets[0].id) \
-                    and self._user_call(s) is not None:
+            elif (
+                isinstance(s, gast.Assign)
+                and self.d.activity.active(s.targets[0].id)
+                and self._user_call(s) is not None
+            ):
                 out.append(self._user_call(s)[0])
             else:
                 out.append(s)
@@ -164,10 +188,13 @@ class Reverse:
             slot = gast.Subscript(value=name(array), slice=copy.deepcopy(index), ctx=gast.Load())
             if self.slot_kind(target).tag == "float":
                 return slot
-        return gast.Call(func=gast.Attribute(value=slot, attr="copy", ctx=gast.Load()), args=[], keywords=[])
+        return gast.Call(
+            func=gast.Attribute(value=slot, attr="copy", ctx=gast.Load()), args=[], keywords=[]
+        )
 
     def slot_kind(self, target):
         from .kinds import _Inference
+
         inference = _Inference(self.d.scope, self.d.kinds)
         return inference.getitem(self.d.kind(target.value), target.slice)
 
@@ -177,24 +204,40 @@ class Reverse:
         target = s.targets[0]
         array = target.value.id
         if not self.d.activity.active(array):
-            return self.restore_only(s, array, pending, accumulated) if array in self.read_by_active else []
+            return (
+                self.restore_only(s, array, pending, accumulated)
+                if array in self.read_by_active
+                else []
+            )
         ct = self.ct(array)
         out = self.own(array, pending, accumulated, s)
         if self.d.is_active(s.value):
             slot = self.slot_copy(ct, target)
             value_kind, slot_kind = self.d.kind(s.value), self.slot_kind(target)
-            if value_kind.tag == "float" and slot_kind.tag != "float":  # a number spread over the slot
-                slot = gast.Call(func=gast.Attribute(value=name(self.d.bind("np", np)), attr="sum",
-                                                     ctx=gast.Load()), args=[slot.func.value
-                                                     if isinstance(slot, gast.Call) else slot], keywords=[])
-            elif not (value_kind.tag == slot_kind.tag == "array" and value_kind.ndim == slot_kind.ndim) \
-                    and slot_kind.tag != "float":
+            if (
+                value_kind.tag == "float" and slot_kind.tag != "float"
+            ):  # a number spread over the slot
+                slot = gast.Call(
+                    func=gast.Attribute(
+                        value=name(self.d.bind("np", np)), attr="sum", ctx=gast.Load()
+                    ),
+                    args=[slot.func.value if isinstance(slot, gast.Call) else slot],
+                    keywords=[],
+                )
+            elif (
+                not (
+                    value_kind.tag == slot_kind.tag == "array" and value_kind.ndim == slot_kind.ndim
+                )
+                and slot_kind.tag != "float"
+            ):
                 slot = self.d.call_runtime("unbroadcast", [slot, name(s.value.id)])
             ct_value = self.d.namer.fresh(f"ct_{array}_slot")
             out.append(_at(assign(ct_value, slot), s))
             self.add_term(s.value.id, name(ct_value), pending)
         zero = gast.Subscript(value=name(ct), slice=copy.deepcopy(target.slice), ctx=gast.Store())
-        out.append(_at(gast.Assign(targets=[zero], value=gast.Constant(0.0, None), type_comment=None), s))
+        out.append(
+            _at(gast.Assign(targets=[zero], value=gast.Constant(0.0, None), type_comment=None), s)
+        )
         out.extend(self.restore_only(s, array, pending, accumulated))
         accumulated.add(array)
         return out
@@ -205,11 +248,17 @@ class Reverse:
         that read ``a`` are added up first, with its value after the update."""
         out = []
         for v in sorted(pending):
-            if any(isinstance(n, gast.Name) and n.id == array for t in pending[v] for n in gast.walk(t)):
+            if any(
+                isinstance(n, gast.Name) and n.id == array for t in pending[v] for n in gast.walk(t)
+            ):
                 out.extend(self.assign_sum(self.ct(v), self.take(v, pending, accumulated), s))
                 accumulated.add(v)
-        restore = gast.Subscript(value=name(array), slice=copy.deepcopy(s.targets[0].slice), ctx=gast.Store())
-        restored = gast.Assign(targets=[restore], value=name(self.old_values[id(s)]), type_comment=None)
+        restore = gast.Subscript(
+            value=name(array), slice=copy.deepcopy(s.targets[0].slice), ctx=gast.Store()
+        )
+        restored = gast.Assign(
+            targets=[restore], value=name(self.old_values[id(s)]), type_comment=None
+        )
         restored.restores = array
         out.append(_at(restored, s))
         return out
@@ -218,7 +267,9 @@ class Reverse:
         """Make ``ct_array`` an array this rule owns, so it may be updated in place."""
         ct = self.ct(array)
         terms = self.take(array, pending, accumulated)
-        if terms == [name(ct)] or (len(terms) == 1 and isinstance(terms[0], gast.Name) and terms[0].id == ct):
+        if terms == [name(ct)] or (
+            len(terms) == 1 and isinstance(terms[0], gast.Name) and terms[0].id == ct
+        ):
             if array in self.owned:
                 return []
             terms = [name(ct)]
@@ -227,12 +278,19 @@ class Reverse:
             return [_at(assign(ct, self.d.zero(array)), at)]
         total = self.d.total(array, terms)
         np_name = self.d.bind("np", __import__("numpy"))
-        fresh = isinstance(total, gast.Call) and isinstance(total.func, gast.Attribute) \
-            and isinstance(total.func.value, gast.Name) and total.func.value.id == np_name \
+        fresh = (
+            isinstance(total, gast.Call)
+            and isinstance(total.func, gast.Attribute)
+            and isinstance(total.func.value, gast.Name)
+            and total.func.value.id == np_name
             and total.func.attr in ("zeros_like", "ones_like", "full_like", "zeros", "ones", "full")
+        )
         if not isinstance(total, (gast.BinOp, gast.UnaryOp)) and not fresh:
-            total = gast.Call(func=gast.Attribute(value=name(np_name), attr="copy", ctx=gast.Load()),
-                              args=[total], keywords=[])
+            total = gast.Call(
+                func=gast.Attribute(value=name(np_name), attr="copy", ctx=gast.Load()),
+                args=[total],
+                keywords=[],
+            )
         return [_at(assign(ct, total), at)]
 
     def _user_call(self, s):
@@ -242,7 +300,9 @@ class Reverse:
             return self.calls[id(s)]
         site = self.d.site(s.value)
         result = None
-        if site is not None and site.fn is None:  # g(x), g a function value: its rule is found when it runs
+        if (
+            site is not None and site.fn is None
+        ):  # g(x), g a function value: its rule is found when it runs
             active = self.d.active_args(site)
             if active:
                 call = self.d.call_function_value(s, site, "call_fwd")
@@ -255,10 +315,15 @@ class Reverse:
             active = self.d.active_args(site)
             if active:
                 kinds = tuple(self.d.kind(a) for a in site.args)
-                rule = self.d.derive_callee(site.fn, "reverse", tuple(active), kinds, self.d.where(s), form)
+                rule = self.d.derive_callee(
+                    site.fn, "reverse", tuple(active), kinds, self.d.where(s), form
+                )
                 self.d.callees.append(rule)
-                call = gast.Call(func=name(rule.function_name("fwd", self.d.namespace)),
-                                 args=[copy.deepcopy(a) for a in site.args], keywords=[])
+                call = gast.Call(
+                    func=name(rule.function_name("fwd", self.d.namespace)),
+                    args=[copy.deepcopy(a) for a in site.args],
+                    keywords=[],
+                )
                 bwd = name(rule.function_name("bwd", self.d.namespace))
                 result = self._forward_call(s, call, bwd, [site.args[i] for i in active])
         self.calls[id(s)] = result
@@ -268,7 +333,9 @@ class Reverse:
         """``v, v_saved = <call>`` and what the reverse sweep needs to call ``bwd``."""
         target = s.targets[0].id
         saved = self.d.namer.fresh(f"{target}_saved")
-        targets = gast.Tuple(elts=[name(target, gast.Store()), name(saved, gast.Store())], ctx=gast.Store())
+        targets = gast.Tuple(
+            elts=[name(target, gast.Store()), name(saved, gast.Store())], ctx=gast.Store()
+        )
         fwd = _at(gast.Assign(targets=[targets], value=call, type_comment=None), s)
         return fwd, bwd, saved, active_args
 
@@ -313,7 +380,11 @@ class Reverse:
         if len(terms) == 1 or _length(whole) <= MAX_LINE:
             return [self._cite(whole, terms, at)]
         first, rest = terms[0], terms[1:]
-        out = [] if isinstance(first, gast.Name) and first.id == ct else [self._cite(assign(ct, first), [first], at)]
+        out = (
+            []
+            if isinstance(first, gast.Name) and first.id == ct
+            else [self._cite(assign(ct, first), [first], at)]
+        )
         for term in rest:
             out.append(self._cite(assign(ct, self.d.total(primal, [name(ct), term])), [term], at))
         return out
@@ -354,8 +425,11 @@ class Reverse:
             _, bwd_func, saved, args = call
             cts = [self.d.namer.fresh(f"ct_{a.id}") for a in args]
             bwd = gast.Call(func=copy.deepcopy(bwd_func), args=[name(saved), name(ct)], keywords=[])
-            targets = name(cts[0], gast.Store()) if len(cts) == 1 else \
-                gast.Tuple(elts=[name(c, gast.Store()) for c in cts], ctx=gast.Store())
+            targets = (
+                name(cts[0], gast.Store())
+                if len(cts) == 1
+                else gast.Tuple(elts=[name(c, gast.Store()) for c in cts], ctx=gast.Store())
+            )
             out.append(_at(gast.Assign(targets=[targets], value=bwd, type_comment=None), s))
             for a, c in zip(args, cts, strict=True):
                 self.add_term(a.id, name(c), pending)
@@ -368,8 +442,15 @@ class Reverse:
             if site.fn.kind == "replace":  # replace(p, W=v): v gets ct.W, p gets ct with W zeroed
                 for i in self.d.active_args(site):
                     if i == 0:
-                        item = self.d.call_runtime("replace_vjp", [name(ct), gast.Tuple(
-                            elts=[gast.Constant(k, None) for k in keys], ctx=gast.Load())])
+                        item = self.d.call_runtime(
+                            "replace_vjp",
+                            [
+                                name(ct),
+                                gast.Tuple(
+                                    elts=[gast.Constant(k, None) for k in keys], ctx=gast.Load()
+                                ),
+                            ],
+                        )
                     else:
                         item = gast.Attribute(value=name(ct), attr=keys[i - 1], ctx=gast.Load())
                     self.add_term(site.args[i].id, item, pending)
@@ -378,14 +459,20 @@ class Reverse:
                 if site.fn.kind == "record":  # Params(W, b): ct.W, ct.b
                     item = gast.Attribute(value=name(ct), attr=keys[i], ctx=gast.Load())
                 else:
-                    item = gast.Subscript(value=name(ct), slice=gast.Constant(keys[i], None), ctx=gast.Load())
+                    item = gast.Subscript(
+                        value=name(ct), slice=gast.Constant(keys[i], None), ctx=gast.Load()
+                    )
                 self.add_term(site.args[i].id, item, pending)
             return out
         for i, expr in self.d.contributions(s, site, target, name(ct)):
             arg = site.args[i]
             if not isinstance(arg, gast.Name):
-                raise unsupported_call(self.d, s, "a differentiable value inside a tuple or list argument",
-                                       "containers of differentiable values are not supported yet")
+                raise unsupported_call(
+                    self.d,
+                    s,
+                    "a differentiable value inside a tuple or list argument",
+                    "containers of differentiable values are not supported yet",
+                )
             self.add_term(arg.id, expr, pending)
         return out
 
@@ -393,7 +480,12 @@ class Reverse:
         """``v = x[i]`` in a loop, ``x`` from before it: add ``ct_v`` into a buffer
         owned by the reverse loop, in place, instead of a new zeros array per iteration."""
         import operator
-        if not self.loops or site.fn is not operator.getitem or not isinstance(site.args[0], gast.Name):
+
+        if (
+            not self.loops
+            or site.fn is not operator.getitem
+            or not isinstance(site.args[0], gast.Name)
+        ):
             return None
         x, index = site.args
         loop = self.loops[-1]
@@ -410,15 +502,26 @@ class Reverse:
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
         basic = all(isinstance(p, gast.Slice) or self.d.kind(p).tag == "int" for p in parts)
         if basic:  # basic indexing never repeats an element: += is exact
-            target = gast.Subscript(value=name(buffer), slice=copy.deepcopy(index), ctx=gast.Store())
+            target = gast.Subscript(
+                value=name(buffer), slice=copy.deepcopy(index), ctx=gast.Store()
+            )
             stmt = gast.AugAssign(target=target, op=gast.Add(), value=name(ct))
         else:
             from .rules.template import as_value
+
             np_name = self.d.bind("np", __import__("numpy"))
-            add_at = gast.Attribute(value=gast.Attribute(value=name(np_name), attr="add", ctx=gast.Load()),
-                                    attr="at", ctx=gast.Load())
-            stmt = gast.Expr(value=gast.Call(func=add_at, args=[name(buffer), as_value(copy.deepcopy(index)),
-                                                                name(ct)], keywords=[]))
+            add_at = gast.Attribute(
+                value=gast.Attribute(value=name(np_name), attr="add", ctx=gast.Load()),
+                attr="at",
+                ctx=gast.Load(),
+            )
+            stmt = gast.Expr(
+                value=gast.Call(
+                    func=add_at,
+                    args=[name(buffer), as_value(copy.deepcopy(index)), name(ct)],
+                    keywords=[],
+                )
+            )
         return [_at(stmt, s)]
 
     def adjoint_if(self, s, pending, accumulated):
@@ -427,7 +530,11 @@ class Reverse:
         for block in (s.body, s.orelse):
             for st in block:
                 for n in gast.walk(st):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and self.d.activity.active(n.id):
+                    if (
+                        isinstance(n, gast.Name)
+                        and isinstance(n.ctx, gast.Load)
+                        and self.d.activity.active(n.id)
+                    ):
                         read.add(n.id)
         # Loop headers are defined before the if even when a branch reassigns them.
         outer = sorted(read - (inside - self.d.carried))
@@ -457,9 +564,10 @@ class Reverse:
         for v in inside - set(outer):
             accumulated.discard(v)
         if any(bodies):
-            out.append(_at(gast.If(test=copy.deepcopy(s.test), body=bodies[0], orelse=bodies[1]), s))
+            out.append(
+                _at(gast.If(test=copy.deepcopy(s.test), body=bodies[0], orelse=bodies[1]), s)
+            )
         return out
-
 
     def adjoint_loop(self, s, pending, accumulated):
         """The loop run backwards: ``for k in reversed(range(trips))``.
@@ -470,8 +578,14 @@ class Reverse:
         :func:`install_tapes` once it is known what the adjoint really reads).
         """
         inside = _assigned(s.body) | ({s.target.id} if isinstance(s, gast.For) else set())
-        read = {n.id for st in s.body for n in gast.walk(st)
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and self.d.activity.active(n.id)}
+        read = {
+            n.id
+            for st in s.body
+            for n in gast.walk(st)
+            if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)
+            and self.d.activity.active(n.id)
+        }
         carried = sorted(v for v in self.d.loop_headers.get(id(s), ()) if self.d.activity.active(v))
         outer = sorted(read - inside)
         updated = {t.value.id for st in s.body for t in _update_targets(st)}
@@ -481,14 +595,21 @@ class Reverse:
                 out.extend(self.own(v, pending, accumulated, s))
             else:
                 terms = self.take(v, pending, accumulated)
-                out.extend(self.assign_sum(self.ct(v), terms, s) if terms
-                           else [_at(assign(self.ct(v), self.d.zero(v)), s)])
+                out.extend(
+                    self.assign_sum(self.ct(v), terms, s)
+                    if terms
+                    else [_at(assign(self.ct(v), self.d.zero(v)), s)]
+                )
             accumulated.add(v)
         # A pending term reading a name the loop assigns must be added up here, before
         # the reverse loop restores that name to its value in earlier iterations.
         restored = inside | set(self.d.loop_headers.get(id(s), ()))
         for v in sorted(set(pending) - set(carried + outer)):
-            if any(isinstance(n, gast.Name) and n.id in restored for t in pending[v] for n in gast.walk(t)):
+            if any(
+                isinstance(n, gast.Name) and n.id in restored
+                for t in pending[v]
+                for n in gast.walk(t)
+            ):
                 out.extend(self.assign_sum(self.ct(v), self.take(v, pending, accumulated), s))
                 accumulated.add(v)
         body_pending = {}
@@ -502,14 +623,24 @@ class Reverse:
                 body.extend(self.assign_sum(self.ct(v), terms, s))
         for v in carried:
             terms = self.take(v, body_pending, body_acc)
-            body.extend(self.assign_sum(self.ct(v), terms, s) if terms
-                        else [_at(assign(self.ct(v), self.d.zero(v)), s)])
+            body.extend(
+                self.assign_sum(self.ct(v), terms, s)
+                if terms
+                else [_at(assign(self.ct(v), self.d.zero(v)), s)]
+            )
         trips = self.d.namer.fresh("trips")
         index = self.d.namer.fresh("k")
-        loop = gast.For(target=name(index, gast.Store()),
-                        iter=gast.Call(func=name("reversed"), args=[
-                            gast.Call(func=name("range"), args=[name(trips)], keywords=[])], keywords=[]),
-                        body=body or [gast.Pass()], orelse=[], type_comment=None)
+        loop = gast.For(
+            target=name(index, gast.Store()),
+            iter=gast.Call(
+                func=name("reversed"),
+                args=[gast.Call(func=name("range"), args=[name(trips)], keywords=[])],
+                keywords=[],
+            ),
+            body=body or [gast.Pass()],
+            orelse=[],
+            type_comment=None,
+        )
         loop.loop_id = id(s)
         loop.trips = trips
         for v, buffer in sorted(buffers.items()):
@@ -525,9 +656,13 @@ class Reverse:
 def reverse(derivation, fn, wrt):
     """The reverse rule of ``fn`` (SSA): ``(f_fwd, f_bwd)`` FunctionDefs, residuals not yet filled in."""
     transform = Reverse(derivation)
-    transform.read_by_active = {n.id for s in assignments(fn.body)
-                                if isinstance(s.targets[0], gast.Name) and derivation.activity.active(s.targets[0].id)
-                                for n in gast.walk(s.value) if isinstance(n, gast.Name)}
+    transform.read_by_active = {
+        n.id
+        for s in assignments(fn.body)
+        if isinstance(s.targets[0], gast.Name) and derivation.activity.active(s.targets[0].id)
+        for n in gast.walk(s.value)
+        if isinstance(n, gast.Name)
+    }
     result = fn.body[-1].value.id
     ct_result = transform.ct(result)
     pending = {result: [name(ct_result)]} if derivation.activity.active(result) else {}
@@ -543,18 +678,26 @@ def reverse(derivation, fn, wrt):
         else:
             body.extend(transform.assign_sum(ct, terms))
         results.append(name(ct))
-    ret = gast.Return(value=results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load()))
+    ret = gast.Return(
+        value=results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
+    )
     body.append(ret)
 
     fwd = copy.copy(fn)
     fwd.name = f"{fn.name}_fwd"
     fwd.args = copy.deepcopy(fn.args)
-    fwd.body = forward_body + [fn.body[-1]]   # the return gets its residuals later
+    fwd.body = forward_body + [fn.body[-1]]  # the return gets its residuals later
 
     bwd = copy.copy(fn)
     bwd.name = f"{fn.name}_bwd"
-    bwd.args = gast.arguments(args=[name("saved", gast.Param()), name(ct_result, gast.Param())],
-                              posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                              kwarg=None, defaults=[])
+    bwd.args = gast.arguments(
+        args=[name("saved", gast.Param()), name(ct_result, gast.Param())],
+        posonlyargs=[],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=[],
+    )
     bwd.body = body
     return fwd, bwd

@@ -17,10 +17,12 @@ def unbroadcast(g, x):
     """Sum the cotangent ``g`` down to the shape of ``x`` (undo broadcasting)."""
     if isinstance(x, (list, tuple)):
         from .errors import TangentAstError
+
         raise TangentAstError(
             "a rule derived without example arguments met a list or tuple in + or *: "
             "for containers that means concatenation or repetition, not arithmetic",
-            hint="derive with example arguments (derive(f, args=...), or grad/vjp) so kinds are known")
+            hint="derive with example arguments (derive(f, args=...), or grad/vjp) so kinds are known",
+        )
     shape = np.shape(x)
     if np.shape(g) == shape:
         return g
@@ -47,7 +49,7 @@ def sequence_repeat_vjp(ct, x, times):
     n = len(x)
     total = TangentTuple(zero_tangent(x))
     for k in range(times):
-        total = add_tangents(total, TangentTuple(ct[k * n:(k + 1) * n]))
+        total = add_tangents(total, TangentTuple(ct[k * n : (k + 1) * n]))
     return total
 
 
@@ -71,6 +73,7 @@ def zeros_like(x):
 
 
 # -- Tangents of containers (DESIGN §4): the same container holding tangents ------
+
 
 class TangentTuple(tuple):
     """The tangents of a tuple's or list's elements.
@@ -101,8 +104,9 @@ class Tangent(types.SimpleNamespace):
 
 def is_record(x):
     """A dataclass instance or a namedtuple: a value whose tangent is the same class."""
-    return (dataclasses.is_dataclass(x) and not isinstance(x, type)) or \
-        (isinstance(x, tuple) and hasattr(type(x), "_fields"))
+    return (dataclasses.is_dataclass(x) and not isinstance(x, type)) or (
+        isinstance(x, tuple) and hasattr(type(x), "_fields")
+    )
 
 
 def record_fields(x):
@@ -162,7 +166,9 @@ def add_tangents(a, b):
     return a + b
 
 
-_FUNCTION_VALUE_RULES = weakref.WeakKeyDictionary()  # function -> {(mode, wrt, arguments' key): rule}
+_FUNCTION_VALUE_RULES = (
+    weakref.WeakKeyDictionary()
+)  # function -> {(mode, wrt, arguments' key): rule}
 
 
 def _rule_of_function_value(f, mode, wrt, args, kwargs):
@@ -172,13 +178,16 @@ def _rule_of_function_value(f, mode, wrt, args, kwargs):
     from . import api
     from .calling import flat_arguments
     from .kinds import signature_key
+
     rules = _FUNCTION_VALUE_RULES.setdefault(f, {}) if inspect.isfunction(f) else None
     if rules is None:
         from .errors import TangentAstError
+
         raise TangentAstError(
             f"a derived rule called {getattr(f, '__qualname__', f)!r} passed as a function value, "
             "and only Python functions (def, closures) can be called that way",
-            hint="wrap it in a def: def g(x): return np.sin(x), and pass g")
+            hint="wrap it in a def: def g(x): return np.sin(x), and pass g",
+        )
     form, flat = flat_arguments(f, args, kwargs)  # the positional arguments come first
     key = (mode, wrt, form, signature_key(flat))
     if key not in rules or not rules[key].dependencies.current():  # redefined callees: derive again
@@ -189,8 +198,8 @@ def _rule_of_function_value(f, mode, wrt, args, kwargs):
 def call_jvp(f, wrt, *args_and_tangents, **kwargs):
     """``(f(*args, **kwargs), its tangent)`` for a function value ``f``; the tangents of
     the positional arguments at positions ``wrt`` follow the arguments."""
-    args = args_and_tangents[:len(args_and_tangents) - len(wrt)]
-    tangents = args_and_tangents[len(args):]
+    args = args_and_tangents[: len(args_and_tangents) - len(wrt)]
+    tangents = args_and_tangents[len(args) :]
     rule, flat = _rule_of_function_value(f, "forward", wrt, args, kwargs)
     return rule.jvp(*flat, *tangents)
 
@@ -227,8 +236,12 @@ def write_list(given, new):
     alongside it, in forward mode)."""
     if not isinstance(given, list):
         from .errors import TangentAstError
-        raise TangentAstError(f"a list argument is updated in place, so its tangent must be a list "
-                              f"too, not {type(given).__name__}", hint="pass the tangent as a list")
+
+        raise TangentAstError(
+            f"a list argument is updated in place, so its tangent must be a list "
+            f"too, not {type(given).__name__}",
+            hint="pass the tangent as a list",
+        )
     given[:] = new
 
 
@@ -240,14 +253,18 @@ EFFECTFUL = frozenset({write_list, call_jvp, call_fwd, call_bwd})
 def replace_vjp(ct, changed):
     """Cotangent of ``p`` for ``dataclasses.replace(p, **changed)``: the changed fields' zeroed."""
     zero = zero_tangent(ct)
-    return _rebuild(ct, [getattr(zero, n) if n in changed else getattr(ct, n) for n in record_fields(ct)])
+    return _rebuild(
+        ct, [getattr(zero, n) if n in changed else getattr(ct, n) for n in record_fields(ct)]
+    )
 
 
 def getattr_vjp(ct, x, name):
     """Cotangent of ``x`` for ``x.name``: zero tangents, with ``ct`` for that field."""
     zero = zero_tangent(x)
-    values = [ct if n == name else getattr(zero, n) for n in
-              (record_fields(x) if is_record(x) else list(vars(x)))]
+    values = [
+        ct if n == name else getattr(zero, n)
+        for n in (record_fields(x) if is_record(x) else list(vars(x)))
+    ]
     return _rebuild(x, values)
 
 
@@ -272,7 +289,11 @@ def matmul_vjp_left(ct, x, y):
     if np.ndim(y) == 1:
         return unbroadcast(np.multiply.outer(ct, y) if np.ndim(x) > 1 else ct * y, x)
     if np.ndim(x) == 1:
-        return unbroadcast(y @ ct, x) if np.ndim(y) == 2 else unbroadcast(np.swapaxes(y, -1, -2) @ ct[..., None], x)
+        return (
+            unbroadcast(y @ ct, x)
+            if np.ndim(y) == 2
+            else unbroadcast(np.swapaxes(y, -1, -2) @ ct[..., None], x)
+        )
     return unbroadcast(ct @ np.swapaxes(y, -1, -2), x)
 
 
@@ -281,7 +302,11 @@ def matmul_vjp_right(ct, x, y):
     if np.ndim(x) == 1:
         return unbroadcast(np.multiply.outer(x, ct) if np.ndim(y) > 1 else ct * x, y)
     if np.ndim(y) == 1:
-        return unbroadcast(np.swapaxes(x, -1, -2) @ ct, y) if np.ndim(x) == 2 else unbroadcast((np.swapaxes(x, -1, -2) @ ct[..., None])[..., 0], y)
+        return (
+            unbroadcast(np.swapaxes(x, -1, -2) @ ct, y)
+            if np.ndim(x) == 2
+            else unbroadcast((np.swapaxes(x, -1, -2) @ ct[..., None])[..., 0], y)
+        )
     return unbroadcast(np.swapaxes(x, -1, -2) @ ct, y)
 
 
@@ -366,6 +391,7 @@ def getitem_vjp(ct, x, index):
 # tangent_ast/rules/linalg.py). Each mirrors the parameter order of the NumPy
 # function it serves, after the leading (co)tangent and result.
 
+
 def _axes(axis, ndim):
     """``axis`` (None, int or tuple) as a sorted tuple of non-negative ints."""
     if axis is None:
@@ -417,12 +443,16 @@ def extremum_vjp(ct, ans, x, axis=None, out=None, keepdims=False, **kwargs):
 
 def ptp_jvp(dx, ans, x, axis=None, out=None, keepdims=False):
     hi, lo = np.max(x, axis=axis, keepdims=keepdims), np.min(x, axis=axis, keepdims=keepdims)
-    return extremum_jvp(dx, hi, x, axis, keepdims=keepdims) - extremum_jvp(dx, lo, x, axis, keepdims=keepdims)
+    return extremum_jvp(dx, hi, x, axis, keepdims=keepdims) - extremum_jvp(
+        dx, lo, x, axis, keepdims=keepdims
+    )
 
 
 def ptp_vjp(ct, ans, x, axis=None, out=None, keepdims=False):
     hi, lo = np.max(x, axis=axis, keepdims=keepdims), np.min(x, axis=axis, keepdims=keepdims)
-    return extremum_vjp(ct, hi, x, axis, keepdims=keepdims) - extremum_vjp(ct, lo, x, axis, keepdims=keepdims)
+    return extremum_vjp(ct, hi, x, axis, keepdims=keepdims) - extremum_vjp(
+        ct, lo, x, axis, keepdims=keepdims
+    )
 
 
 def _prod_others(x, axis):
@@ -433,10 +463,12 @@ def _prod_others(x, axis):
         return np.ones_like(x)
     rest = [a for a in range(x.ndim) if a not in axes]
     moved = np.transpose(x, rest + list(axes))
-    flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    flat = moved.reshape(moved.shape[: len(rest)] + (-1,))
     ones = np.ones(flat.shape[:-1] + (1,), dtype=flat.dtype)
     left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
-    right = np.flip(np.cumprod(np.flip(np.concatenate([flat[..., 1:], ones], axis=-1), -1), axis=-1), -1)
+    right = np.flip(
+        np.cumprod(np.flip(np.concatenate([flat[..., 1:], ones], axis=-1), -1), axis=-1), -1
+    )
     others = (left * right).reshape(moved.shape)
     return np.transpose(others, np.argsort(rest + list(axes)))
 
@@ -455,7 +487,11 @@ def prod_vjp(ct, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kwar
 def var_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """Tangent of ``np.var``: ``2 <x - mean, dx> / (N - ddof)``."""
     centered = x - np.mean(x, axis=axis, keepdims=True)
-    t = 2 * np.sum(centered * dx, axis=_axes(axis, np.ndim(x)), keepdims=keepdims) / (reduce_count(x, axis) - ddof)
+    t = (
+        2
+        * np.sum(centered * dx, axis=_axes(axis, np.ndim(x)), keepdims=keepdims)
+        / (reduce_count(x, axis) - ddof)
+    )
     return _like(t, ans)
 
 
@@ -557,7 +593,9 @@ def repeat_vjp(ct, x, repeats, axis=None):
         axis_len, axis = flat_len, 0
     else:
         axis_len = shape[axis]
-    starts = np.concatenate([[0], np.cumsum(np.broadcast_to(repeats, (axis_len,)))[:-1]]).astype(int)
+    starts = np.concatenate([[0], np.cumsum(np.broadcast_to(repeats, (axis_len,)))[:-1]]).astype(
+        int
+    )
     g = np.add.reduceat(ct, starts, axis=axis) if axis_len else ct
     counts = np.broadcast_to(repeats, (axis_len,))
     if np.any(counts == 0):  # reduceat cannot express empty groups
@@ -594,7 +632,9 @@ def diagonal_vjp(ct, x, offset=0, axis1=0, axis2=1):
     ct = np.asarray(ct)
     rows = np.arange(n) + max(-offset, 0)
     cols = np.arange(n) + max(offset, 0)
-    rest = [s for i, s in enumerate(x_shape) if i not in (axis1 % len(x_shape), axis2 % len(x_shape))]
+    rest = [
+        s for i, s in enumerate(x_shape) if i not in (axis1 % len(x_shape), axis2 % len(x_shape))
+    ]
     g = np.zeros([x_shape[axis1], x_shape[axis2]] + rest, dtype=np.result_type(ct, float))
     g[rows, cols] = np.moveaxis(ct, -1, 0) if ct.ndim else ct
     return np.moveaxis(g, [0, 1], [axis1 % len(x_shape), axis2 % len(x_shape)])
@@ -659,6 +699,7 @@ def astype_vjp(ct, x):
 
 # --- linear algebra -------------------------------------------------------------------
 
+
 def _T(a):
     return np.swapaxes(a, -1, -2)
 
@@ -722,7 +763,9 @@ def _kron_cotangent(ct, x, y, of_left):
     ys = (1,) * (nd - np.ndim(y)) + np.shape(y)
     r = np.reshape(ct, [n for pair in zip(xs, ys, strict=True) for n in pair])
     other, other_shape, start = (y, ys, 1) if of_left else (x, xs, 0)
-    g = np.tensordot(r, np.reshape(other, other_shape), axes=(list(range(start, 2 * nd, 2)), list(range(nd))))
+    g = np.tensordot(
+        r, np.reshape(other, other_shape), axes=(list(range(start, 2 * nd, 2)), list(range(nd)))
+    )
     mine = x if of_left else y
     return _like(np.reshape(g, np.shape(mine)), mine)
 
@@ -796,7 +839,9 @@ def cholesky_vjp(ct, ans, x):
 def _norm_kind(x, ord, axis):
     ndim = np.ndim(x)
     if axis is None:
-        return ("vector" if ndim <= 1 or ord is None else "matrix"), (None if ndim <= 1 or ord is None else (0, 1))
+        return ("vector" if ndim <= 1 or ord is None else "matrix"), (
+            None if ndim <= 1 or ord is None else (0, 1)
+        )
     if isinstance(axis, (tuple, list)) and len(axis) == 2:
         return "matrix", tuple(axis)
     return "vector", axis
@@ -876,8 +921,10 @@ def pinv_vjp(ct, ans, x, *args, **kwargs):
 
 def slogdet_jvp(dx, ans, x):
     """Tangent of ``slogdet(x)``: ``(0, tr(x^-1 dx))`` (the sign is locally constant)."""
-    return (np.zeros_like(ans[0], dtype=float) if np.ndim(ans[0]) else 0.0,
-            _like(np.einsum("...ij,...ji->...", np.linalg.inv(x), dx), ans[1]))
+    return (
+        np.zeros_like(ans[0], dtype=float) if np.ndim(ans[0]) else 0.0,
+        _like(np.einsum("...ij,...ji->...", np.linalg.inv(x), dx), ans[1]),
+    )
 
 
 def slogdet_vjp(ct, ans, x):
@@ -906,29 +953,39 @@ def eigvalsh_vjp(ct, ans, x, UPLO="L"):
 
 def take_vjp(ct, x, indices, axis=None, out=None, mode="raise"):
     """Cotangent of ``x`` for ``np.take``: ``ct`` added back at the indices taken."""
-    g = np.zeros(np.shape(x) if axis is not None else (np.size(x),), dtype=np.result_type(ct, float))
+    g = np.zeros(
+        np.shape(x) if axis is not None else (np.size(x),), dtype=np.result_type(ct, float)
+    )
     if axis is None:
         np.add.at(g, np.asarray(indices), ct)
         return np.reshape(g, np.shape(x))
     axis = axis % np.ndim(x)
-    moved = np.moveaxis(g, axis, 0)   # a view: writes reach g
+    moved = np.moveaxis(g, axis, 0)  # a view: writes reach g
     ct = np.asarray(ct)
     idx_nd = np.ndim(indices)
-    np.add.at(moved, np.asarray(indices), np.moveaxis(ct, list(range(axis, axis + idx_nd)), list(range(idx_nd))))
+    np.add.at(
+        moved,
+        np.asarray(indices),
+        np.moveaxis(ct, list(range(axis, axis + idx_nd)), list(range(idx_nd))),
+    )
     return g
 
 
 def pad_vjp(ct, x, pad_width, mode="constant", **kwargs):
     """Cotangent of ``x`` for ``np.pad`` in ``constant`` mode: the middle of ``ct``."""
     if mode != "constant":
-        raise NotImplementedError(f"the reverse rule of np.pad supports mode='constant' only, not {mode!r}")
+        raise NotImplementedError(
+            f"the reverse rule of np.pad supports mode='constant' only, not {mode!r}"
+        )
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (np.ndim(x), 2))
     return ct[tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, np.shape(x), strict=True))]
 
 
 def _einsum_parts(subscripts, n):
     if "->" not in subscripts or "." in subscripts:
-        raise NotImplementedError("einsum rules need explicit '->' output subscripts and no ellipsis")
+        raise NotImplementedError(
+            "einsum rules need explicit '->' output subscripts and no ellipsis"
+        )
     inputs, output = subscripts.replace(" ", "").split("->")
     inputs = inputs.split(",")
     if len(inputs) != n:
@@ -949,11 +1006,17 @@ def einsum_vjp(ct, argnum, subscripts, *operands):
     target = inputs[argnum]
     if len(set(target)) != len(target):
         raise NotImplementedError("einsum rules support no repeated index within one operand")
-    others = [(s, op) for i, (s, op) in enumerate(zip(inputs, operands, strict=True)) if i != argnum]
+    others = [
+        (s, op) for i, (s, op) in enumerate(zip(inputs, operands, strict=True)) if i != argnum
+    ]
     present = set(output).union(*(set(s) for s, _ in others))
     kept = "".join(c for c in target if c in present)
-    g = np.einsum(",".join([output] + [s for s, _ in others]) + "->" + kept, ct, *[op for _, op in others])
-    if kept != target:  # an index only this operand has: the contraction sums it, so spread ct over it
+    g = np.einsum(
+        ",".join([output] + [s for s, _ in others]) + "->" + kept, ct, *[op for _, op in others]
+    )
+    if (
+        kept != target
+    ):  # an index only this operand has: the contraction sums it, so spread ct over it
         shape = np.shape(operands[argnum])
         g = np.reshape(g, [shape[i] if c in kept else 1 for i, c in enumerate(target)])
         g = np.broadcast_to(g, shape).copy()
@@ -963,6 +1026,7 @@ def einsum_vjp(ct, argnum, subscripts, *operands):
 # ---------------------------------------------------------------------------
 # Issue 5, second batch: NaN-aware reductions, quantiles, array-API functions,
 # interpolation and signal functions, selections.
+
 
 def _not_nan(x):
     return ~np.isnan(x)
@@ -981,8 +1045,9 @@ def nanmean_vjp(ct, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs
 
 def nanprod_jvp(dx, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     """Tangent of ``np.nanprod``: the product's, with NaNs as ones."""
-    return prod_jvp(np.where(np.isnan(x), 0.0, dx), ans, np.where(np.isnan(x), 1.0, x), axis,
-                    keepdims=keepdims)
+    return prod_jvp(
+        np.where(np.isnan(x), 0.0, dx), ans, np.where(np.isnan(x), 1.0, x), axis, keepdims=keepdims
+    )
 
 
 def nanprod_vjp(ct, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
@@ -1019,11 +1084,23 @@ def _quantile_weights(x, q, axis):
 
 def _check_linear(method):
     if method != "linear":
-        raise NotImplementedError(f"quantile derivatives support method='linear' only, not {method!r}")
+        raise NotImplementedError(
+            f"quantile derivatives support method='linear' only, not {method!r}"
+        )
 
 
-def quantile_jvp(dx, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear",
-                 keepdims=False, **kwargs):
+def quantile_jvp(
+    dx,
+    ans,
+    x,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    **kwargs,
+):
     """Tangent of ``np.quantile`` (linear interpolation between order statistics)."""
     _check_linear(method)
     xm, w = _quantile_weights(x, q, axis)
@@ -1031,8 +1108,18 @@ def quantile_jvp(dx, ans, x, q, axis=None, out=None, overwrite_input=False, meth
     return _like(np.reshape(np.sum(w * dxm, axis=-1), np.shape(ans)), ans)
 
 
-def quantile_vjp(ct, ans, x, q, axis=None, out=None, overwrite_input=False, method="linear",
-                 keepdims=False, **kwargs):
+def quantile_vjp(
+    ct,
+    ans,
+    x,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    **kwargs,
+):
     """Cotangent of ``x`` for ``np.quantile``: ``ct`` spread onto the interpolated elements."""
     _check_linear(method)
     xm, w = _quantile_weights(x, q, axis)
@@ -1071,7 +1158,9 @@ def cumulative_sum_vjp(ct, x, axis=None, dtype=None, include_initial=False):
 def cumulative_prod_jvp(dx, ans, x, axis=None, dtype=None, include_initial=False):
     """Tangent of ``np.cumulative_prod`` (for non-zero elements)."""
     axis = 0 if axis is None else axis
-    t = np.asarray(ans) * np.cumulative_sum(np.asarray(dx) / x, axis=axis, include_initial=include_initial)
+    t = np.asarray(ans) * np.cumulative_sum(
+        np.asarray(dx) / x, axis=axis, include_initial=include_initial
+    )
     return t
 
 
@@ -1097,7 +1186,7 @@ def trapezoid_vjp_y(ct, y, x=None, dx=1.0, axis=-1):
 def trapezoid_vjp_x(ct, y, x, dx=1.0, axis=-1):
     """Cotangent of the sample points ``x`` for ``np.trapezoid(y, x)``."""
     ym = np.moveaxis(np.asarray(y, dtype=float), axis, -1)
-    pair = (ym[..., :-1] + ym[..., 1:]) / 2            # d trapezoid / d (x[i+1] - x[i])
+    pair = (ym[..., :-1] + ym[..., 1:]) / 2  # d trapezoid / d (x[i+1] - x[i])
     g = np.zeros(ym.shape)
     g[..., 1:] += pair
     g[..., :-1] -= pair
@@ -1133,7 +1222,11 @@ def vector_norm_jvp(dx, ans, x, axis=None, keepdims=False, ord=2):
 def vector_norm_vjp(ct, ans, x, axis=None, keepdims=False, ord=2):
     """Cotangent of ``x`` for ``np.linalg.vector_norm``."""
     g = _vector_norm_grad(ans, x, axis, keepdims, ord)
-    c = np.reshape(ct, (1,) * np.ndim(x)) if axis is None and np.ndim(x) else _keep(ct, x, axis, keepdims)
+    c = (
+        np.reshape(ct, (1,) * np.ndim(x))
+        if axis is None and np.ndim(x)
+        else _keep(ct, x, axis, keepdims)
+    )
     return _like(g * c, x)
 
 
@@ -1257,7 +1350,7 @@ def _convolve_offset(n, m, mode):
 def _full_cotangent(ct, n, m, mode):
     full = np.zeros(n + m - 1)
     start = _convolve_offset(n, m, mode)
-    full[start:start + len(ct)] = ct
+    full[start : start + len(ct)] = ct
     return full
 
 
@@ -1288,7 +1381,9 @@ def polyval_slope(p, x):
 
 
 def _ediff1d_ends(to_end, to_begin):
-    return (0 if to_begin is None else np.size(to_begin)), (0 if to_end is None else np.size(to_end))
+    return (0 if to_begin is None else np.size(to_begin)), (
+        0 if to_end is None else np.size(to_end)
+    )
 
 
 def ediff1d_jvp(dx, ary, to_end=None, to_begin=None):
@@ -1300,7 +1395,7 @@ def ediff1d_jvp(dx, ary, to_end=None, to_begin=None):
 def ediff1d_vjp(ct, ary, to_end=None, to_begin=None):
     """Cotangent of ``ary`` for ``np.ediff1d``: the adjoint of a difference."""
     nb, ne = _ediff1d_ends(to_end, to_begin)
-    core = np.asarray(ct)[nb:len(ct) - ne]
+    core = np.asarray(ct)[nb : len(ct) - ne]
     g = np.zeros(np.size(ary))
     g[1:] += core
     g[:-1] -= core
@@ -1345,7 +1440,9 @@ def nanvar_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=Fal
     ok = _not_nan(x)
     centered = np.where(ok, x - np.nanmean(x, axis=axis, keepdims=True), 0.0)
     count = np.sum(ok, axis=_axes(axis, np.ndim(x)), keepdims=keepdims)
-    t = 2 * np.sum(centered * np.where(ok, dx, 0.0), axis=_axes(axis, np.ndim(x)), keepdims=keepdims)
+    t = 2 * np.sum(
+        centered * np.where(ok, dx, 0.0), axis=_axes(axis, np.ndim(x)), keepdims=keepdims
+    )
     return _like(t / (count - ddof), ans)
 
 
@@ -1372,6 +1469,7 @@ def nanstd_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=Fal
 # tuple. A cotangent of a list argument is a ``TangentTuple`` of the elements'
 # cotangents; a cotangent arriving at a tuple result holds one cotangent per
 # entry, ``None`` for an entry that carries none (a zero).
+
 
 def _leaf_like(g, x):
     """Cotangent ``g`` shaped like the element ``x`` (a float for a Python scalar; None for an int)."""
@@ -1405,7 +1503,7 @@ def _split_leaves(flat, xs, start=0):
             parts.append(part)
         return TangentTuple(parts), start
     n = int(np.size(xs))
-    return _leaf_like(flat[start:start + n], xs), start + n
+    return _leaf_like(flat[start : start + n], xs), start + n
 
 
 def gather_list_vjp(ct, xs, fn, *args, **kwargs):
@@ -1418,7 +1516,9 @@ def gather_list_vjp(ct, xs, fn, *args, **kwargs):
     """
     index, total = _index_leaves(xs)
     where = np.asarray(fn(index, *args, **kwargs))
-    flat = np.bincount(np.ravel(where), weights=np.ravel(np.asarray(ct, dtype=float)), minlength=total)
+    flat = np.bincount(
+        np.ravel(where), weights=np.ravel(np.asarray(ct, dtype=float)), minlength=total
+    )
     return _split_leaves(flat, xs)[0]
 
 
@@ -1427,14 +1527,20 @@ def concatenate_vjp(ct, xs, axis=0, out=None, dtype=None, casting="same_kind"):
     if axis is None:
         flat = np.ravel(ct)
         bounds = np.cumsum([np.size(x) for x in xs])[:-1]
-        return TangentTuple(_leaf_like(p, x) for p, x in zip(np.split(flat, bounds), xs, strict=True))
+        return TangentTuple(
+            _leaf_like(p, x) for p, x in zip(np.split(flat, bounds), xs, strict=True)
+        )
     bounds = np.cumsum([np.shape(x)[axis] for x in xs])[:-1]
-    return TangentTuple(_leaf_like(p, x) for p, x in zip(np.split(ct, bounds, axis=axis), xs, strict=True))
+    return TangentTuple(
+        _leaf_like(p, x) for p, x in zip(np.split(ct, bounds, axis=axis), xs, strict=True)
+    )
 
 
 def stack_vjp(ct, xs, axis=0, out=None, dtype=None, casting="same_kind"):
     """Cotangents of the arrays ``xs`` for ``np.stack(xs, axis)``: the slices of ``ct``."""
-    return TangentTuple(_leaf_like(p, x) for p, x in zip(np.unstack(np.asarray(ct), axis=axis), xs, strict=True))
+    return TangentTuple(
+        _leaf_like(p, x) for p, x in zip(np.unstack(np.asarray(ct), axis=axis), xs, strict=True)
+    )
 
 
 def array_vjp(ct, x, *args, **kwargs):
@@ -1447,8 +1553,10 @@ def array_vjp(ct, x, *args, **kwargs):
 
 def _filled(cts, like):
     """The cotangents ``cts`` with ``None`` (no cotangent) replaced by zeros shaped like ``like``."""
-    return [np.zeros(np.shape(a), dtype=np.result_type(a, float)) if c is None else c
-            for c, a in zip(cts, like, strict=True)]
+    return [
+        np.zeros(np.shape(a), dtype=np.result_type(a, float)) if c is None else c
+        for c, a in zip(cts, like, strict=True)
+    ]
 
 
 def split_vjp(ct, ans, axis=0):
@@ -1503,7 +1611,7 @@ def multi_dot_vjp(ct, ans, xs, out=None):
     cts = []
     for i, x in enumerate(xs):
         left = _chain(mats[:i], mats[i].shape[0])
-        right = _chain(mats[i + 1:], mats[i].shape[1])
+        right = _chain(mats[i + 1 :], mats[i].shape[1])
         cts.append(_leaf_like(left.T @ c @ right.T, x))
     return TangentTuple(cts)
 
@@ -1577,9 +1685,9 @@ def svd_jvp(dx, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
     v = _T(vt)
     p = _T(u) @ dx @ v
     ds = np.diagonal(p, axis1=-2, axis2=-1).copy()
-    f = _gap_inverse(s ** 2)
-    ps = p * s[..., None, :]                 # P S
-    sp = s[..., :, None] * p                 # S P
+    f = _gap_inverse(s**2)
+    ps = p * s[..., None, :]  # P S
+    sp = s[..., :, None] * p  # S P
     du = u @ (f * (ps + _T(ps))) + (dx @ v - u @ p) / s[..., None, :]
     dv = v @ (f * (sp + _T(sp))) + (_T(dx) @ u - v @ _T(p)) / s[..., None, :]
     return _tuple_like(ans, (du, ds, _T(dv)))
@@ -1593,7 +1701,7 @@ def svd_vjp(ct, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
     u, s, vt = ans
     v = _T(vt)
     ct_u, ct_s, ct_vt = _parts(ct, 3)
-    f = _gap_inverse(s ** 2)
+    f = _gap_inverse(s**2)
     k = s.shape[-1]
     inner = np.zeros(np.shape(s) + (k,))
     g = np.zeros(np.shape(x), dtype=np.result_type(x, float))
@@ -1614,9 +1722,13 @@ def svd_vjp(ct, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
 def _check_qr(x, mode):
     m, n = np.shape(x)[-2:]
     if mode not in ("reduced", "complete", "r"):
-        raise NotImplementedError(f"qr derivatives support modes 'reduced', 'complete' and 'r', not {mode!r}")
+        raise NotImplementedError(
+            f"qr derivatives support modes 'reduced', 'complete' and 'r', not {mode!r}"
+        )
     if m < n or (mode == "complete" and m != n):
-        raise NotImplementedError("qr derivatives need a tall or square matrix (and 'complete' only when square)")
+        raise NotImplementedError(
+            "qr derivatives need a tall or square matrix (and 'complete' only when square)"
+        )
 
 
 def _qr_parts(ans, x, mode):

@@ -45,15 +45,19 @@ def _stores(stmts):
             if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
                 counts[n.id] = counts.get(n.id, 0) + 1
             elif isinstance(n, (gast.Assign, gast.AugAssign)):
-                for t in (n.targets if isinstance(n, gast.Assign) else [n.target]):
+                for t in n.targets if isinstance(n, gast.Assign) else [n.target]:
                     if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
                         counts[t.value.id] = counts.get(t.value.id, 0) + 1
     return counts
 
 
 def _is_const(e, value=None):
-    return isinstance(e, gast.Constant) and isinstance(e.value, (int, float)) and not isinstance(e.value, bool) \
+    return (
+        isinstance(e, gast.Constant)
+        and isinstance(e.value, (int, float))
+        and not isinstance(e.value, bool)
         and (value is None or e.value == value)
+    )
 
 
 class _Fold(gast.NodeTransformer):
@@ -67,8 +71,11 @@ class _Fold(gast.NodeTransformer):
             node = self.unspread(node)
         left, right, op = node.left, node.right, node.op
         if _is_const(left) and _is_const(right) and isinstance(op, (gast.Add, gast.Sub, gast.Mult)):
-            value = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
-                     gast.Mult: lambda a, b: a * b}[type(op)](left.value, right.value)
+            value = {
+                gast.Add: lambda a, b: a + b,
+                gast.Sub: lambda a, b: a - b,
+                gast.Mult: lambda a, b: a * b,
+            }[type(op)](left.value, right.value)
             return gast.Constant(value, None)
         if isinstance(op, gast.Pow) and _is_const(right, 1):
             return left
@@ -88,10 +95,12 @@ class _Fold(gast.NodeTransformer):
         names = [f.id for f in factors if isinstance(f, gast.Name)]
         for i, f in enumerate(factors):
             spread = self.spread_of(f)
-            like = next((b for b in names if spread is not None and self.same_shape(spread[0], b)), None)
+            like = next(
+                (b for b in names if spread is not None and self.same_shape(spread[0], b)), None
+            )
             value = None if like is None else _shape_reads_moved(spread[1], spread[0], like)
             if value is not None:
-                factors[i:i + 1] = _factors(value)
+                factors[i : i + 1] = _factors(value)
                 out = factors[0]
                 for g in factors[1:]:
                     out = gast.BinOp(left=out, op=gast.Mult(), right=g)
@@ -100,22 +109,40 @@ class _Fold(gast.NodeTransformer):
 
     def spread_of(self, call):
         """``(a, s)`` for ``np.full_like(a, s)`` or ``runtime.sum_vjp(s, a)``, else None."""
-        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and len(call.args) == 2
-                and not call.keywords and isinstance(call.func.value, gast.Name)):
+        if not (
+            isinstance(call, gast.Call)
+            and isinstance(call.func, gast.Attribute)
+            and len(call.args) == 2
+            and not call.keywords
+            and isinstance(call.func.value, gast.Name)
+        ):
             return None
         module = getattr(self.namespace.objects.get(call.func.value.id), "__name__", None)
-        if module == "numpy" and call.func.attr == "full_like" and isinstance(call.args[0], gast.Name):
+        if (
+            module == "numpy"
+            and call.func.attr == "full_like"
+            and isinstance(call.args[0], gast.Name)
+        ):
             return call.args[0].id, call.args[1]
-        if module == "tangent_ast.runtime" and call.func.attr == "sum_vjp" and isinstance(call.args[1], gast.Name):
+        if (
+            module == "tangent_ast.runtime"
+            and call.func.attr == "sum_vjp"
+            and isinstance(call.args[1], gast.Name)
+        ):
             return call.args[1].id, call.args[0]
         return None
 
     def visit_Call(self, node):
         self.generic_visit(node)
         # getattr(dp, 'W') reads as dp.W
-        if isinstance(node.func, gast.Name) and node.func.id == "getattr" and len(node.args) == 2 \
-                and isinstance(node.args[1], gast.Constant) and isinstance(node.args[1].value, str) \
-                and node.args[1].value.isidentifier():
+        if (
+            isinstance(node.func, gast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) == 2
+            and isinstance(node.args[1], gast.Constant)
+            and isinstance(node.args[1].value, str)
+            and node.args[1].value.isidentifier()
+        ):
             return gast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=gast.Load())
         return node
 
@@ -133,8 +160,12 @@ def _shape_reads_moved(expr, a, b):
     or None if ``expr`` reads ``a`` otherwise (``ct / r_sq.size`` -> ``ct / r.size``)."""
     expr = copy.deepcopy(expr)
     for n in gast.walk(expr):
-        if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and n.value.id == a \
-                and n.attr in ("size", "shape", "ndim"):
+        if (
+            isinstance(n, gast.Attribute)
+            and isinstance(n.value, gast.Name)
+            and n.value.id == a
+            and n.attr in ("size", "shape", "ndim")
+        ):
             n.value = gast.Name(b, gast.Load(), None, None)
     if any(isinstance(n, gast.Name) and n.id == a for n in gast.walk(expr)):
         return None
@@ -182,7 +213,7 @@ def _pure_call(call, namespace):
     for attr in reversed(chain):
         obj = getattr(obj, attr, None)
     if getattr(obj, "__module__", None) == runtime.__name__:
-        return obj not in runtime.EFFECTFUL   # the rules' own helpers
+        return obj not in runtime.EFFECTFUL  # the rules' own helpers
     return is_pure_function(obj)
 
 
@@ -233,14 +264,26 @@ class Simplifier:
                 a, b = copy_stmt.targets[0].id, copy_stmt.value.id
                 if stores.get(b) != 1 or not self._same_variable(a, b):
                     continue
-                q = next((i for i in range(p) if isinstance(stmts[i], gast.Assign)
-                          and isinstance(stmts[i].targets[0], gast.Name) and stmts[i].targets[0].id == b), None)
+                q = next(
+                    (
+                        i
+                        for i in range(p)
+                        if isinstance(stmts[i], gast.Assign)
+                        and isinstance(stmts[i].targets[0], gast.Name)
+                        and stmts[i].targets[0].id == b
+                    ),
+                    None,
+                )
                 if q is None:
                     continue
-                between = stmts[q + 1:p]
-                if any(n.id == a for st in between for n in gast.walk(st) if isinstance(n, gast.Name)):
+                between = stmts[q + 1 : p]
+                if any(
+                    n.id == a for st in between for n in gast.walk(st) if isinstance(n, gast.Name)
+                ):
                     continue
-                used_here = sum(1 for st in stmts[q + 1:p + 1] for n in _names_loaded(st) if n.id == b)
+                used_here = sum(
+                    1 for st in stmts[q + 1 : p + 1] for n in _names_loaded(st) if n.id == b
+                )
                 if used_here != loads.get(b, 0):
                     continue
                 for st in stmts[q:p]:
@@ -261,10 +304,14 @@ class Simplifier:
         p = 0
         while p < len(stmts):
             s = stmts[p]
-            if _is_copy(s) and s.targets[0].id in self.rewritable and stores.get(s.targets[0].id) == 1:
+            if (
+                _is_copy(s)
+                and s.targets[0].id in self.rewritable
+                and stores.get(s.targets[0].id) == 1
+            ):
                 a, b = s.targets[0].id, s.value.id
                 replaced, done = 0, False
-                for later in stmts[p + 1:]:
+                for later in stmts[p + 1 :]:
                     here = [n for n in _names_loaded(later) if n.id == a]
                     stores_b = b in _stores([later])
                     if here and (not stores_b or isinstance(later, gast.Assign)):
@@ -285,8 +332,11 @@ class Simplifier:
     def fold(self, stmts):
         out = []
         for s in stmts:
-            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
-                    and s.targets[0].id in self.rewritable:
+            if (
+                isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name)
+                and s.targets[0].id in self.rewritable
+            ):
                 s.value = _Fold(self.namespace, self.same_shape).visit(s.value)
             elif isinstance(s, gast.If):
                 s.body = self.fold(s.body)
@@ -300,10 +350,17 @@ class Simplifier:
         stores = _stores([self.fn])
         copies = {}
         for s in gast.walk(self.fn):
-            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
-                    and isinstance(s.value, gast.Name):
+            if (
+                isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name)
+                and isinstance(s.value, gast.Name)
+            ):
                 target, source = s.targets[0].id, s.value.id
-                if target in self.rewritable and stores.get(target) == 1 and stores.get(source, 0) <= 1:
+                if (
+                    target in self.rewritable
+                    and stores.get(target) == 1
+                    and stores.get(source, 0) <= 1
+                ):
                     copies[target] = source
         if not copies:
             return
@@ -317,8 +374,14 @@ class Simplifier:
 
         for n in _names_loaded(self.fn):
             n.id = resolve(n.id)
-        self.fn.body = self._drop(self.fn.body, lambda s: isinstance(s, gast.Assign)
-                                  and isinstance(s.targets[0], gast.Name) and s.targets[0].id in copies)
+        self.fn.body = self._drop(
+            self.fn.body,
+            lambda s: (
+                isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name)
+                and s.targets[0].id in copies
+            ),
+        )
 
     def _drop(self, stmts, predicate):
         out = []
@@ -370,16 +433,22 @@ class Simplifier:
         if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
             return False
         target = s.targets[0].id
-        return (target in self.rewritable and target not in self.keep and uses.get(target) == 1 and stores.get(target) == 1
-                and is_pure(s.value, self.namespace))
+        return (
+            target in self.rewritable
+            and target not in self.keep
+            and uses.get(target) == 1
+            and stores.get(target) == 1
+            and is_pure(s.value, self.namespace)
+        )
 
     def _inline_into(self, stmts, i, target, value):
         depends = {n.id for n in _names_loaded(value)}
-        for later in stmts[i + 1:]:
+        for later in stmts[i + 1 :]:
             uses_here = [n for n in _names_loaded(later) if n.id == target]
             if uses_here:
-                if isinstance(later, gast.For) and all(n.id != target for b in later.body
-                                                       for n in _names_loaded(b)):
+                if isinstance(later, gast.For) and all(
+                    n.id != target for b in later.body for n in _names_loaded(b)
+                ):
                     later = later.iter  # evaluated once, before the loop
                 elif not isinstance(later, (gast.Assign, gast.Expr)):
                     return False
@@ -391,7 +460,8 @@ class Simplifier:
             if _stores([later]).keys() & depends:
                 return False
             if isinstance(later, (gast.For, gast.While)) and depends & {
-                    n.id for b in later.body for n in _names_loaded(b)}:
+                n.id for b in later.body for n in _names_loaded(b)
+            }:
                 # A reverse loop restores the values of the primal names it reads, iteration by
                 # iteration (tapes are installed after this pass): an expression reading one of
                 # them must be evaluated before the loop, not moved past it.
@@ -401,8 +471,12 @@ class Simplifier:
     def remove_dead(self):
         while True:
             used = {n.id for n in _names_loaded(self.fn)}
-            dead = lambda s: (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-                              and s.targets[0].id not in used and is_pure(s.value, self.namespace))
+            dead = lambda s: (
+                isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name)
+                and s.targets[0].id not in used
+                and is_pure(s.value, self.namespace)
+            )
             before = gast.dump(self.fn)
             self.fn.body = self._drop(self.fn.body, dead)
             if gast.dump(self.fn) == before:
@@ -418,8 +492,11 @@ def _blocks(stmt):
 
 
 def _is_copy(stmt):
-    return (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
-            and isinstance(stmt.value, gast.Name))
+    return (
+        isinstance(stmt, gast.Assign)
+        and isinstance(stmt.targets[0], gast.Name)
+        and isinstance(stmt.value, gast.Name)
+    )
 
 
 def _load_counts(node):
@@ -437,6 +514,7 @@ def restore_names(fn, forbidden, kept=frozenset()):
     function (residuals are passed positionally, so each function is on its own)."""
     import builtins
     import re
+
     names = {n.id for n in gast.walk(fn) if isinstance(n, gast.Name)}
     stems = {}
     for n in names:
@@ -444,8 +522,14 @@ def restore_names(fn, forbidden, kept=frozenset()):
         stems.setdefault(stem, set()).add(n)
     renames = {}
     for stem, versions in stems.items():
-        if len(versions) == 1 and stem not in names and stem not in forbidden and not versions <= kept \
-                and not hasattr(builtins, stem) and stem != fn.name:
+        if (
+            len(versions) == 1
+            and stem not in names
+            and stem not in forbidden
+            and not versions <= kept
+            and not hasattr(builtins, stem)
+            and stem != fn.name
+        ):
             renames[versions.pop()] = stem
     for n in gast.walk(fn):
         if isinstance(n, gast.Name) and n.id in renames:

@@ -28,9 +28,11 @@ import gast
 
 @dataclass
 class SSAInfo:
-    origin: dict = field(default_factory=dict)   # SSA name -> user's name
-    joins: set = field(default_factory=set)      # names assigned on both sides of an if
-    carried: set = field(default_factory=set)    # loop header names (set before a loop and at its exits)
+    origin: dict = field(default_factory=dict)  # SSA name -> user's name
+    joins: set = field(default_factory=set)  # names assigned on both sides of an if
+    carried: set = field(
+        default_factory=set
+    )  # loop header names (set before a loop and at its exits)
     loop_headers: dict = field(default_factory=dict)  # id(loop node) -> its own header names
 
 
@@ -53,16 +55,23 @@ def _rename_block(stmts, old, new):
 
 def _copy(target, source, at):
     """A join or loop-header copy: SSA's own statement, so it cites no line of the user's."""
-    node = gast.Assign(targets=[gast.Name(target, gast.Store(), None, None)],
-                       value=gast.Name(source, gast.Load(), None, None), type_comment=None)
+    node = gast.Assign(
+        targets=[gast.Name(target, gast.Store(), None, None)],
+        value=gast.Name(source, gast.Load(), None, None),
+        type_comment=None,
+    )
     node.lineno = None
     return node
 
 
 def _stored(stmts):
     """Names (re)bound in ``stmts``; an in-place update ``a[i] = v`` binds none."""
-    return {n.id for s in stmts for n in gast.walk(s)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return {
+        n.id
+        for s in stmts
+        for n in gast.walk(s)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
 
 
 def _loaded(node, skip=None):
@@ -94,7 +103,7 @@ class _SSA:
         self.function = function
         self.defined = set()
         self.info = SSAInfo()
-        self.loops = []          # carried {user name: header name} of the enclosing loops
+        self.loops = []  # carried {user name: header name} of the enclosing loops
 
     def define(self, user_name):
         if user_name not in self.defined:
@@ -151,7 +160,11 @@ class _SSA:
         carried = {}
         before = []
         for user in sorted(assigned):
-            if user in env or user in outside or (isinstance(node, gast.While) and user == node.test.id):
+            if (
+                user in env
+                or user in outside
+                or (isinstance(node, gast.While) and user == node.test.id)
+            ):
                 header = self.define(user)
                 if user in env:
                     before.append(_copy(header, env[user], node))
@@ -171,13 +184,17 @@ class _SSA:
         node.body = self.block(node.body, body_env)
         self.loops.pop()
         from .normalize import append_fallthrough
+
         append_fallthrough(node.body, self.carry(carried, body_env, node))
         return before + [node]
 
     def carry(self, carried, env, at):
         """Copies that hand the current versions to the loop's header names."""
-        return [_copy(header, env[user], at) for user, header in carried.items()
-                if env.get(user, header) != header]
+        return [
+            _copy(header, env[user], at)
+            for user, header in carried.items()
+            if env.get(user, header) != header
+        ]
 
     def join(self, node, env, body_env, else_env):
         for user in sorted(set(body_env) | set(else_env)):
@@ -223,17 +240,25 @@ def verify(fn, carried=None):
     def block(stmts, defined, again=frozenset()):
         """``again``: loop headers this path may assign once more (at the loop's exits)."""
         for s in stmts:
-            header = s.test if isinstance(s, (gast.If, gast.While)) else s.iter if isinstance(s, gast.For) else s
+            header = (
+                s.test
+                if isinstance(s, (gast.If, gast.While))
+                else s.iter
+                if isinstance(s, gast.For)
+                else s
+            )
             for n in gast.walk(header):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                    assert n.id in defined or n.id not in assigned, \
+                    assert n.id in defined or n.id not in assigned, (
                         f"line {getattr(s, 'lineno', '?')}: {n.id} used before it is assigned"
+                    )
             if isinstance(s, gast.Assign):
                 for t in s.targets:
                     for n in gast.walk(t):
                         if isinstance(n, gast.Name):
-                            assert n.id not in defined or n.id in again, \
+                            assert n.id not in defined or n.id in again, (
                                 f"line {getattr(s, 'lineno', '?')}: {n.id} assigned twice on one path"
+                            )
                             defined = defined | {n.id}
                             again = again - {n.id}
             elif isinstance(s, gast.If):
@@ -247,7 +272,9 @@ def verify(fn, carried=None):
                 defined = defined | inner | _stored(s.body)
         return defined
 
-    assigned = {n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    assigned = {
+        n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
     carried = carried or set()
     block(fn.body, set(params))
     returns = [s for s in fn.body if isinstance(s, gast.Return)]

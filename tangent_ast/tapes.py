@@ -36,13 +36,21 @@ def _loops(node):
 
 
 def _stored(stmts):
-    return {n.id for s in stmts for n in gast.walk(s)
-            if isinstance(n, (gast.Name,)) and isinstance(n.ctx, gast.Store)}
+    return {
+        n.id
+        for s in stmts
+        for n in gast.walk(s)
+        if isinstance(n, (gast.Name,)) and isinstance(n.ctx, gast.Store)
+    }
 
 
 def _loaded(stmts):
-    return {n.id for s in stmts for n in gast.walk(s)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {
+        n.id
+        for s in stmts
+        for n in gast.walk(s)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
 
 
 def _top_level_loop(node, root):
@@ -82,8 +90,11 @@ def _copies(stmts):
 
 
 def _append(tape, value):
-    call = gast.Call(func=gast.Attribute(value=name(tape), attr="append", ctx=gast.Load()),
-                     args=[name(value)], keywords=[])
+    call = gast.Call(
+        func=gast.Attribute(value=name(tape), attr="append", ctx=gast.Load()),
+        args=[name(value)],
+        keywords=[],
+    )
     return gast.Expr(value=call)
 
 
@@ -106,13 +117,25 @@ def install_tapes(fwd, bwd, namer, loop_headers, recomputable, is_scalar):
         # change in the loop once, before it; scalars of the loop index in each iteration.
         hoisted, again = _recomputations(loop, needed, headers, recomputable, is_scalar)
         needed = [v for v in needed if v not in {st.targets[0].id for st in hoisted + again}]
-        if target and target not in needed and any(
-                n.id == target for st in again for n in gast.walk(st.value) if isinstance(n, gast.Name)):
+        if (
+            target
+            and target not in needed
+            and any(
+                n.id == target
+                for st in again
+                for n in gast.walk(st.value)
+                if isinstance(n, gast.Name)
+            )
+        ):
             needed.append(target)
         _insert_around(bwd, back, before=[copy.deepcopy(st) for st in hoisted])
         # ``for i in range(n)`` without break runs backwards as ``for i in reversed(range(n))``.
-        counted = (isinstance(loop, gast.For) and _counts_from_zero(loop) and not _breaks(loop)
-                   and not {n.id for n in gast.walk(loop.iter) if isinstance(n, gast.Name)} & assigned)
+        counted = (
+            isinstance(loop, gast.For)
+            and _counts_from_zero(loop)
+            and not _breaks(loop)
+            and not {n.id for n in gast.walk(loop.iter) if isinstance(n, gast.Name)} & assigned
+        )
         if counted:
             back.target.id = target
             if target in needed:
@@ -122,7 +145,11 @@ def install_tapes(fwd, bwd, namer, loop_headers, recomputable, is_scalar):
         # Forward: iteration-start values first, the rest at every exit of the body.
         at_start = [v for v in needed if v in headers or v == target]
         at_exit = [v for v in needed if v not in at_start]
-        pad = [assign(v, gast.Constant(None, None)) for v in at_exit if v not in _exits_before(loop.body)]
+        pad = [
+            assign(v, gast.Constant(None, None))
+            for v in at_exit
+            if v not in _exits_before(loop.body)
+        ]
         exit_appends = [_append(tapes[v], v) for v in at_exit]
         _append_before_breaks(loop.body, exit_appends)
         append_fallthrough(loop.body, _copies(exit_appends))
@@ -134,23 +161,38 @@ def install_tapes(fwd, bwd, namer, loop_headers, recomputable, is_scalar):
             trips = gast.Call(func=name("len"), args=[name(tapes[needed[0]])], keywords=[])
         else:
             counter = namer.fresh("trips")
-            loop.body.insert(0, assign(counter, gast.BinOp(left=name(counter), op=gast.Add(),
-                                                           right=gast.Constant(1, None))))
+            loop.body.insert(
+                0,
+                assign(
+                    counter,
+                    gast.BinOp(left=name(counter), op=gast.Add(), right=gast.Constant(1, None)),
+                ),
+            )
             _insert_around(fwd, loop, before=[assign(counter, gast.Constant(0, None))])
             trips = name(counter)
         back.iter.args[0].args[0] = trips
         # Reverse: restore by index (a cursor when the loop runs more than once), then recompute.
         if top:  # the reverse index is the iteration's index (tapes of nested loops use a cursor)
-            restores = [assign(v, gast.Subscript(value=name(t), slice=name(back.target.id), ctx=gast.Load()))
-                        for v, t in tapes.items()]
+            restores = [
+                assign(
+                    v, gast.Subscript(value=name(t), slice=name(back.target.id), ctx=gast.Load())
+                )
+                for v, t in tapes.items()
+            ]
         elif tapes:
             cursor = namer.fresh("pos")
             first = tapes[needed[0]]
-            bwd.body.insert(1 if bwd.body and _is_unpack(bwd.body[0]) else 0,
-                            assign(cursor, gast.Call(func=name("len"), args=[name(first)], keywords=[])))
-            step = assign(cursor, gast.BinOp(left=name(cursor), op=gast.Sub(), right=gast.Constant(1, None)))
-            restores = [step] + [assign(v, gast.Subscript(value=name(t), slice=name(cursor), ctx=gast.Load()))
-                                 for v, t in tapes.items()]
+            bwd.body.insert(
+                1 if bwd.body and _is_unpack(bwd.body[0]) else 0,
+                assign(cursor, gast.Call(func=name("len"), args=[name(first)], keywords=[])),
+            )
+            step = assign(
+                cursor, gast.BinOp(left=name(cursor), op=gast.Sub(), right=gast.Constant(1, None))
+            )
+            restores = [step] + [
+                assign(v, gast.Subscript(value=name(t), slice=name(cursor), ctx=gast.Load()))
+                for v, t in tapes.items()
+            ]
         else:
             restores = []
         back.body[:0] = restores + [copy.deepcopy(st) for st in again]
@@ -177,13 +219,18 @@ def _recomputations(loop, needed, headers, recomputable, is_scalar):
         operands = {n.id for n in gast.walk(st.value) if isinstance(n, gast.Name)}
         if all(o not in written or o in invariant for o in operands):
             invariant[v] = st
-        elif target and is_scalar(v) and all(
-                o not in written or o in invariant or o in by_index or o == target for o in operands):
+        elif (
+            target
+            and is_scalar(v)
+            and all(
+                o not in written or o in invariant or o in by_index or o == target for o in operands
+            )
+        ):
             by_index[v] = st
     used = set()
 
     def use(v):
-        if v in used or v not in invariant and v not in by_index:
+        if v in used or (v not in invariant and v not in by_index):
             return
         used.add(v)
         st = invariant.get(v) or by_index[v]
@@ -193,18 +240,26 @@ def _recomputations(loop, needed, headers, recomputable, is_scalar):
 
     for v in needed:
         use(v)
-    return ([st for v, st in invariant.items() if v in used],
-            [st for v, st in by_index.items() if v in used])
+    return (
+        [st for v, st in invariant.items() if v in used],
+        [st for v, st in by_index.items() if v in used],
+    )
 
 
 def _updated(stmts):
-    return {n.targets[0].value.id for s in stmts for n in gast.walk(s)
-            if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Subscript)
-            and isinstance(n.targets[0].value, gast.Name)}
+    return {
+        n.targets[0].value.id
+        for s in stmts
+        for n in gast.walk(s)
+        if isinstance(n, gast.Assign)
+        and isinstance(n.targets[0], gast.Subscript)
+        and isinstance(n.targets[0].value, gast.Name)
+    }
 
 
 def _breaks(loop):
     """The loop has a break of its own (not one of a nested loop)."""
+
     def block(stmts):
         for s in stmts:
             if isinstance(s, gast.Break):
@@ -212,18 +267,27 @@ def _breaks(loop):
             if isinstance(s, gast.If) and (block(s.body) or block(s.orelse)):
                 return True
         return False
+
     return block(loop.body)
 
 
 def _counts_from_zero(loop):
     """``for i in range(n)``: iteration k has i == k."""
     it = loop.iter
-    return (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range"
-            and len(it.args) == 1)
+    return (
+        isinstance(it, gast.Call)
+        and isinstance(it.func, gast.Name)
+        and it.func.id == "range"
+        and len(it.args) == 1
+    )
 
 
 def _is_unpack(stmt):
-    return isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Name) and stmt.value.id == "saved"
+    return (
+        isinstance(stmt, gast.Assign)
+        and isinstance(stmt.value, gast.Name)
+        and stmt.value.id == "saved"
+    )
 
 
 def _insert_around(root, node, before):

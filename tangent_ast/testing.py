@@ -20,10 +20,10 @@ import copy
 
 import numpy as np
 
+from . import runtime
 from .api import derive
 from .calling import PLAIN, flat_arguments, unbind
 from .errors import TangentAstError
-from . import runtime
 from .kinds import is_plain_object, is_record, kind_of, record_fields
 
 _STEPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
@@ -66,7 +66,9 @@ def _random_like(x, rng):
     """A random tangent with the structure of ``x`` (None where ``x`` has no tangent)."""
     parts = _fields(x)
     if parts is not None and is_plain_object(x):  # an object's tangent is a Tangent record
-        return runtime.Tangent(**dict(zip(sorted(vars(x)), [_random_like(p, rng) for p in parts], strict=True)))
+        return runtime.Tangent(
+            **dict(zip(sorted(vars(x)), [_random_like(p, rng) for p in parts], strict=True))
+        )
     if parts is not None:
         return _rebuild_like(x, [_random_like(p, rng) for p in parts])
     if isinstance(x, np.ndarray):
@@ -86,8 +88,10 @@ def _leaves(x):
 
 
 def _vdot(a, b):
-    return sum(float(np.sum(np.asarray(x, dtype=float) * np.asarray(y, dtype=float)))
-               for x, y in zip(_leaves(a), _leaves(b), strict=True))
+    return sum(
+        float(np.sum(np.asarray(x, dtype=float) * np.asarray(y, dtype=float)))
+        for x, y in zip(_leaves(a), _leaves(b), strict=True)
+    )
 
 
 def _add(x, t, h):
@@ -125,8 +129,11 @@ def _close(a, b, rtol, atol):
     if parts_a is not None or parts_b is not None:
         if parts_a is None or parts_b is None or len(parts_a) != len(parts_b):
             return False
-        return all(_close(x, y, rtol, atol) for x, y in zip(parts_a, parts_b, strict=True)
-                   if y is not None and x is not None)
+        return all(
+            _close(x, y, rtol, atol)
+            for x, y in zip(parts_a, parts_b, strict=True)
+            if y is not None and x is not None
+        )
     if a is None or b is None:
         return a is None and b is None
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -150,52 +157,79 @@ def _check_fd(f, args, wrt, tangents, value, what, rtol, atol):
         numeric = numerical_jvp(f, args, wrt, tangents, step)
         if _close(value, numeric, rtol, atol):
             return
-        errors.append(max((float(np.max(np.abs(x - np.asarray(y, dtype=float)), initial=0.0))
-                           for x, y in zip(_leaves(value), _leaves(numeric), strict=True)
-                           if np.shape(x) == np.shape(y)), default=float("inf")))
+        errors.append(
+            max(
+                (
+                    float(np.max(np.abs(x - np.asarray(y, dtype=float)), initial=0.0))
+                    for x, y in zip(_leaves(value), _leaves(numeric), strict=True)
+                    if np.shape(x) == np.shape(y)
+                ),
+                default=float("inf"),
+            )
+        )
     raise GradientCheckError(
         f"{what} of {f.__qualname__} disagrees with central finite differences: "
         f"smallest max-abs difference {min(errors):.3g} over steps {_STEPS}; "
-        f"derived {np.asarray(value)!r}, numerical {numeric!r}")
+        f"derived {np.asarray(value)!r}, numerical {numeric!r}"
+    )
 
 
 def _same_state(before, after, f, what):
     for i, (b, a) in enumerate(zip(before, after, strict=True)):
         if _mutated(b, a):
-            raise GradientCheckError(f"{what} of {f.__qualname__} left argument {i} in a different state "
-                                     f"than {f.__qualname__} itself")
+            raise GradientCheckError(
+                f"{what} of {f.__qualname__} left argument {i} in a different state "
+                f"than {f.__qualname__} itself"
+            )
 
 
 def _mutated(before, after):
     """Is ``after`` (an argument after a call) changed from ``before``: an array's values,
     a list's items?"""
     if isinstance(before, list):
-        return len(before) != len(after) or any(_mutated(b, a) or (not isinstance(b, np.ndarray) and b != a)
-                                                for b, a in zip(before, after))
+        return len(before) != len(after) or any(
+            _mutated(b, a) or (not isinstance(b, np.ndarray) and b != a)
+            for b, a in zip(before, after)
+        )
     return isinstance(before, np.ndarray) and not np.array_equal(before, after, equal_nan=True)
 
 
 def _final_state(f, i):
     """``f``'s effect on its argument ``i`` as a function: the argument's state after the call."""
+
     def state_after(*args):
         args = copy.deepcopy(args)
         f(*args)
         return args[i]
+
     state_after.__qualname__ = f"{f.__qualname__} (argument {i} after the call)"
     return state_after
 
 
 def _positional(f, form):
     """``f`` called with its arguments as derived rules take them (calling.py)."""
+
     def call(*values):
         args, kwargs = unbind(f, form, values)
         return f(*args, **kwargs)
+
     call.__qualname__ = f.__qualname__
     return call
 
 
-def check_grads(f, args, modes=("fwd", "rev"), order=1, *, kwargs=None, wrt=None, rtol=1e-4, atol=1e-6,
-                seed=0, cache=None):
+def check_grads(
+    f,
+    args,
+    modes=("fwd", "rev"),
+    order=1,
+    *,
+    kwargs=None,
+    wrt=None,
+    rtol=1e-4,
+    atol=1e-6,
+    seed=0,
+    cache=None,
+):
     """Check the derived rules of ``f`` at ``f(*args, **kwargs)``; raise GradientCheckError
     on disagreement. ``wrt``: indices of the arguments as the rules take them (every
     parameter positionally, in order; the given positional arguments first).
@@ -204,8 +238,10 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, *, kwargs=None, wrt=None
     ask which primitives they used.
     """
     if order != 1:
-        raise TangentAstError(f"check_grads(order={order}): only first derivatives are checked so far "
-                              "(higher order needs rules for the runtime helpers; see docs/limitations.md)")
+        raise TangentAstError(
+            f"check_grads(order={order}): only first derivatives are checked so far "
+            "(higher order needs rules for the runtime helpers; see docs/limitations.md)"
+        )
     given = tuple(args)
     form, args = flat_arguments(f, given, kwargs or {})
     function, f = f, (f if form == PLAIN and len(args) == len(given) else _positional(f, form))
@@ -218,26 +254,42 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, *, kwargs=None, wrt=None
     rules = {}
     jv = None
     if "fwd" in modes:
-        rule = rules["fwd"] = derive(function, "forward", wrt, args=given, kwargs=kwargs, cache=cache)
+        rule = rules["fwd"] = derive(
+            function, "forward", wrt, args=given, kwargs=kwargs, cache=cache
+        )
         call_args, call_tangents = copy.deepcopy(args), copy.deepcopy(tangents)
         out, jv = rule.jvp(*call_args, *call_tangents)
         _same_state(primal_args, call_args, f, "the forward rule")
         if not _close(out, expected, 1e-12, 1e-12):
-            raise GradientCheckError(f"the forward rule of {f.__qualname__} computes {out!r}, "
-                                     f"but the function computes {expected!r}")
+            raise GradientCheckError(
+                f"the forward rule of {f.__qualname__} computes {out!r}, "
+                f"but the function computes {expected!r}"
+            )
         _check_fd(f, args, wrt, tangents, jv, "the forward rule (J v)", rtol, atol)
         for i, t in zip(wrt, call_tangents, strict=True):
             if _mutated(args[i], primal_args[i]):  # its tangent was updated alongside it
-                _check_fd(_final_state(f, i), args, wrt, tangents, t,
-                          f"the tangent of argument {i} after the forward rule", rtol, atol)
+                _check_fd(
+                    _final_state(f, i),
+                    args,
+                    wrt,
+                    tangents,
+                    t,
+                    f"the tangent of argument {i} after the forward rule",
+                    rtol,
+                    atol,
+                )
     if "rev" in modes:
-        rule = rules["rev"] = derive(function, "reverse", wrt, args=given, kwargs=kwargs, cache=cache)
+        rule = rules["rev"] = derive(
+            function, "reverse", wrt, args=given, kwargs=kwargs, cache=cache
+        )
         call_args = copy.deepcopy(args)
         out, saved = rule.fwd(*call_args)
         _same_state(primal_args, call_args, f, "the reverse rule")
         if not _close(out, expected, 1e-12, 1e-12):
-            raise GradientCheckError(f"the reverse rule of {f.__qualname__} computes {out!r}, "
-                                     f"but the function computes {expected!r}")
+            raise GradientCheckError(
+                f"the reverse rule of {f.__qualname__} computes {out!r}, "
+                f"but the function computes {expected!r}"
+            )
         ct = _random_like(expected, rng)
         cts = rule.bwd(saved, ct)
         _same_state(primal_args, call_args, f, "the reverse sweep")
@@ -246,7 +298,8 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, *, kwargs=None, wrt=None
             if _fields(args[i]) is None and np.shape(c) != np.shape(args[i]):
                 raise GradientCheckError(
                     f"the reverse rule of {f.__qualname__} gives a cotangent of shape {np.shape(c)} "
-                    f"for argument {i}, whose shape is {np.shape(args[i])}")
+                    f"for argument {i}, whose shape is {np.shape(args[i])}"
+                )
         transposed = sum(_vdot(c, t) for c, t in zip(cts, tangents, strict=True))
         if jv is None:
             reference = [_vdot(ct, numerical_jvp(f, args, wrt, tangents, s)) for s in _STEPS]
@@ -256,9 +309,12 @@ def check_grads(f, args, modes=("fwd", "rev"), order=1, *, kwargs=None, wrt=None
             label = "the forward rule"
         scale = max(1.0, abs(transposed))
         if not any(abs(transposed - r) <= rtol * scale + atol for r in reference):
-            per_arg = ", ".join(f"arg {i}: <J^T ct, v_{i}> = {_vdot(c, t):.6g}"
-                                for i, c, t in zip(wrt, cts, tangents, strict=True))
+            per_arg = ", ".join(
+                f"arg {i}: <J^T ct, v_{i}> = {_vdot(c, t):.6g}"
+                for i, c, t in zip(wrt, cts, tangents, strict=True)
+            )
             raise GradientCheckError(
                 f"dot-product test failed for {f.__qualname__}: <J^T ct, v> = {transposed:.10g} "
-                f"from the reverse rule, <ct, J v> = {reference[0]:.10g} from {label} ({per_arg})")
+                f"from the reverse rule, <ct, J v> = {reference[0]:.10g} from {label} ({per_arg})"
+            )
     return rules

@@ -37,13 +37,18 @@ def run(seeds, deadline=None, out=None, shrink_failures=True, echo=print):
         if result.outcome is Outcome.REFUSED:
             refusals[_refusal_class(result.detail)] += 1
         if result.failed:
-            small = shrink(program, lambda p: check_program(p).outcome is result.outcome) \
-                if shrink_failures else program
+            small = (
+                shrink(program, lambda p: check_program(p).outcome is result.outcome)
+                if shrink_failures
+                else program
+            )
             failures.append((seed, result, small))
             if out is not None:
                 Path(out).mkdir(parents=True, exist_ok=True)
                 (Path(out) / f"fuzz_{result.outcome.value}_{seed}.py").write_text(
-                    f"# {result.outcome.value}: {result.detail}\n# args: {small.args()!r}\n" + small.source())
+                    f"# {result.outcome.value}: {result.detail}\n# args: {small.args()!r}\n"
+                    + small.source()
+                )
     checked = sum(counts.values())
     echo(f"{checked} programs: " + ", ".join(f"{o.value} {counts[o]}" for o in Outcome))
     if refusals:
@@ -51,8 +56,10 @@ def run(seeds, deadline=None, out=None, shrink_failures=True, echo=print):
         for message, n in refusals.most_common(15):
             echo(f"  {n:5d}  {message}")
     for seed, result, small in failures:
-        echo(f"\n--- seed {seed}: {result.outcome.value}: {result.detail}\n# args: {small.args()!r}"
-             f"{small.source(preamble=False)}")
+        echo(
+            f"\n--- seed {seed}: {result.outcome.value}: {result.detail}\n# args: {small.args()!r}"
+            f"{small.source(preamble=False)}"
+        )
     return counts, refusals, failures
 
 

@@ -32,16 +32,16 @@ from tangent_ast.testing import GradientCheckError, check_grads
 
 class Outcome(enum.Enum):
     PASS = "pass"
-    REFUSED = "refused"      # a TangentAstError: a clear refusal
-    WRONG = "wrong"          # a number that disagrees: the worst bug
-    INTERNAL = "internal"    # any other exception from tangent_ast or the code it generated
-    SKIPPED = "skipped"      # not a valid test: the program itself fails, or sits on a kink
+    REFUSED = "refused"  # a TangentAstError: a clear refusal
+    WRONG = "wrong"  # a number that disagrees: the worst bug
+    INTERNAL = "internal"  # any other exception from tangent_ast or the code it generated
+    SKIPPED = "skipped"  # not a valid test: the program itself fails, or sits on a kink
 
 
 @dataclass(frozen=True)
 class Result:
     outcome: Outcome
-    detail: str = ""         # the refusal message, the failing check, or the traceback's last line
+    detail: str = ""  # the refusal message, the failing check, or the traceback's last line
 
     @property
     def failed(self):
@@ -107,14 +107,20 @@ def _api_checks(f, args):
 
 def _perturbed(args, seed):
     rng = np.random.default_rng(seed + 1)
-    return tuple(a + 1e-3 * rng.standard_normal(np.shape(a)) if isinstance(a, np.ndarray)
-                 else a + 1e-3 * float(rng.standard_normal()) for a in args)
+    return tuple(
+        a + 1e-3 * rng.standard_normal(np.shape(a))
+        if isinstance(a, np.ndarray)
+        else a + 1e-3 * float(rng.standard_normal())
+        for a in args
+    )
 
 
 def _check_at(f, args):
     check_grads(f, copy.deepcopy(args), modes=("fwd", "rev"), rtol=1e-4, atol=1e-6)
     if len(args) > 1:  # with respect to one argument only: the others carry no derivative
-        check_grads(f, copy.deepcopy(args), modes=("fwd", "rev"), wrt=(len(args) - 1,), rtol=1e-4, atol=1e-6)
+        check_grads(
+            f, copy.deepcopy(args), modes=("fwd", "rev"), wrt=(len(args) - 1,), rtol=1e-4, atol=1e-6
+        )
     _api_checks(f, args)
 
 
@@ -135,7 +141,9 @@ def check_program(program):
         if not _finite(value) or np.ndim(value) != 0:
             return Result(Outcome.SKIPPED, "the program's value is not a finite scalar")
         if abs(float(value)) > 1e4:  # sin of a huge value: finite differences cannot resolve it
-            return Result(Outcome.SKIPPED, "the program's value is too large to check by differences")
+            return Result(
+                Outcome.SKIPPED, "the program's value is too large to check by differences"
+            )
         return _classify(f, args, program.seed)
 
 

@@ -24,14 +24,18 @@ N = 3
 HELPERS = {
     "smooth_step": "def smooth_step(p, q):\n    return p * np.tanh(q) + 0.5 * q\n",
     "scaled": "def scaled(p, scale=2.0):\n    return scale * p\n",
-    "repeat_sin": ("def repeat_sin(p, n):\n    if n == 0:\n        return p\n"
-                   "    return repeat_sin(np.sin(p), n - 1)\n"),
+    "repeat_sin": (
+        "def repeat_sin(p, n):\n    if n == 0:\n        return p\n"
+        "    return repeat_sin(np.sin(p), n - 1)\n"
+    ),
     "pair": "def pair(p, q):\n    return p * q, p - q\n",
     "bump": "def bump(a, b):\n    a += b\n    return a\n",
 }
-PREAMBLE = ("import math\nimport collections\nimport dataclasses\n\nimport numpy as np\n\n"
-            "Pair = collections.namedtuple('Pair', ['left', 'right'])\n\n\n"
-            "@dataclasses.dataclass\nclass Box:\n    w: object\n    b: object\n\n\nSCALE = 1.5\n")
+PREAMBLE = (
+    "import math\nimport collections\nimport dataclasses\n\nimport numpy as np\n\n"
+    "Pair = collections.namedtuple('Pair', ['left', 'right'])\n\n\n"
+    "@dataclasses.dataclass\nclass Box:\n    w: object\n    b: object\n\n\nSCALE = 1.5\n"
+)
 
 
 @dataclass(frozen=True)
@@ -40,10 +44,10 @@ class Program:
 
     seed: int
     params: tuple
-    shapes: tuple                       # the shape of each parameter
-    body: tuple                         # blocks: tuples of source lines (indented as in f's body)
+    shapes: tuple  # the shape of each parameter
+    body: tuple  # blocks: tuples of source lines (indented as in f's body)
     result: str
-    helpers: tuple = ()                 # names in HELPERS the body calls
+    helpers: tuple = ()  # names in HELPERS the body calls
 
     def source(self, preamble=True):
         lines = [PREAMBLE] if preamble else []
@@ -67,13 +71,13 @@ class Program:
         return tuple(out)
 
     def without_block(self, i):
-        return replace(self, body=self.body[:i] + self.body[i + 1:])
+        return replace(self, body=self.body[:i] + self.body[i + 1 :])
 
 
 @dataclass
 class _Writer:
     rng: random.Random
-    env: dict = field(default_factory=dict)       # name -> shape
+    env: dict = field(default_factory=dict)  # name -> shape
     body: list = field(default_factory=list)
     helpers: set = field(default_factory=set)
     count: int = 0
@@ -100,47 +104,109 @@ def _expression(w, shape):
     b = w.pick(shape) or a
     s = w.pick(SCALAR)
     choices = [
-        f"{a} * {b}", f"{a} + {b}", f"{a} - 0.5 * {b}", f"{a} / ({b} * {b} + 1.0)",
-        f"np.sin({a})", f"np.tanh({a}) * {b}", f"np.exp(-{a} * {a})", f"np.sqrt({a} * {a} + 1.0)",
-        f"np.log1p({a} * {a})", f"np.arctan({a})", f"{a} ** 2", f"np.cos({a}) ** 3",
-        f"np.maximum({a}, 0.3 * {b} + 0.1)", f"np.clip({a}, a_min=-0.8, a_max=0.9)",
-        f"np.where({a} > {b}, {a}, {b})", f"np.abs({a} + 0.05)", f"{a} * SCALE",
-        f"np.power({a} * {a} + 0.5, 1.5)", f"np.hypot({a}, {b})",
+        f"{a} * {b}",
+        f"{a} + {b}",
+        f"{a} - 0.5 * {b}",
+        f"{a} / ({b} * {b} + 1.0)",
+        f"np.sin({a})",
+        f"np.tanh({a}) * {b}",
+        f"np.exp(-{a} * {a})",
+        f"np.sqrt({a} * {a} + 1.0)",
+        f"np.log1p({a} * {a})",
+        f"np.arctan({a})",
+        f"{a} ** 2",
+        f"np.cos({a}) ** 3",
+        f"np.maximum({a}, 0.3 * {b} + 0.1)",
+        f"np.clip({a}, a_min=-0.8, a_max=0.9)",
+        f"np.where({a} > {b}, {a}, {b})",
+        f"np.abs({a} + 0.05)",
+        f"{a} * SCALE",
+        f"np.power({a} * {a} + 0.5, 1.5)",
+        f"np.hypot({a}, {b})",
     ]
     if s is not None:
         choices += [f"{a} * {s}", f"{s} * {a} - {b}", f"np.tanh({s}) + {a}"]
     if shape == SCALAR:
-        choices += [f"math.sin({a}) + {b}", f"math.exp(-{a} * {a})", f"max({a}, {b})",
-                    f"float({a}) * 2.0", f"abs({a}) + {b}", f"{a} ** 0 + {b}", f"sum([{a}, {b}], 0.5)",
-                    f"math.pow({a} * {a} + 1.0, 0.5)", f"np.std(np.array([{a}])) + {b}",
-                    f"np.sum(np.array([{a}, {b} * {a}, 2.0]))", f"np.sum([{a}, {b}])", f"{a} if {b} > 0.1 else -{a}"]
+        choices += [
+            f"math.sin({a}) + {b}",
+            f"math.exp(-{a} * {a})",
+            f"max({a}, {b})",
+            f"float({a}) * 2.0",
+            f"abs({a}) + {b}",
+            f"{a} ** 0 + {b}",
+            f"sum([{a}, {b}], 0.5)",
+            f"math.pow({a} * {a} + 1.0, 0.5)",
+            f"np.std(np.array([{a}])) + {b}",
+            f"np.sum(np.array([{a}, {b} * {a}, 2.0]))",
+            f"np.sum([{a}, {b}])",
+            f"{a} if {b} > 0.1 else -{a}",
+        ]
     if shape == VEC:
         m = w.pick(MAT)
-        choices += [f"{a}[::-1] * {b}", f"np.cumsum({a})", f"np.sort({a})", f"np.roll({a}, 1)",
-                    f"np.full((3,), {s}) * {a}" if s else f"{a} * 2.0",
-                    f"np.full_like({a}, {s}) + {b}" if s else f"{a} - 1.0",
-                    f"np.concatenate([{a}[:1], {b}[1:]])", f"np.flip({a}, axis=0)",
-                    f"np.array([{s}, {s} * 2.0, 1.0]) * {a}" if s else f"{a} * 3.0",
-                    f"np.full(3, {s} * 0.5) - {a}" if s else f"{a} + 3.0", f"{a} ** 0 * {b}",
-                    f"np.power({a}, 2) + {b}", f"np.concatenate(({a}[1:], {a}[:1]))", f"np.take({a}, [2, 0, 1])",
-                    f"np.tile({a}[:1], 3) * {b}", f"np.repeat({a}[1:2], 3)", f"np.cumprod({a} * 0.1 + 1.0)",
-                    f"np.clip({a}, a_max=0.7)", f"np.clip({a}, -0.6, None)"]
+        choices += [
+            f"{a}[::-1] * {b}",
+            f"np.cumsum({a})",
+            f"np.sort({a})",
+            f"np.roll({a}, 1)",
+            f"np.full((3,), {s}) * {a}" if s else f"{a} * 2.0",
+            f"np.full_like({a}, {s}) + {b}" if s else f"{a} - 1.0",
+            f"np.concatenate([{a}[:1], {b}[1:]])",
+            f"np.flip({a}, axis=0)",
+            f"np.array([{s}, {s} * 2.0, 1.0]) * {a}" if s else f"{a} * 3.0",
+            f"np.full(3, {s} * 0.5) - {a}" if s else f"{a} + 3.0",
+            f"{a} ** 0 * {b}",
+            f"np.power({a}, 2) + {b}",
+            f"np.concatenate(({a}[1:], {a}[:1]))",
+            f"np.take({a}, [2, 0, 1])",
+            f"np.tile({a}[:1], 3) * {b}",
+            f"np.repeat({a}[1:2], 3)",
+            f"np.cumprod({a} * 0.1 + 1.0)",
+            f"np.clip({a}, a_max=0.7)",
+            f"np.clip({a}, -0.6, None)",
+        ]
         if m is not None:
-            choices += [f"{m} @ {a}", f"np.dot({a}, {m})", f"np.sum({m}, axis=0) * {a}",
-                        f"np.mean({m}, axis=1)", f"np.max({m}, axis=1)", f"{m}[1]", f"{m}[:, 2] + {a}",
-                        f"np.einsum('ij,j->i', {m}, {a})", f"np.linalg.solve({m} + 4.0 * np.eye(3), {a})",
-                        f"np.sum({m}, 0)", f"np.mean({m}, axis=-1)", f"np.sum({m}, axis=1, keepdims=True)[:, 0]",
-                        f"np.linalg.norm({m}, axis=0)", f"np.min({m}, axis=0)", f"np.prod({m} * 0.5 + 1.0, axis=1)",
-                        f"{m}.mean(axis=0) * {a}", f"{m}.sum(1)"]
+            choices += [
+                f"{m} @ {a}",
+                f"np.dot({a}, {m})",
+                f"np.sum({m}, axis=0) * {a}",
+                f"np.mean({m}, axis=1)",
+                f"np.max({m}, axis=1)",
+                f"{m}[1]",
+                f"{m}[:, 2] + {a}",
+                f"np.einsum('ij,j->i', {m}, {a})",
+                f"np.linalg.solve({m} + 4.0 * np.eye(3), {a})",
+                f"np.sum({m}, 0)",
+                f"np.mean({m}, axis=-1)",
+                f"np.sum({m}, axis=1, keepdims=True)[:, 0]",
+                f"np.linalg.norm({m}, axis=0)",
+                f"np.min({m}, axis=0)",
+                f"np.prod({m} * 0.5 + 1.0, axis=1)",
+                f"{m}.mean(axis=0) * {a}",
+                f"{m}.sum(1)",
+            ]
     if shape == MAT:
         v = w.pick(VEC)
-        choices += [f"{a} @ {b}", f"{a}.T * {b}", f"np.transpose({a}) + {b}", f"np.tril({a}) - {b}",
-                    f"np.einsum('ij,jk->ik', {a}, {b})", f"{a}.reshape(9).reshape(3, 3)", f"{a}[[0, 2, 1]]",
-                    f"np.swapaxes({a}, 0, 1) * {b}", f"np.linalg.inv({a} + 4.0 * np.eye(3))",
-                    f"np.cumsum({a}, axis=1)", f"np.roll({a}, shift=1, axis=0)", f"np.triu({a}, k=1) + {b}"]
+        choices += [
+            f"{a} @ {b}",
+            f"{a}.T * {b}",
+            f"np.transpose({a}) + {b}",
+            f"np.tril({a}) - {b}",
+            f"np.einsum('ij,jk->ik', {a}, {b})",
+            f"{a}.reshape(9).reshape(3, 3)",
+            f"{a}[[0, 2, 1]]",
+            f"np.swapaxes({a}, 0, 1) * {b}",
+            f"np.linalg.inv({a} + 4.0 * np.eye(3))",
+            f"np.cumsum({a}, axis=1)",
+            f"np.roll({a}, shift=1, axis=0)",
+            f"np.triu({a}, k=1) + {b}",
+        ]
         if v is not None:
-            choices += [f"{a} * {v}", f"np.outer({v}, {v}) + {a}", f"np.stack([{v}, {v} * 2.0, {v}]) * {a}",
-                        f"{a} - np.sum({a}, axis=1, keepdims=True)"]
+            choices += [
+                f"{a} * {v}",
+                f"np.outer({v}, {v}) + {a}",
+                f"np.stack([{v}, {v} * 2.0, {v}]) * {a}",
+                f"{a} - np.sum({a}, axis=1, keepdims=True)",
+            ]
     return rng.choice(choices)
 
 
@@ -148,18 +214,42 @@ def _reduction(w):
     a = w.pick(VEC, MAT)
     if a is None:
         return None
-    return w.rng.choice([f"np.sum({a})", f"np.mean({a} ** 2)", f"np.sum({a}, axis=None)", f"{a}.sum()",
-                         f"np.linalg.norm({a} + 0.1)", f"np.prod(np.tanh({a}) + 2.0)", f"np.std({a})",
-                         f"np.var({a}, ddof=1)", f"np.max({a} * 1.0)", f"np.trace({a} @ {a}.T)" if
-                         w.env[a] == MAT else f"np.dot({a}, {a})"])
+    return w.rng.choice(
+        [
+            f"np.sum({a})",
+            f"np.mean({a} ** 2)",
+            f"np.sum({a}, axis=None)",
+            f"{a}.sum()",
+            f"np.linalg.norm({a} + 0.1)",
+            f"np.prod(np.tanh({a}) + 2.0)",
+            f"np.std({a})",
+            f"np.var({a}, ddof=1)",
+            f"np.max({a} * 1.0)",
+            f"np.trace({a} @ {a}.T)" if w.env[a] == MAT else f"np.dot({a}, {a})",
+        ]
+    )
 
 
 def _statement(w):
     """Append one random statement (or compound block) to the body."""
     rng = w.rng
-    kind = rng.choices(["assign", "reduce", "if", "for", "while", "helper", "container", "update",
-                        "closure", "alias", "early", "comprehension"],
-                       weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1])[0]
+    kind = rng.choices(
+        [
+            "assign",
+            "reduce",
+            "if",
+            "for",
+            "while",
+            "helper",
+            "container",
+            "update",
+            "closure",
+            "alias",
+            "early",
+            "comprehension",
+        ],
+        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1],
+    )[0]
     shape = rng.choice([n for n in (SCALAR, VEC, MAT) if w.pick(n) is not None])
     name = w.fresh()
     if kind == "reduce":
@@ -170,7 +260,9 @@ def _statement(w):
         s = w.pick(SCALAR)
         e1, e2 = _expression(w, shape), _expression(w, shape)
         if s is not None:
-            return w.emit([f"if {s} > 0.2:", f"    {name} = {e1}", "else:", f"    {name} = {e2}"], name, shape)
+            return w.emit(
+                [f"if {s} > 0.2:", f"    {name} = {e1}", "else:", f"    {name} = {e2}"], name, shape
+            )
     if kind == "for":
         a = w.pick(shape)
         n = rng.randint(1, 4)
@@ -182,40 +274,75 @@ def _statement(w):
         return w.emit(lines, name, shape)
     if kind == "while":
         a = w.pick(shape)
-        return w.emit([f"{name} = {a} + 0.0", "k = 0", "while k < 3:",
-                       f"    {name} = {name} - 0.1 * np.tanh({name})", "    k = k + 1"], name, shape)
+        return w.emit(
+            [
+                f"{name} = {a} + 0.0",
+                "k = 0",
+                "while k < 3:",
+                f"    {name} = {name} - 0.1 * np.tanh({name})",
+                "    k = k + 1",
+            ],
+            name,
+            shape,
+        )
     if kind == "helper":
         a, b = w.pick(shape), w.pick(shape)
         helper = rng.choice(sorted(HELPERS))
         w.helpers.add(helper)
-        call = {"smooth_step": f"smooth_step({a}, {b})", "scaled": f"scaled({a}, scale=0.5)",
-                "repeat_sin": f"repeat_sin({a}, 2)", "pair": f"sum(pair({a}, {b}))",
-                "bump": f"bump({a} * 1.0, {b})"}[helper]
+        call = {
+            "smooth_step": f"smooth_step({a}, {b})",
+            "scaled": f"scaled({a}, scale=0.5)",
+            "repeat_sin": f"repeat_sin({a}, 2)",
+            "pair": f"sum(pair({a}, {b}))",
+            "bump": f"bump({a} * 1.0, {b})",
+        }[helper]
         return w.emit([f"{name} = {call}"], name, shape)
     if kind == "container":
         a, b = w.pick(shape), w.pick(shape)
         form = rng.choice(["tuple", "dict", "list", "record", "dataclass"])
-        lines = {"tuple": [f"t = ({a}, {b})", "p, q = t", f"{name} = p * q"],
-                 "dict": [f"d = {{'a': {a}, 'b': {b}}}", f"{name} = d['a'] - d['b'] * 2.0"],
-                 "list": [f"xs = [{a}, {b}]", f"xs.append({a} * 0.5)", f"{name} = xs[0] + xs[2] * xs[1]"],
-                 "record": [f"pr = Pair({a}, right={b})", f"{name} = pr.left * pr.right"],
-                 "dataclass": [f"bx = Box({a}, {b})", f"{name} = bx.w * 2.0 + bx.b"]}[form]
+        lines = {
+            "tuple": [f"t = ({a}, {b})", "p, q = t", f"{name} = p * q"],
+            "dict": [f"d = {{'a': {a}, 'b': {b}}}", f"{name} = d['a'] - d['b'] * 2.0"],
+            "list": [
+                f"xs = [{a}, {b}]",
+                f"xs.append({a} * 0.5)",
+                f"{name} = xs[0] + xs[2] * xs[1]",
+            ],
+            "record": [f"pr = Pair({a}, right={b})", f"{name} = pr.left * pr.right"],
+            "dataclass": [f"bx = Box({a}, {b})", f"{name} = bx.w * 2.0 + bx.b"],
+        }[form]
         return w.emit(lines, name, shape)
     if kind == "update" and shape != SCALAR:
         a, s = w.pick(shape), w.pick(SCALAR)
         lines = [f"{name} = {a}.copy()" if rng.random() < 0.5 else f"{name} = {a} * 1.0"]
-        lines += rng.choice([[f"{name}[0] = {s or 0.5}"], [f"{name} += {a}"], [f"{name} *= 0.5"],
-                             [f"{name}[1] = {name}[1] * 2.0"]])
+        lines += rng.choice(
+            [
+                [f"{name}[0] = {s or 0.5}"],
+                [f"{name} += {a}"],
+                [f"{name} *= 0.5"],
+                [f"{name}[1] = {name}[1] * 2.0"],
+            ]
+        )
         return w.emit(lines, name, shape)
     if kind == "closure":
         a, b = w.pick(shape), w.pick(shape)
-        return w.emit(["def inner(z):", f"    return z * {b} + 1.0", f"{name} = inner({a})"], name, shape)
+        return w.emit(
+            ["def inner(z):", f"    return z * {b} + 1.0", f"{name} = inner({a})"], name, shape
+        )
     if kind == "alias":
         a = w.pick(shape)
         if shape != SCALAR and rng.random() < 0.5:
-            form = rng.choice([[f"al = {a}", "al += 1.0"], [f"vw = {a}[1:]", "vw *= 2.0"],
-                               [f"{name}_t = np.zeros((3, 3))", f"{name}_t[1:] = {a}[:2] if {a}.ndim == 2 "
-                                f"else {a}[1:]"], [f"hb = bump({a}, {a} * 0.5)"]])
+            form = rng.choice(
+                [
+                    [f"al = {a}", "al += 1.0"],
+                    [f"vw = {a}[1:]", "vw *= 2.0"],
+                    [
+                        f"{name}_t = np.zeros((3, 3))",
+                        f"{name}_t[1:] = {a}[:2] if {a}.ndim == 2 else {a}[1:]",
+                    ],
+                    [f"hb = bump({a}, {a} * 0.5)"],
+                ]
+            )
             if "bump" in form[-1]:
                 w.helpers.add("bump")
             return w.emit(form + [f"{name} = {a} * 2.0"], name, shape)

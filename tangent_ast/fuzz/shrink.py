@@ -25,11 +25,13 @@ def shrink(program, still_fails, rounds=4):
         terms = best.result.split(" + ")
         for j in range(len(terms)):
             if len(terms) > 1:
-                candidate = replace(best, result=" + ".join(terms[:j] + terms[j + 1:]))
+                candidate = replace(best, result=" + ".join(terms[:j] + terms[j + 1 :]))
                 if still_fails(candidate):
-                    best, terms, changed = candidate, terms[:j] + terms[j + 1:], True
+                    best, terms, changed = candidate, terms[:j] + terms[j + 1 :], True
                     break
-        helpers = tuple(h for h in best.helpers if h + "(" in "\n".join("\n".join(b) for b in best.body))
+        helpers = tuple(
+            h for h in best.helpers if h + "(" in "\n".join("\n".join(b) for b in best.body)
+        )
         if helpers != best.helpers and still_fails(replace(best, helpers=helpers)):
             best, changed = replace(best, helpers=helpers), True
         if not changed:

@@ -1,8 +1,30 @@
 """Rule tables by domain. Importing this package registers every table."""
 
 from . import builtins, linalg, math, numpy, operators  # noqa: F401  (registration)
-from .registry import (all_primitives, broadcasting, def_jointly_linear, def_linear, defjvp, defvjp,
-                       elementwise, handles, lookup, nondifferentiable, specialize)
+from .registry import (
+    all_primitives,
+    broadcasting,
+    def_jointly_linear,
+    def_linear,
+    defjvp,
+    defvjp,
+    elementwise,
+    handles,
+    lookup,
+    nondifferentiable,
+    specialize,
+)
 
-__all__ = ["all_primitives", "broadcasting", "def_jointly_linear", "def_linear", "defjvp", "defvjp",
-           "elementwise", "handles", "lookup", "nondifferentiable", "specialize"]
+__all__ = [
+    "all_primitives",
+    "broadcasting",
+    "def_jointly_linear",
+    "def_linear",
+    "defjvp",
+    "defvjp",
+    "elementwise",
+    "handles",
+    "lookup",
+    "nondifferentiable",
+    "specialize",
+]

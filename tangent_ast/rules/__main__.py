@@ -38,8 +38,11 @@ def modes(entry):
     """The modes of ``entry`` as words: ``nondifferentiable`` or ``forward``/``reverse``."""
     if entry.nondiff:
         return ["nondifferentiable"]
-    return [m for m, table in (("forward", entry.jvps), ("reverse", entry.vjps))
-            if any(rule is not None for rule in table.values())]
+    return [
+        m
+        for m, table in (("forward", entry.jvps), ("reverse", entry.vjps))
+        if any(rule is not None for rule in table.values())
+    ]
 
 
 def is_numpy(entry):
@@ -51,8 +54,9 @@ def both_modes(entries):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tangent_ast.rules",
-                                     description="Show the registered derivative rules.")
+    parser = argparse.ArgumentParser(
+        prog="python -m tangent_ast.rules", description="Show the registered derivative rules."
+    )
     parser.add_argument("--list", action="store_true", help="list every primitive and its modes")
     args = parser.parse_args(argv)
     if not args.list:
@@ -71,8 +75,10 @@ def main(argv=None):
             print(f"  {entry.name:<{width}}  {'/'.join(modes(entry)) or '-'}")
         print()
     numpy_entries = [e for e in entries if is_numpy(e)]
-    print(f"NumPy functions/methods with both modes: {len(both_modes(numpy_entries))} "
-          f"(of {len(numpy_entries)} NumPy primitives registered)")
+    print(
+        f"NumPy functions/methods with both modes: {len(both_modes(numpy_entries))} "
+        f"(of {len(numpy_entries)} NumPy primitives registered)"
+    )
     return 0
 
 

@@ -57,20 +57,20 @@ class CallRefused(Exception):
 class Given:
     """One argument of the call: where the call passes it and the parameter it binds to."""
 
-    value: object                   # gast expression
-    parameter: str                  # the primal's parameter name (``operands[2]`` for a *args item)
+    value: object  # gast expression
+    parameter: str  # the primal's parameter name (``operands[2]`` for a *args item)
     role: Role
-    position: int | None            # the rule's argument number (DIFFERENTIABLE / NO_DERIVATIVE)
-    slot: int | str                 # where the call site has it: a position or a keyword name
+    position: int | None  # the rule's argument number (DIFFERENTIABLE / NO_DERIVATIVE)
+    slot: int | str  # where the call site has it: a position or a keyword name
 
 
 @dataclass(frozen=True)
 class BoundCall:
     """A call site bound against its primitive's signature."""
 
-    given: tuple                    # Given, in the primal's parameter order
-    args: tuple                     # canonical positional arguments (gast), rule positions 0..n-1
-    keywords: tuple                 # canonical keywords (gast.keyword) of the static parameters
+    given: tuple  # Given, in the primal's parameter order
+    args: tuple  # canonical positional arguments (gast), rule positions 0..n-1
+    keywords: tuple  # canonical keywords (gast.keyword) of the static parameters
 
     def at(self, position):
         """The argument at rule position ``position``."""
@@ -90,7 +90,11 @@ def _literal_value(expr):
     """The Python value of a constant expression, or ``_NO_VALUE``."""
     if isinstance(expr, gast.Constant):
         return expr.value
-    if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, gast.USub) and isinstance(expr.operand, gast.Constant):
+    if (
+        isinstance(expr, gast.UnaryOp)
+        and isinstance(expr.op, gast.USub)
+        and isinstance(expr.operand, gast.Constant)
+    ):
         return -expr.operand.value
     if isinstance(expr, gast.Tuple):
         values = tuple(_literal_value(e) for e in expr.elts)
@@ -166,15 +170,24 @@ def bind_call(entry, args, keywords, resolve=None):
     by_keyword = {kw.arg: kw.value for kw in keywords}
     if signature is None:  # no signature to read: the rule's own positions, no keywords
         if by_keyword:
-            raise CallRefused(f"keyword arguments ({', '.join(by_keyword)}=...) to {entry.name}, whose "
-                              "signature cannot be read", "pass the arguments positionally")
-        signature = inspect.Signature([inspect.Parameter(f"arg{i}", inspect.Parameter.POSITIONAL_ONLY)
-                                       for i in range(len(args))])
+            raise CallRefused(
+                f"keyword arguments ({', '.join(by_keyword)}=...) to {entry.name}, whose "
+                "signature cannot be read",
+                "pass the arguments positionally",
+            )
+        signature = inspect.Signature(
+            [
+                inspect.Parameter(f"arg{i}", inspect.Parameter.POSITIONAL_ONLY)
+                for i in range(len(args))
+            ]
+        )
     try:
         bound = signature.bind(*args, **by_keyword)
     except TypeError as exc:
-        raise CallRefused(f"this call does not fit {entry.name}{signature} ({exc})",
-                          "check the call against the function's parameters") from None
+        raise CallRefused(
+            f"this call does not fit {entry.name}{signature} ({exc})",
+            "check the call against the function's parameters",
+        ) from None
     differentiable, none = _rule_positions(entry)
     slots = {id(a): i for i, a in enumerate(args)}
     slots.update({id(v): k for k, v in by_keyword.items()})
@@ -185,7 +198,9 @@ def bind_call(entry, args, keywords, resolve=None):
         if kind == parameter.VAR_POSITIONAL:
             for j, value in enumerate(bound.arguments.get(parameter.name, ())):
                 role = _role(entry, position, parameter.name, differentiable, none)
-                given.append(Given(value, f"{parameter.name}[{j}]", role, position, slots[id(value)]))
+                given.append(
+                    Given(value, f"{parameter.name}[{j}]", role, position, slots[id(value)])
+                )
                 position += 1
             continue
         if kind == parameter.VAR_KEYWORD:
@@ -205,13 +220,18 @@ def bind_call(entry, args, keywords, resolve=None):
         given.append(Given(value, parameter.name, role, rule_position, slots[id(value)]))
     for g in given:
         if g.role is Role.DEFAULT_ONLY:
-            raise CallRefused(f"{entry.name} called with {_shown(g)}, which its rule does not handle",
-                              _hint(entry, g))
+            raise CallRefused(
+                f"{entry.name} called with {_shown(g)}, which its rule does not handle",
+                _hint(entry, g),
+            )
         if g.role is Role.STATIC and g.parameter == "dtype":
             _check_float_dtype(entry, g.value, resolve)
     args = _canonical_args(entry, signature, given)
-    keywords = tuple(gast.keyword(arg=g.parameter, value=g.value) for g in given
-                     if g.role is Role.STATIC and (g.position is None or g.position >= len(args)))
+    keywords = tuple(
+        gast.keyword(arg=g.parameter, value=g.value)
+        for g in given
+        if g.role is Role.STATIC and (g.position is None or g.position >= len(args))
+    )
     return BoundCall(tuple(given), args, keywords)
 
 
@@ -223,14 +243,20 @@ def _check_float_dtype(entry, expr, resolve):
     except (TypeError, ValueError, LookupError):
         floating = False
     if not floating:
-        raise CallRefused(f"{entry.name} called with dtype= other than a floating type written out "
-                          "(float, np.float64, np.float32, 'float64')",
-                          "the derivative of a conversion to an integer, bool or complex type is not "
-                          "that of the value: convert after differentiating, or use a float type")
+        raise CallRefused(
+            f"{entry.name} called with dtype= other than a floating type written out "
+            "(float, np.float64, np.float32, 'float64')",
+            "the derivative of a conversion to an integer, bool or complex type is not "
+            "that of the value: convert after differentiating, or use a float type",
+        )
 
 
 def _shown(g):
-    return f"{g.parameter}=..." if isinstance(g.slot, str) else f"{g.parameter} (argument {g.slot + 1})"
+    return (
+        f"{g.parameter}=..."
+        if isinstance(g.slot, str)
+        else f"{g.parameter} (argument {g.slot + 1})"
+    )
 
 
 def _hint(entry, g):
@@ -250,12 +276,18 @@ def _canonical_args(entry, signature, given):
     (or a static item of ``*args``), with a declared fill or the primal's literal default
     where the call leaves one out. Static parameters after that go by keyword."""
     by_position = {g.position: g for g in given if g.position is not None}
-    ends = [g.position for g in given if g.position is not None and (
-        g.role is not Role.STATIC or g.parameter.endswith("]"))]
+    ends = [
+        g.position
+        for g in given
+        if g.position is not None and (g.role is not Role.STATIC or g.parameter.endswith("]"))
+    ]
     if not ends:
         return ()
-    positional = [p for p in signature.parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    positional = [
+        p
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     out = []
     for i in range(max(ends) + 1):
         if i in by_position:
@@ -268,13 +300,17 @@ def _canonical_args(entry, signature, given):
         elif parameter is not None and parameter.default is not inspect.Parameter.empty:
             value = parameter.default
         else:
-            raise CallRefused(f"{entry.name} called without {name} before a later argument",
-                              f"pass {name} explicitly")
+            raise CallRefused(
+                f"{entry.name} called without {name} before a later argument",
+                f"pass {name} explicitly",
+            )
         try:
             out.append(_constant(value))
         except TypeError:
-            raise CallRefused(f"{entry.name} called without {name}, whose default its rule cannot "
-                              "spell out", f"pass {name} explicitly") from None
+            raise CallRefused(
+                f"{entry.name} called without {name}, whose default its rule cannot spell out",
+                f"pass {name} explicitly",
+            ) from None
     return tuple(out)
 
 

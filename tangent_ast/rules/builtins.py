@@ -5,30 +5,56 @@ import builtins
 import numpy as np
 
 from .. import runtime
-from .registry import (broadcasting, def_jointly_linear, defjvp, defvjp, effectful, handles, nondifferentiable,
-                       specialize)
+from .registry import (
+    broadcasting,
+    def_jointly_linear,
+    defjvp,
+    defvjp,
+    effectful,
+    handles,
+    nondifferentiable,
+    specialize,
+)
 
 defjvp(builtins.abs, lambda dx, ans, x: dx * np.sign(x))
 defvjp(builtins.abs, lambda ct, ans, x: ct * np.sign(x))
 broadcasting(builtins.abs)
 
-defjvp(builtins.pow, lambda dx, ans, x, y: dx * y * x ** (y - 1),
-                     lambda dy, ans, x, y: dy * runtime.xlogy(ans, x))
-defvjp(builtins.pow, lambda ct, ans, x, y: ct * y * x ** (y - 1),
-                     lambda ct, ans, x, y: ct * runtime.xlogy(ans, x))
+defjvp(
+    builtins.pow,
+    lambda dx, ans, x, y: dx * y * x ** (y - 1),
+    lambda dy, ans, x, y: dy * runtime.xlogy(ans, x),
+)
+defvjp(
+    builtins.pow,
+    lambda ct, ans, x, y: ct * y * x ** (y - 1),
+    lambda ct, ans, x, y: ct * runtime.xlogy(ans, x),
+)
 
 defjvp(builtins.float, lambda dx, ans, x: dx)
 defvjp(builtins.float, lambda ct, ans, x: ct)
 
 # max(x, y) returns x unless y > x; min(x, y) returns x unless y < x.
-defjvp(builtins.max, lambda dx, ans, x, y: dx if x >= y else 0.0,
-                     lambda dy, ans, x, y: dy if y > x else 0.0)
-defvjp(builtins.max, lambda ct, ans, x, y: ct if x >= y else 0.0,
-                     lambda ct, ans, x, y: ct if y > x else 0.0)
-defjvp(builtins.min, lambda dx, ans, x, y: dx if x <= y else 0.0,
-                     lambda dy, ans, x, y: dy if y < x else 0.0)
-defvjp(builtins.min, lambda ct, ans, x, y: ct if x <= y else 0.0,
-                     lambda ct, ans, x, y: ct if y < x else 0.0)
+defjvp(
+    builtins.max,
+    lambda dx, ans, x, y: dx if x >= y else 0.0,
+    lambda dy, ans, x, y: dy if y > x else 0.0,
+)
+defvjp(
+    builtins.max,
+    lambda ct, ans, x, y: ct if x >= y else 0.0,
+    lambda ct, ans, x, y: ct if y > x else 0.0,
+)
+defjvp(
+    builtins.min,
+    lambda dx, ans, x, y: dx if x <= y else 0.0,
+    lambda dy, ans, x, y: dy if y < x else 0.0,
+)
+defvjp(
+    builtins.min,
+    lambda ct, ans, x, y: ct if x <= y else 0.0,
+    lambda ct, ans, x, y: ct if y < x else 0.0,
+)
 
 # x.field on a dataclass, namedtuple or object: the tangent is the same kind of object.
 defjvp(builtins.getattr, lambda dx, ans, x, name: getattr(dx, name), None)
@@ -41,8 +67,12 @@ defvjp(builtins.sum, lambda ct, ans, x, start=0: runtime.TangentTuple([ct] * len
 
 # xs[i] = v on a local list is xs = list_with(xs, i, v): item i of the cotangent goes to v.
 def_jointly_linear(runtime.list_with, 0, 2)
-defvjp(runtime.list_with, lambda ct, ans, xs, i, v: runtime.list_with(ct, i, runtime.zero_tangent(v)), None,
-                          lambda ct, ans, xs, i, v: ct[i])
+defvjp(
+    runtime.list_with,
+    lambda ct, ans, xs, i, v: runtime.list_with(ct, i, runtime.zero_tangent(v)),
+    None,
+    lambda ct, ans, xs, i, v: ct[i],
+)
 
 # list(x): a copy of a list or tuple (a list argument the function changes is copied first), or
 # the rows of an array.
@@ -50,8 +80,16 @@ defjvp(builtins.list, lambda dx, ans, x: runtime.TangentTuple(dx))
 defvjp(builtins.list, lambda ct, ans, x: runtime.list_vjp(ct, x))
 specialize(builtins.list, "vjp", lambda x: x.tag in ("list", "tuple"), lambda ct, ans, x: ct)
 
-nondifferentiable(builtins.len, builtins.int, builtins.round, builtins.bool,
-                  builtins.isinstance, builtins.range, builtins.print, builtins.str)
+nondifferentiable(
+    builtins.len,
+    builtins.int,
+    builtins.round,
+    builtins.bool,
+    builtins.isinstance,
+    builtins.range,
+    builtins.print,
+    builtins.str,
+)
 
 # Containers: getattr of records, sum and list of lists/tuples, list_with of lists.
 handles([builtins.getattr, builtins.sum, builtins.list, runtime.list_with], sequences=True)

@@ -9,18 +9,34 @@ import numpy as np
 
 from .. import runtime
 from ..kinds import FLOAT, UNKNOWN, Kind
-from .registry import broadcasting, def_linear, defjvp, defvjp, handles, nondifferentiable, primitive
+from .registry import (
+    broadcasting,
+    def_linear,
+    defjvp,
+    defvjp,
+    handles,
+    nondifferentiable,
+    primitive,
+)
 
 defjvp(np.linalg.inv, lambda dx, ans, x: -(ans @ dx @ ans))
-defvjp(np.linalg.inv, lambda ct, ans, x: -(np.swapaxes(ans, -1, -2) @ ct @ np.swapaxes(ans, -1, -2)))
+defvjp(
+    np.linalg.inv, lambda ct, ans, x: -(np.swapaxes(ans, -1, -2) @ ct @ np.swapaxes(ans, -1, -2))
+)
 
 defjvp(np.linalg.det, lambda dx, ans, x: runtime.det_jvp(dx, ans, x))
 defvjp(np.linalg.det, lambda ct, ans, x: runtime.det_vjp(ct, ans, x))
 
-defjvp(np.linalg.solve, lambda da, ans, a, b: runtime.solve_jvp_a(da, ans, a, b),
-                        lambda db, ans, a, b: np.linalg.solve(a, db))
-defvjp(np.linalg.solve, lambda ct, ans, a, b: runtime.solve_vjp_a(ct, ans, a, b),
-                        lambda ct, ans, a, b: runtime.solve_vjp_b(ct, ans, a, b))
+defjvp(
+    np.linalg.solve,
+    lambda da, ans, a, b: runtime.solve_jvp_a(da, ans, a, b),
+    lambda db, ans, a, b: np.linalg.solve(a, db),
+)
+defvjp(
+    np.linalg.solve,
+    lambda ct, ans, a, b: runtime.solve_vjp_a(ct, ans, a, b),
+    lambda ct, ans, a, b: runtime.solve_vjp_b(ct, ans, a, b),
+)
 
 defjvp(np.linalg.cholesky, lambda dx, ans, x, **kw: runtime.cholesky_jvp(dx, ans, x))
 defvjp(np.linalg.cholesky, lambda ct, ans, x, **kw: runtime.cholesky_vjp(ct, ans, x))
@@ -41,8 +57,14 @@ nondifferentiable(np.linalg.matrix_rank)
 defjvp(np.linalg.slogdet, lambda dx, ans, x: runtime.slogdet_jvp(dx, ans, x))
 defvjp(np.linalg.slogdet, lambda ct, ans, x: runtime.slogdet_vjp(ct, ans, x))
 
-defjvp(np.linalg.eigvalsh, lambda dx, ans, x, *args, **kw: runtime.eigvalsh_jvp(dx, ans, x, *args, **kw))
-defvjp(np.linalg.eigvalsh, lambda ct, ans, x, *args, **kw: runtime.eigvalsh_vjp(ct, ans, x, *args, **kw))
+defjvp(
+    np.linalg.eigvalsh,
+    lambda dx, ans, x, *args, **kw: runtime.eigvalsh_jvp(dx, ans, x, *args, **kw),
+)
+defvjp(
+    np.linalg.eigvalsh,
+    lambda ct, ans, x, *args, **kw: runtime.eigvalsh_vjp(ct, ans, x, *args, **kw),
+)
 
 
 # --- NumPy 2 / array-API functions of numpy.linalg --------------------------------------
@@ -57,30 +79,59 @@ defvjp(np.linalg.svdvals, lambda ct, ans, x: runtime.svdvals_vjp(ct, ans, x))
 def_linear(np.linalg.matrix_transpose, np.linalg.diagonal, np.linalg.trace)
 defvjp(np.linalg.matrix_transpose, lambda ct, ans, x: np.matrix_transpose(ct))
 defvjp(np.linalg.diagonal, lambda ct, ans, x, offset=0: runtime.diagonal_vjp(ct, x, offset, -2, -1))
-defvjp(np.linalg.trace, lambda ct, ans, x, offset=0, dtype=None: runtime.trace_vjp(ct, x, offset, -2, -1))
+defvjp(
+    np.linalg.trace,
+    lambda ct, ans, x, offset=0, dtype=None: runtime.trace_vjp(ct, x, offset, -2, -1),
+)
 
-defjvp(np.linalg.outer, lambda dx, ans, x, y: np.linalg.outer(dx, y),
-                        lambda dy, ans, x, y: np.linalg.outer(x, dy))
-defvjp(np.linalg.outer, lambda ct, ans, x, y: ct @ y,
-                        lambda ct, ans, x, y: x @ ct)
+defjvp(
+    np.linalg.outer,
+    lambda dx, ans, x, y: np.linalg.outer(dx, y),
+    lambda dy, ans, x, y: np.linalg.outer(x, dy),
+)
+defvjp(np.linalg.outer, lambda ct, ans, x, y: ct @ y, lambda ct, ans, x, y: x @ ct)
 broadcasting(np.linalg.cross)
-defjvp(np.linalg.cross, lambda dx, ans, x, y, axis=-1: np.linalg.cross(dx, y, axis=axis),
-                        lambda dy, ans, x, y, axis=-1: np.linalg.cross(x, dy, axis=axis))
-defvjp(np.linalg.cross, lambda ct, ans, x, y, axis=-1: np.cross(y, ct, axis=axis),
-                        lambda ct, ans, x, y, axis=-1: np.cross(ct, x, axis=axis))
-defjvp(np.linalg.matmul, lambda dx, ans, x, y: np.linalg.matmul(dx, y),
-                         lambda dy, ans, x, y: np.linalg.matmul(x, dy))
-defvjp(np.linalg.matmul, lambda ct, ans, x, y: runtime.matmul_vjp_left(ct, x, y),
-                         lambda ct, ans, x, y: runtime.matmul_vjp_right(ct, x, y))
-defjvp(np.linalg.tensordot, lambda dx, ans, x, y, axes=2: np.linalg.tensordot(dx, y, axes=axes),
-                            lambda dy, ans, x, y, axes=2: np.linalg.tensordot(x, dy, axes=axes))
-defvjp(np.linalg.tensordot, lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_left(ct, x, y, axes),
-                            lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_right(ct, x, y, axes))
+defjvp(
+    np.linalg.cross,
+    lambda dx, ans, x, y, axis=-1: np.linalg.cross(dx, y, axis=axis),
+    lambda dy, ans, x, y, axis=-1: np.linalg.cross(x, dy, axis=axis),
+)
+defvjp(
+    np.linalg.cross,
+    lambda ct, ans, x, y, axis=-1: np.cross(y, ct, axis=axis),
+    lambda ct, ans, x, y, axis=-1: np.cross(ct, x, axis=axis),
+)
+defjvp(
+    np.linalg.matmul,
+    lambda dx, ans, x, y: np.linalg.matmul(dx, y),
+    lambda dy, ans, x, y: np.linalg.matmul(x, dy),
+)
+defvjp(
+    np.linalg.matmul,
+    lambda ct, ans, x, y: runtime.matmul_vjp_left(ct, x, y),
+    lambda ct, ans, x, y: runtime.matmul_vjp_right(ct, x, y),
+)
+defjvp(
+    np.linalg.tensordot,
+    lambda dx, ans, x, y, axes=2: np.linalg.tensordot(dx, y, axes=axes),
+    lambda dy, ans, x, y, axes=2: np.linalg.tensordot(x, dy, axes=axes),
+)
+defvjp(
+    np.linalg.tensordot,
+    lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_left(ct, x, y, axes),
+    lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_right(ct, x, y, axes),
+)
 # vecdot of real arrays
-defjvp(np.linalg.vecdot, lambda dx, ans, x, y, axis=-1: np.linalg.vecdot(dx, y, axis=axis),
-                         lambda dy, ans, x, y, axis=-1: np.linalg.vecdot(x, dy, axis=axis))
-defvjp(np.linalg.vecdot, lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, y, x, axis),
-                         lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, x, y, axis))
+defjvp(
+    np.linalg.vecdot,
+    lambda dx, ans, x, y, axis=-1: np.linalg.vecdot(dx, y, axis=axis),
+    lambda dy, ans, x, y, axis=-1: np.linalg.vecdot(x, dy, axis=axis),
+)
+defvjp(
+    np.linalg.vecdot,
+    lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, y, x, axis),
+    lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, x, y, axis),
+)
 
 
 # --- Issue 7: a list of factors, tuple results ----------------------------------------
@@ -101,6 +152,7 @@ def _result_kind(cls, *ranks):
     """The kind of a NumPy result namedtuple whose fields have rank ``ndim(x) + r`` (a
     float where that is 0). Further positional arguments (``svd(x, False, False)``,
     ``qr(x, "r")``) may change the result: its kind is then unknown."""
+
     def kind(x, *rest):
         if rest:
             return UNKNOWN
@@ -108,6 +160,7 @@ def _result_kind(cls, *ranks):
             return Kind("record", cls=cls, fields=cls._fields)
         elements = tuple(Kind("array", x.ndim + r, "f") if x.ndim + r else FLOAT for r in ranks)
         return Kind("record", elements=elements, cls=cls, fields=cls._fields)
+
     return kind
 
 

@@ -4,7 +4,15 @@ import math
 
 from .. import runtime
 from ..kinds import FLOAT
-from .registry import ZERO, all_primitives, defjvp, defvjp, elementwise, nondifferentiable, specialize
+from .registry import (
+    ZERO,
+    all_primitives,
+    defjvp,
+    defvjp,
+    elementwise,
+    nondifferentiable,
+    specialize,
+)
 
 
 def _unary(table):
@@ -12,65 +20,96 @@ def _unary(table):
         elementwise(fn, derivative, broadcasts=False)
 
 
-_unary([
-    (math.sin,   lambda ans, x: math.cos(x)),
-    (math.cos,   lambda ans, x: -math.sin(x)),
-    (math.tan,   lambda ans, x: 1 / math.cos(x) ** 2),
-    (math.asin,  lambda ans, x: 1 / math.sqrt(1 - x * x)),
-    (math.acos,  lambda ans, x: -1 / math.sqrt(1 - x * x)),
-    (math.atan,  lambda ans, x: 1 / (1 + x * x)),
-    (math.sinh,  lambda ans, x: math.cosh(x)),
-    (math.cosh,  lambda ans, x: math.sinh(x)),
-    (math.tanh,  lambda ans, x: 1 - ans * ans),
-    (math.asinh, lambda ans, x: 1 / math.sqrt(x * x + 1)),
-    (math.acosh, lambda ans, x: 1 / math.sqrt(x * x - 1)),
-    (math.atanh, lambda ans, x: 1 / (1 - x * x)),
-    (math.exp,   lambda ans, x: ans),
-    (math.expm1, lambda ans, x: ans + 1),
-    (math.log1p, lambda ans, x: 1 / (1 + x)),
-    (math.log2,  lambda ans, x: 1 / (x * math.log(2))),
-    (math.log10, lambda ans, x: 1 / (x * math.log(10))),
-    (math.sqrt,  lambda ans, x: 1 / (2 * ans)),
-    (math.fabs,  lambda ans, x: math.copysign(1.0, x)),
-    (math.erf,   lambda ans, x: 2 / math.sqrt(math.pi) * math.exp(-x * x)),
-    (math.erfc,  lambda ans, x: -2 / math.sqrt(math.pi) * math.exp(-x * x)),
-    (math.degrees, lambda ans, x: 180 / math.pi),
-    (math.radians, lambda ans, x: math.pi / 180),
-])
+_unary(
+    [
+        (math.sin, lambda ans, x: math.cos(x)),
+        (math.cos, lambda ans, x: -math.sin(x)),
+        (math.tan, lambda ans, x: 1 / math.cos(x) ** 2),
+        (math.asin, lambda ans, x: 1 / math.sqrt(1 - x * x)),
+        (math.acos, lambda ans, x: -1 / math.sqrt(1 - x * x)),
+        (math.atan, lambda ans, x: 1 / (1 + x * x)),
+        (math.sinh, lambda ans, x: math.cosh(x)),
+        (math.cosh, lambda ans, x: math.sinh(x)),
+        (math.tanh, lambda ans, x: 1 - ans * ans),
+        (math.asinh, lambda ans, x: 1 / math.sqrt(x * x + 1)),
+        (math.acosh, lambda ans, x: 1 / math.sqrt(x * x - 1)),
+        (math.atanh, lambda ans, x: 1 / (1 - x * x)),
+        (math.exp, lambda ans, x: ans),
+        (math.expm1, lambda ans, x: ans + 1),
+        (math.log1p, lambda ans, x: 1 / (1 + x)),
+        (math.log2, lambda ans, x: 1 / (x * math.log(2))),
+        (math.log10, lambda ans, x: 1 / (x * math.log(10))),
+        (math.sqrt, lambda ans, x: 1 / (2 * ans)),
+        (math.fabs, lambda ans, x: math.copysign(1.0, x)),
+        (math.erf, lambda ans, x: 2 / math.sqrt(math.pi) * math.exp(-x * x)),
+        (math.erfc, lambda ans, x: -2 / math.sqrt(math.pi) * math.exp(-x * x)),
+        (math.degrees, lambda ans, x: 180 / math.pi),
+        (math.radians, lambda ans, x: math.pi / 180),
+    ]
+)
 
 # math.log(x) or math.log(x, base)
-defjvp(math.log, lambda dx, ans, x, base: dx / (x * math.log(base)),
-                 lambda dbase, ans, x, base: -dbase * ans / (base * math.log(base)))
-defvjp(math.log, lambda ct, ans, x, base: ct / (x * math.log(base)),
-                 lambda ct, ans, x, base: -ct * ans / (base * math.log(base)))
+defjvp(
+    math.log,
+    lambda dx, ans, x, base: dx / (x * math.log(base)),
+    lambda dbase, ans, x, base: -dbase * ans / (base * math.log(base)),
+)
+defvjp(
+    math.log,
+    lambda ct, ans, x, base: ct / (x * math.log(base)),
+    lambda ct, ans, x, base: -ct * ans / (base * math.log(base)),
+)
 specialize(math.log, "jvp", lambda x: True, lambda dx, ans, x: dx / x)
 specialize(math.log, "vjp", lambda x: True, lambda ct, ans, x: ct / x)
 
-defjvp(math.pow, lambda dx, ans, x, y: dx * y * x ** (y - 1),
-                 lambda dy, ans, x, y: dy * runtime.xlogy(ans, x))
-defvjp(math.pow, lambda ct, ans, x, y: ct * y * x ** (y - 1),
-                 lambda ct, ans, x, y: ct * runtime.xlogy(ans, x))
+defjvp(
+    math.pow,
+    lambda dx, ans, x, y: dx * y * x ** (y - 1),
+    lambda dy, ans, x, y: dy * runtime.xlogy(ans, x),
+)
+defvjp(
+    math.pow,
+    lambda ct, ans, x, y: ct * y * x ** (y - 1),
+    lambda ct, ans, x, y: ct * runtime.xlogy(ans, x),
+)
 
-defjvp(math.atan2, lambda dy, ans, y, x: dy * x / (x * x + y * y),
-                   lambda dx, ans, y, x: -dx * y / (x * x + y * y))
-defvjp(math.atan2, lambda ct, ans, y, x: ct * x / (x * x + y * y),
-                   lambda ct, ans, y, x: -ct * y / (x * x + y * y))
+defjvp(
+    math.atan2,
+    lambda dy, ans, y, x: dy * x / (x * x + y * y),
+    lambda dx, ans, y, x: -dx * y / (x * x + y * y),
+)
+defvjp(
+    math.atan2,
+    lambda ct, ans, y, x: ct * x / (x * x + y * y),
+    lambda ct, ans, y, x: -ct * y / (x * x + y * y),
+)
 
-defjvp(math.hypot, lambda dx, ans, x, y: dx * x / ans,
-                   lambda dy, ans, x, y: dy * y / ans)
-defvjp(math.hypot, lambda ct, ans, x, y: ct * x / ans,
-                   lambda ct, ans, x, y: ct * y / ans)
+defjvp(math.hypot, lambda dx, ans, x, y: dx * x / ans, lambda dy, ans, x, y: dy * y / ans)
+defvjp(math.hypot, lambda ct, ans, x, y: ct * x / ans, lambda ct, ans, x, y: ct * y / ans)
 
-defjvp(math.fmod, lambda dx, ans, x, y: dx,
-                  lambda dy, ans, x, y: -dy * math.trunc(x / y))
-defvjp(math.fmod, lambda ct, ans, x, y: ct,
-                  lambda ct, ans, x, y: -ct * math.trunc(x / y))
+defjvp(math.fmod, lambda dx, ans, x, y: dx, lambda dy, ans, x, y: -dy * math.trunc(x / y))
+defvjp(math.fmod, lambda ct, ans, x, y: ct, lambda ct, ans, x, y: -ct * math.trunc(x / y))
 
-defjvp(math.copysign, lambda dx, ans, x, y: dx * math.copysign(1.0, x) * math.copysign(1.0, y), ZERO)
-defvjp(math.copysign, lambda ct, ans, x, y: ct * math.copysign(1.0, x) * math.copysign(1.0, y), ZERO)
+defjvp(
+    math.copysign, lambda dx, ans, x, y: dx * math.copysign(1.0, x) * math.copysign(1.0, y), ZERO
+)
+defvjp(
+    math.copysign, lambda ct, ans, x, y: ct * math.copysign(1.0, x) * math.copysign(1.0, y), ZERO
+)
 
-nondifferentiable(math.floor, math.ceil, math.trunc, math.isfinite, math.isinf,
-                  math.isnan, math.isclose, math.factorial, math.gcd, math.comb, math.perm)
+nondifferentiable(
+    math.floor,
+    math.ceil,
+    math.trunc,
+    math.isfinite,
+    math.isinf,
+    math.isnan,
+    math.isclose,
+    math.factorial,
+    math.gcd,
+    math.comb,
+    math.perm,
+)
 
 # Every differentiable math function returns a float.
 for _entry in all_primitives():

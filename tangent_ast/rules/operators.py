@@ -12,84 +12,123 @@ import numpy as np
 from .. import runtime
 from .registry import broadcasting, defjvp, defvjp, handles, nondifferentiable, specialize
 
-broadcasting(operator.add, operator.sub, operator.mul, operator.truediv,
-             operator.pow, operator.mod)
+broadcasting(operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.mod)
 
-defjvp(operator.add, lambda dx, ans, x, y: dx,
-                     lambda dy, ans, x, y: dy)
-defvjp(operator.add, lambda ct, ans, x, y: ct,
-                     lambda ct, ans, x, y: ct)
+defjvp(operator.add, lambda dx, ans, x, y: dx, lambda dy, ans, x, y: dy)
+defvjp(operator.add, lambda ct, ans, x, y: ct, lambda ct, ans, x, y: ct)
 
-defjvp(operator.sub, lambda dx, ans, x, y: dx,
-                     lambda dy, ans, x, y: -dy)
-defvjp(operator.sub, lambda ct, ans, x, y: ct,
-                     lambda ct, ans, x, y: -ct)
+defjvp(operator.sub, lambda dx, ans, x, y: dx, lambda dy, ans, x, y: -dy)
+defvjp(operator.sub, lambda ct, ans, x, y: ct, lambda ct, ans, x, y: -ct)
 
-defjvp(operator.mul, lambda dx, ans, x, y: dx * y,
-                     lambda dy, ans, x, y: x * dy)
-defvjp(operator.mul, lambda ct, ans, x, y: ct * y,
-                     lambda ct, ans, x, y: ct * x)
+defjvp(operator.mul, lambda dx, ans, x, y: dx * y, lambda dy, ans, x, y: x * dy)
+defvjp(operator.mul, lambda ct, ans, x, y: ct * y, lambda ct, ans, x, y: ct * x)
 
-defjvp(operator.truediv, lambda dx, ans, x, y: dx / y,
-                         lambda dy, ans, x, y: -dy * ans / y)
-defvjp(operator.truediv, lambda ct, ans, x, y: ct / y,
-                         lambda ct, ans, x, y: -ct * ans / y)
+defjvp(operator.truediv, lambda dx, ans, x, y: dx / y, lambda dy, ans, x, y: -dy * ans / y)
+defvjp(operator.truediv, lambda ct, ans, x, y: ct / y, lambda ct, ans, x, y: -ct * ans / y)
 
-defjvp(operator.pow, lambda dx, ans, x, y: dx * y * x ** (y - 1),
-                     lambda dy, ans, x, y: dy * runtime.xlogy(ans, x))
-defvjp(operator.pow, lambda ct, ans, x, y: ct * y * x ** (y - 1),
-                     lambda ct, ans, x, y: ct * runtime.xlogy(ans, x))
+defjvp(
+    operator.pow,
+    lambda dx, ans, x, y: dx * y * x ** (y - 1),
+    lambda dy, ans, x, y: dy * runtime.xlogy(ans, x),
+)
+defvjp(
+    operator.pow,
+    lambda ct, ans, x, y: ct * y * x ** (y - 1),
+    lambda ct, ans, x, y: ct * runtime.xlogy(ans, x),
+)
 
 # x % y == x - floor(x / y) * y
-defjvp(operator.mod, lambda dx, ans, x, y: dx,
-                     lambda dy, ans, x, y: -dy * np.floor(x / y))
-defvjp(operator.mod, lambda ct, ans, x, y: ct,
-                     lambda ct, ans, x, y: -ct * np.floor(x / y))
+defjvp(operator.mod, lambda dx, ans, x, y: dx, lambda dy, ans, x, y: -dy * np.floor(x / y))
+defvjp(operator.mod, lambda ct, ans, x, y: ct, lambda ct, ans, x, y: -ct * np.floor(x / y))
 
 defjvp(operator.neg, lambda dx, ans, x: -dx)
 defvjp(operator.neg, lambda ct, ans, x: -ct)
 defjvp(operator.pos, lambda dx, ans, x: dx)
 defvjp(operator.pos, lambda ct, ans, x: ct)
 
-defjvp(operator.matmul, lambda dx, ans, x, y: dx @ y,
-                        lambda dy, ans, x, y: x @ dy)
-defvjp(operator.matmul, lambda ct, ans, x, y: runtime.matmul_vjp_left(ct, x, y),
-                        lambda ct, ans, x, y: runtime.matmul_vjp_right(ct, x, y))
-specialize(operator.matmul, "vjp", lambda x, y: x.ndim == 2 and y.ndim == 2,
-           lambda ct, ans, x, y: ct @ y.T,
-           lambda ct, ans, x, y: x.T @ ct)
-specialize(operator.matmul, "vjp", lambda x, y: x.ndim == 2 and y.ndim == 1,
-           lambda ct, ans, x, y: np.outer(ct, y),
-           lambda ct, ans, x, y: x.T @ ct)
-specialize(operator.matmul, "vjp", lambda x, y: x.ndim == 1 and y.ndim == 2,
-           lambda ct, ans, x, y: y @ ct,
-           lambda ct, ans, x, y: np.outer(x, ct))
+defjvp(operator.matmul, lambda dx, ans, x, y: dx @ y, lambda dy, ans, x, y: x @ dy)
+defvjp(
+    operator.matmul,
+    lambda ct, ans, x, y: runtime.matmul_vjp_left(ct, x, y),
+    lambda ct, ans, x, y: runtime.matmul_vjp_right(ct, x, y),
+)
+specialize(
+    operator.matmul,
+    "vjp",
+    lambda x, y: x.ndim == 2 and y.ndim == 2,
+    lambda ct, ans, x, y: ct @ y.T,
+    lambda ct, ans, x, y: x.T @ ct,
+)
+specialize(
+    operator.matmul,
+    "vjp",
+    lambda x, y: x.ndim == 2 and y.ndim == 1,
+    lambda ct, ans, x, y: np.outer(ct, y),
+    lambda ct, ans, x, y: x.T @ ct,
+)
+specialize(
+    operator.matmul,
+    "vjp",
+    lambda x, y: x.ndim == 1 and y.ndim == 2,
+    lambda ct, ans, x, y: y @ ct,
+    lambda ct, ans, x, y: np.outer(x, ct),
+)
 
 defjvp(operator.getitem, lambda dx, ans, x, index: dx[index], None)
 defvjp(operator.getitem, lambda ct, ans, x, index: runtime.getitem_vjp(ct, x, index), None)
 
-nondifferentiable(operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
-                  operator.ne, operator.not_, operator.floordiv, operator.invert,
-                  operator.and_, operator.or_, operator.xor, operator.is_, operator.is_not,
-                  operator.contains)
+nondifferentiable(
+    operator.lt,
+    operator.le,
+    operator.gt,
+    operator.ge,
+    operator.eq,
+    operator.ne,
+    operator.not_,
+    operator.floordiv,
+    operator.invert,
+    operator.and_,
+    operator.or_,
+    operator.xor,
+    operator.is_,
+    operator.is_not,
+    operator.contains,
+)
+
 
 # Lists and tuples: + concatenates, * repeats (specialised on the operands' kinds).
 def _sequence(kind):
     return kind.tag in ("list", "tuple")
 
 
-specialize(operator.add, "jvp", lambda x, y: _sequence(x) or _sequence(y),
-           lambda dx, ans, x, y: runtime.concat_tangent(dx, x, y, first=True),
-           lambda dy, ans, x, y: runtime.concat_tangent(dy, x, y, first=False))
-specialize(operator.add, "vjp", lambda x, y: _sequence(x) or _sequence(y),
-           lambda ct, ans, x, y: runtime.TangentTuple(ct[:len(x)]),
-           lambda ct, ans, x, y: runtime.TangentTuple(ct[len(x):]))
-specialize(operator.mul, "jvp", lambda x, y: _sequence(x),
-           lambda dx, ans, x, y: runtime.TangentTuple(list(dx) * y),
-           None)
-specialize(operator.mul, "vjp", lambda x, y: _sequence(x),
-           lambda ct, ans, x, y: runtime.sequence_repeat_vjp(ct, x, y),
-           None)
+specialize(
+    operator.add,
+    "jvp",
+    lambda x, y: _sequence(x) or _sequence(y),
+    lambda dx, ans, x, y: runtime.concat_tangent(dx, x, y, first=True),
+    lambda dy, ans, x, y: runtime.concat_tangent(dy, x, y, first=False),
+)
+specialize(
+    operator.add,
+    "vjp",
+    lambda x, y: _sequence(x) or _sequence(y),
+    lambda ct, ans, x, y: runtime.TangentTuple(ct[: len(x)]),
+    lambda ct, ans, x, y: runtime.TangentTuple(ct[len(x) :]),
+)
+specialize(
+    operator.mul,
+    "jvp",
+    lambda x, y: _sequence(x),
+    lambda dx, ans, x, y: runtime.TangentTuple(list(dx) * y),
+    None,
+)
+specialize(
+    operator.mul,
+    "vjp",
+    lambda x, y: _sequence(x),
+    lambda ct, ans, x, y: runtime.sequence_repeat_vjp(ct, x, y),
+    None,
+)
 
 # x[i] of tuples, lists, dicts and records; + and * of lists and tuples (the variants above).
 handles([operator.getitem, operator.add, operator.mul], sequences=True)

@@ -66,18 +66,18 @@ class Primitive:
     """A function with hand-written rules."""
 
     fn: object
-    jvps: dict = field(default_factory=dict)   # argnum -> Template | SameCall | None
-    vjps: dict = field(default_factory=dict)   # argnum -> Template | None
+    jvps: dict = field(default_factory=dict)  # argnum -> Template | SameCall | None
+    vjps: dict = field(default_factory=dict)  # argnum -> Template | None
     nondiff: bool = False
     broadcasts: bool = False
-    kind: object = None                        # optional kind inference: (*arg_kinds) -> Kind
+    kind: object = None  # optional kind inference: (*arg_kinds) -> Kind
     variants: list = field(default_factory=list)  # (mode, predicate(*arg_kinds), {argnum: rule})
-    linear_in: tuple = ()                      # def_jointly_linear: forward rule is fn(dxs, i, dv)
-    static: frozenset = frozenset()            # parameters the rules handle for any constant value
+    linear_in: tuple = ()  # def_jointly_linear: forward rule is fn(dxs, i, dv)
+    static: frozenset = frozenset()  # parameters the rules handle for any constant value
     fills: dict = field(default_factory=dict)  # values for positional parameters a call leaves out
-    signature: object = None                   # the primal's signature, where it cannot be read
-    sequences: bool = False                    # differentiable arguments may be lists/tuples/records
-    validate: object = None                    # (args, argnum, resolve) -> None, or raises CallRefused
+    signature: object = None  # the primal's signature, where it cannot be read
+    sequences: bool = False  # differentiable arguments may be lists/tuples/records
+    validate: object = None  # (args, argnum, resolve) -> None, or raises CallRefused
     # No effect but its result: a call whose result is unused may be dropped, and the
     # reverse sweep may evaluate it again instead of saving its value. Declaring rules
     # for a function states it is math; ``effectful`` says otherwise (``print``).
@@ -101,7 +101,7 @@ class Primitive:
 
 
 _TABLE = {}
-_VERSION = [0]   # bumped by every registration: what was derived with older rules is stale
+_VERSION = [0]  # bumped by every registration: what was derived with older rules is stale
 
 
 def version():
@@ -168,7 +168,9 @@ def _as_template(rule):
 
 def _register(table_name, fn, rules, argnum):
     rules_by_arg = {argnum: rules[0]} if argnum is not None else dict(enumerate(rules))
-    templates = {i: _as_template(rule) for i, rule in rules_by_arg.items()}  # may raise: table untouched
+    templates = {
+        i: _as_template(rule) for i, rule in rules_by_arg.items()
+    }  # may raise: table untouched
     entry = primitive(fn)
     getattr(entry, table_name).update(templates)
     _changed()
@@ -262,7 +264,7 @@ def effectful(*fns):
     _changed()
 
 
-_PURE_HELPERS = set()   # functions without rules that derivative code calls, marked pure
+_PURE_HELPERS = set()  # functions without rules that derivative code calls, marked pure
 
 
 def pure(*fns):
@@ -310,8 +312,12 @@ def elementwise(fn, derivative, *, broadcasts=True):
 def _scale(factor, derivative):
     """``factor * derivative``, written ``factor / e`` when the derivative is ``1 / e``."""
     d = copy.deepcopy(derivative)
-    if (isinstance(d, gast.BinOp) and isinstance(d.op, gast.Div)
-            and isinstance(d.left, gast.Constant) and d.left.value == 1):
+    if (
+        isinstance(d, gast.BinOp)
+        and isinstance(d.op, gast.Div)
+        and isinstance(d.left, gast.Constant)
+        and d.left.value == 1
+    ):
         return gast.BinOp(left=factor, op=gast.Div(), right=d.right)
     return gast.BinOp(left=factor, op=gast.Mult(), right=d)
 
@@ -326,7 +332,12 @@ def qualified_name(fn):
         module = "" if module == "builtins" else "operator"
     if type(fn).__name__ == "ufunc":
         module = "numpy"
-    if isinstance(fn, type(len)) and module == "" and hasattr(fn, "__self__") and fn.__self__ is not None \
-            and type(fn.__self__).__name__ == "module":
+    if (
+        isinstance(fn, type(len))
+        and module == ""
+        and hasattr(fn, "__self__")
+        and fn.__self__ is not None
+        and type(fn.__self__).__name__ == "module"
+    ):
         module = fn.__self__.__name__
     return f"{module}.{name}" if module else name

@@ -16,6 +16,7 @@ import them under a name that does not collide with the user's.
 
 import ast
 import copy
+import copy
 import functools
 import inspect
 import linecache
@@ -34,11 +35,11 @@ class Template:
     """A rule function, parsed once."""
 
     fn: object
-    params: list            # positional-or-keyword parameter names
-    defaults: dict          # parameter name -> default value
+    params: list  # positional-or-keyword parameter names
+    defaults: dict  # parameter name -> default value
     var_positional: str | None
     var_keyword: str | None
-    body: object            # gast expression to inline, or None: call ``fn``
+    body: object  # gast expression to inline, or None: call ``fn``
     globals: dict = field(repr=False)
     keyword_only: tuple = ()  # parameters after ``*args``: never bound positionally
 
@@ -57,8 +58,11 @@ class Template:
         if not self.inlinable:
             name = bind_global(_import_name(self.fn), self.fn)
             call_args = [as_value(e) for e in leading + list(args)]
-            return gast.Call(func=gast.Name(name, gast.Load(), None, None),
-                             args=call_args, keywords=[copy.deepcopy(k) for k in keywords])
+            return gast.Call(
+                func=gast.Name(name, gast.Load(), None, None),
+                args=call_args,
+                keywords=[copy.deepcopy(k) for k in keywords],
+            )
         body = copy.deepcopy(self.body)
         return _Substitute(bound, extra_pos, extra_kw, self, bind_global).visit(body)
 
@@ -94,14 +98,17 @@ class Template:
         if self.body is None:
             return set()
         params = set(self.params) | {self.var_positional, self.var_keyword}
-        return {n.id for n in gast.walk(self.body)
-                if isinstance(n, gast.Name) and n.id not in params}
+        return {
+            n.id for n in gast.walk(self.body) if isinstance(n, gast.Name) and n.id not in params
+        }
 
 
 def _mismatch(template, why):
     name = getattr(template.fn, "__qualname__", repr(template.fn))
-    return TangentAstError(f"rule {name} does not fit its call: {why}",
-                           hint="check the rule's parameters: (tangent or cotangent, result, *arguments)")
+    return TangentAstError(
+        f"rule {name} does not fit its call: {why}",
+        hint="check the rule's parameters: (tangent or cotangent, result, *arguments)",
+    )
 
 
 class _Substitute(gast.NodeTransformer):
@@ -125,16 +132,26 @@ class _Substitute(gast.NodeTransformer):
         self.generic_visit(node)
         args = []
         for a in node.args:
-            if isinstance(a, gast.Starred) and isinstance(a.value, gast.Tuple) and getattr(a, "_extra", False):
+            if (
+                isinstance(a, gast.Starred)
+                and isinstance(a.value, gast.Tuple)
+                and getattr(a, "_extra", False)
+            ):
                 args.extend(a.value.elts)
             else:
                 args.append(a)
         node.args = args
         keywords = []
         for kw in node.keywords:
-            if kw.arg is None and isinstance(kw.value, gast.Dict) and getattr(kw.value, "_extra", False):
-                keywords.extend(gast.keyword(arg=k.value, value=v)
-                                for k, v in zip(kw.value.keys, kw.value.values, strict=True))
+            if (
+                kw.arg is None
+                and isinstance(kw.value, gast.Dict)
+                and getattr(kw.value, "_extra", False)
+            ):
+                keywords.extend(
+                    gast.keyword(arg=k.value, value=v)
+                    for k, v in zip(kw.value.keys, kw.value.values, strict=True)
+                )
             else:
                 keywords.append(kw)
         node.keywords = keywords
@@ -144,12 +161,16 @@ class _Substitute(gast.NodeTransformer):
         if node.id in self.bound:
             return as_value(copy.deepcopy(self.bound[node.id]))
         if node.id == self.template.var_positional:
-            tup = gast.Tuple(elts=[as_value(copy.deepcopy(e)) for e in self.extra_pos], ctx=gast.Load())
+            tup = gast.Tuple(
+                elts=[as_value(copy.deepcopy(e)) for e in self.extra_pos], ctx=gast.Load()
+            )
             tup._extra = True
             return tup
         if node.id == self.template.var_keyword:
-            d = gast.Dict(keys=[gast.Constant(kw.arg, None) for kw in self.extra_kw],
-                          values=[as_value(copy.deepcopy(kw.value)) for kw in self.extra_kw])
+            d = gast.Dict(
+                keys=[gast.Constant(kw.arg, None) for kw in self.extra_kw],
+                values=[as_value(copy.deepcopy(kw.value)) for kw in self.extra_kw],
+            )
             d._extra = True
             return d
         glob = self.template.globals
@@ -172,9 +193,11 @@ def as_value(expr):
     """``expr`` usable as a value: slice syntax becomes ``slice(...)`` calls."""
     if isinstance(expr, gast.Slice):
         parts = [expr.lower, expr.upper, expr.step]
-        return gast.Call(func=gast.Name("slice", gast.Load(), None, None),
-                         args=[p if p is not None else gast.Constant(None, None) for p in parts],
-                         keywords=[])
+        return gast.Call(
+            func=gast.Name("slice", gast.Load(), None, None),
+            args=[p if p is not None else gast.Constant(None, None) for p in parts],
+            keywords=[],
+        )
     if isinstance(expr, gast.Tuple) and any(isinstance(e, gast.Slice) for e in expr.elts):
         return gast.Tuple(elts=[as_value(e) for e in expr.elts], ctx=gast.Load())
     return expr
@@ -186,14 +209,16 @@ def literal(value):
         return gast.Constant(value, None)
     if isinstance(value, tuple) and all(isinstance(v, _LITERALS) for v in value):
         return gast.Tuple(elts=[gast.Constant(v, None) for v in value], ctx=gast.Load())
-    raise TangentAstError(f"rule default {value!r} is not a literal; give it as None and decide in the rule")
+    raise TangentAstError(
+        f"rule default {value!r} is not a literal; give it as None and decide in the rule"
+    )
 
 
 def _import_name(fn):
     return getattr(fn, "__name__", "rule")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _lambdas_by_line(filename):
     """The lambdas of a file, by the line they start on (the file is parsed once)."""
     by_line = {}
@@ -210,14 +235,33 @@ def _function_node(fn):
         source = textwrap.dedent(inspect.getsource(fn))
         return gast.parse(source).body[0]
     filename = code.co_filename
-    arg_names = list(code.co_varnames[:code.co_argcount])
-    candidates = [n for n in _lambdas_by_line(filename).get(code.co_firstlineno, [])
-                  if [a.id for a in n.args.args] == arg_names]
+    arg_names = list(code.co_varnames[: code.co_argcount])
+    candidates = [
+        n
+        for n in _lambdas_by_line(filename).get(code.co_firstlineno, [])
+        if [a.id for a in n.args.args] == arg_names
+    ]
+    if len(candidates) > 1 and hasattr(code, "co_positions"):  # Python 3.11+: columns
+        candidates = [n for n in candidates if _spans(n, code)]
     if len(candidates) > 1:
         candidates = [n for n in candidates if _same_code(n, code, filename)]
     if not candidates:
-        raise TangentAstError(f"cannot read the source of the rule lambda at {filename}:{code.co_firstlineno}")
-    return candidates[0]
+        raise TangentAstError(
+            f"cannot read the source of the rule lambda at {filename}:{code.co_firstlineno}"
+        )
+    # A copy: the parsed file is cached and templates are rewritten after this.
+    return copy.deepcopy(candidates[0])
+
+
+def _spans(lambda_node, code):
+    """Whether every instruction of ``code`` lies within the source span of ``lambda_node``."""
+    start = (lambda_node.lineno, lambda_node.col_offset)
+    end = (lambda_node.end_lineno, lambda_node.end_col_offset)
+    return all(
+        start <= (line, col) <= end
+        for line, _, col, end_col in code.co_positions()
+        if line is not None and col is not None and (col, end_col) != (0, 0)  # (0, 0): no column
+    )
 
 
 def _same_code(lambda_node, code, filename):
@@ -234,11 +278,15 @@ def template_of(fn):
         node = _function_node(fn)
     except (OSError, TypeError) as exc:
         from ..errors import NoSourceError
+
         name = getattr(fn, "__qualname__", repr(fn))
         raise NoSourceError(
             f"cannot read the source of the rule {name}: rules are inlined from their source",
-            where=f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}" if hasattr(fn, "__code__") else None,
-            hint="define the rule in a .py file or a notebook cell, not with exec or at a bare prompt") from exc
+            where=f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+            if hasattr(fn, "__code__")
+            else None,
+            hint="define the rule in a .py file or a notebook cell, not with exec or at a bare prompt",
+        ) from exc
     sig = inspect.signature(fn)
     params, defaults, keyword_only = [], {}, []
     var_pos = var_kw = None
@@ -256,14 +304,32 @@ def template_of(fn):
     if isinstance(node, gast.Lambda):
         body = node.body
     else:
-        stmts = [s for s in node.body
-                 if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
+        stmts = [
+            s
+            for s in node.body
+            if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))
+        ]
         body = stmts[0].value if len(stmts) == 1 and isinstance(stmts[0], gast.Return) else None
-    return Template(fn=fn, params=params, defaults=defaults, var_positional=var_pos,
-                    var_keyword=var_kw, body=body, globals=fn.__globals__, keyword_only=tuple(keyword_only))
+    return Template(
+        fn=fn,
+        params=params,
+        defaults=defaults,
+        var_positional=var_pos,
+        var_keyword=var_kw,
+        body=body,
+        globals=fn.__globals__,
+        keyword_only=tuple(keyword_only),
+    )
 
 
 def expression_template(body, params, globals_, fn=None):
     """A template made directly from a gast expression (used by rule helpers)."""
-    return Template(fn=fn, params=list(params), defaults={}, var_positional=None,
-                    var_keyword=None, body=body, globals=globals_)
+    return Template(
+        fn=fn,
+        params=list(params),
+        defaults={},
+        var_positional=None,
+        var_keyword=None,
+        body=body,
+        globals=globals_,
+    )
