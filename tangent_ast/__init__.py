@@ -1,47 +1,52 @@
-"""tangent_ast: automatic differentiation of Python/NumPy functions by source transformation."""
+"""tangent_ast: automatic differentiation of Python/NumPy functions by source transformation.
 
-__version__ = "0.1.0"
+Importing the package is cheap: the transformer (gast, the pipeline, the rule tables) is
+imported the first time one of the names below is used. Generated modules import only
+:mod:`tangent_ast.runtime`, which needs nothing but NumPy.
+"""
 
-from . import rules  # noqa: F401  (registers the rule tables)
-from .api import derive, grad, jvp, show, value_and_grad, vjp
-from .errors import (
-    MissingRuleError,
-    NonScalarOutputError,
-    NoSourceError,
-    NotDifferentiableError,
-    TangentAstError,
-    UnsupportedSyntaxError,
-)
-from .rules.registry import (
-    broadcasting,
-    def_linear,
-    defjvp,
-    defvjp,
-    elementwise,
-    handles,
-    nondifferentiable,
-    specialize,
-)
+import importlib
 
-__all__ = [
-    "MissingRuleError",
-    "NoSourceError",
-    "NonScalarOutputError",
-    "NotDifferentiableError",
-    "TangentAstError",
-    "UnsupportedSyntaxError",
-    "broadcasting",
-    "def_linear",
-    "defjvp",
-    "defvjp",
-    "derive",
-    "elementwise",
-    "grad",
-    "handles",
-    "jvp",
-    "nondifferentiable",
-    "show",
-    "specialize",
-    "value_and_grad",
-    "vjp",
-]
+from .version import __version__
+
+# public name -> the module that defines it
+_EXPORTS = {
+    "derive": "api",
+    "grad": "api",
+    "jvp": "api",
+    "show": "api",
+    "value_and_grad": "api",
+    "vjp": "api",
+    "def_linear": "rules.registry",
+    "defjvp": "rules.registry",
+    "defvjp": "rules.registry",
+    "elementwise": "rules.registry",
+    "handles": "rules.registry",
+    "nondifferentiable": "rules.registry",
+    "broadcasting": "rules.registry",
+    "specialize": "rules.registry",
+    "effectful": "rules.registry",
+    "pure": "rules.registry",
+    "TangentAstError": "errors",
+    "NoSourceError": "errors",
+    "UnsupportedSyntaxError": "errors",
+    "MissingRuleError": "errors",
+    "NotDifferentiableError": "errors",
+    "NonScalarOutputError": "errors",
+    "InternalError": "errors",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name):
+    """Import the module that defines ``name`` when it is first used (PEP 562)."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'tangent_ast' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -17,6 +17,7 @@ import numpy as np
 from . import runtime
 from .activity import assignments
 from .calling import CallMismatch, bind
+from .emit import ModuleReference
 from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
 from .kinds import UNKNOWN
 from .live import is_library
@@ -97,7 +98,7 @@ class Derivation:
         return [i for i, a in enumerate(site.args) if _contains_active(a, self)]
 
     def call_function_value(self, node, site, helper, extra=()):
-        """``runtime.<helper>(g, wrt, *args, *extra)`` for a call ``g(*args)`` of a function
+        """``function_values.<helper>(g, wrt, *args, *extra)`` for a call ``g(*args)`` of a function
         value (an argument, or a closure made in the function): its rule is found when
         the call runs, because which function ``g`` is, is only known then."""
         for kw in site.keywords:
@@ -120,7 +121,7 @@ class Derivation:
             elts=[gast.Constant(i, None) for i in self.active_args(site)], ctx=gast.Load()
         )
         args = [copy.deepcopy(site.func), wrt] + [copy.deepcopy(a) for a in site.args] + list(extra)
-        call = self.call_runtime(helper, args)
+        call = gast.Call(func=self.function_values_helper(helper), args=args, keywords=[])
         call.keywords = [
             gast.keyword(arg=kw.arg, value=copy.deepcopy(kw.value)) for kw in site.keywords
         ]
@@ -131,6 +132,12 @@ class Derivation:
         return gast.Attribute(
             value=name(self.bind("runtime", runtime)), attr=helper, ctx=gast.Load()
         )
+
+    def function_values_helper(self, helper):
+        """``function_values.<helper>``: generated code that calls a function value imports
+        ``tangent_ast.function_values`` (it derives rules when the call runs)."""
+        module = self.bind("function_values", ModuleReference("tangent_ast.function_values"))
+        return gast.Attribute(value=name(module), attr=helper, ctx=gast.Load())
 
     def call_runtime(self, helper, args):
         return gast.Call(func=self.runtime_helper(helper), args=args, keywords=[])

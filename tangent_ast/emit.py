@@ -25,6 +25,14 @@ from dataclasses import dataclass
 import gast
 
 
+@dataclass(frozen=True)
+class ModuleReference:
+    """A module generated code imports by its dotted name, without the transformer importing
+    it (``tangent_ast.function_values`` imports the API, which imports the stages)."""
+
+    name: str
+
+
 class ModuleNamespace:
     """The globals of a generated module: emitted name -> object."""
 
@@ -85,8 +93,8 @@ class Provenance:
 
 def _importable(obj, name):
     """``import`` line for ``obj`` under ``name``, or None if it must be bound by the loader."""
-    if isinstance(obj, types.ModuleType):
-        full = obj.__name__
+    if isinstance(obj, (types.ModuleType, ModuleReference)):
+        full = obj.name if isinstance(obj, ModuleReference) else obj.__name__
         if "." not in full:
             return f"import {full}" if full == name else f"import {full} as {name}"
         parent, _, last = full.rpartition(".")

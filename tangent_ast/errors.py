@@ -5,18 +5,17 @@ what to do about it. Internal failures never surface as bare tracebacks of
 the transformer: they are wrapped in one of these.
 """
 
+from .runtime.errors import TangentAstError
 
-class TangentAstError(Exception):
-    """Base class of every error tangent_ast raises on purpose."""
-
-    def __init__(self, message, *, where=None, hint=None):
-        self.message = message
-        self.where = where
-        self.hint = hint
-        text = f"{where}: {message}" if where else message
-        if hint:
-            text += f"\n  hint: {hint}"
-        super().__init__(text)
+__all__ = [
+    "InternalError",
+    "MissingRuleError",
+    "NoSourceError",
+    "NonScalarOutputError",
+    "NotDifferentiableError",
+    "TangentAstError",
+    "UnsupportedSyntaxError",
+]
 
 
 class NoSourceError(TangentAstError):

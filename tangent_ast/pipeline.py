@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 
 import gast
 
-from . import __version__
+from .version import __version__
 from .activity import analyze
 from .calling import PLAIN, flat_params, flatten
 from .derivatives import Derivation

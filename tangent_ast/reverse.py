@@ -306,7 +306,7 @@ class Reverse:
             active = self.d.active_args(site)
             if active:
                 call = self.d.call_function_value(s, site, "call_fwd")
-                bwd = self.d.runtime_helper("call_bwd")
+                bwd = self.d.function_values_helper("call_bwd")
                 result = self._forward_call(s, call, bwd, [site.args[i] for i in active])
         elif site is not None and self.d.is_user_function(site.fn):
             site = copy.copy(site)

@@ -212,7 +212,7 @@ def _pure_call(call, namespace):
         return len(chain) == 1 and is_pure_function(getattr(np.ndarray, chain[0], None))
     for attr in reversed(chain):
         obj = getattr(obj, attr, None)
-    if getattr(obj, "__module__", None) == runtime.__name__:
+    if getattr(obj, "__module__", "").startswith(runtime.__name__ + "."):
         return obj not in runtime.EFFECTFUL  # the rules' own helpers
     return is_pure_function(obj)
 

@@ -52,7 +52,7 @@ def _fields(x):
 
 def _rebuild_like(x, parts):
     if is_record(x):
-        return runtime._rebuild(x, parts)
+        return runtime.rebuild(x, parts)
     if is_plain_object(x) or isinstance(x, runtime.Tangent):
         new = copy.copy(x)
         new.__dict__.update(zip(sorted(vars(x)), parts, strict=True))

@@ -424,7 +424,7 @@ CASES += [
 
 
 # Function values: a function passed in, or a closure made in the function, is called
-# through its own derived rule, found when the call runs (runtime.call_fwd / call_jvp).
+# through its own derived rule, found when the call runs (function_values.call_fwd / call_jvp).
 
 def make_scaled_sine(scale):
     def scaled_sine(x):

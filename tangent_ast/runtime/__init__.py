@@ -1,0 +1,188 @@
+"""What generated code calls, and nothing else: this package imports only NumPy.
+
+Generated modules import it as ``from tangent_ast import runtime`` and call
+``runtime.unbroadcast(...)``, ``runtime.sum_vjp(...)``: the helpers a rule needs beyond a
+NumPy expression, grouped by topic in the modules below. ``tangent-ast generate
+--standalone`` copies this package into the generated one, so that shipped derivatives
+need no tangent_ast at all.
+
+    errors       the error a derived rule raises at run time
+    tangents     tangents of containers and records; unbroadcast; lists updated in place
+    shapes       where a reduction's cotangent goes back
+    reductions   sums, means, extrema, products, moments, scans
+    arrays       indexing, reshaping, selection, padding
+    elementwise  elementwise derivatives that need more than an expression
+    sequences    functions of a list of arrays, or returning a tuple of them
+    linalg       products, solves, factorizations, norms, einsum
+    statistics   NaN-aware reductions, quantiles, medians
+    signal       integration, interpolation, convolution, polynomials
+"""
+
+from .arrays import (
+    append_vjp,
+    compress_vjp,
+    diag_vjp,
+    diagonal_vjp,
+    extract_vjp,
+    full_like_jvp,
+    full_like_vjp,
+    gather_vjp,
+    getitem_vjp,
+    moveaxis_vjp,
+    pad_vjp,
+    repeat_vjp,
+    roll_vjp,
+    sort_jvp,
+    sort_vjp,
+    take_vjp,
+    tile_vjp,
+    trace_vjp,
+    transpose_vjp,
+)
+from .elementwise import (
+    astype_vjp,
+    clip_mask,
+    sinc_derivative,
+    xlogy,
+)
+from .errors import (
+    TangentAstError,
+)
+from .linalg import (
+    cholesky_jvp,
+    cholesky_vjp,
+    det_jvp,
+    det_vjp,
+    dot_vjp_left,
+    dot_vjp_right,
+    eigh_jvp,
+    eigh_vjp,
+    eigvalsh_jvp,
+    eigvalsh_vjp,
+    einsum_jvp,
+    einsum_vjp,
+    inner_vjp_left,
+    inner_vjp_right,
+    kron_vjp_left,
+    kron_vjp_right,
+    matmul_vjp_left,
+    matmul_vjp_right,
+    matrix_norm_jvp,
+    matrix_norm_vjp,
+    matrix_power_jvp,
+    matrix_power_vjp,
+    multi_dot_jvp,
+    multi_dot_vjp,
+    norm_grad,
+    norm_jvp,
+    norm_vjp,
+    pinv_jvp,
+    pinv_vjp,
+    qr_jvp,
+    qr_vjp,
+    slogdet_jvp,
+    slogdet_vjp,
+    solve_jvp_a,
+    solve_vjp_a,
+    solve_vjp_b,
+    svd_jvp,
+    svd_vjp,
+    svdvals_jvp,
+    svdvals_vjp,
+    tensordot_vjp_left,
+    tensordot_vjp_right,
+    vecdot_vjp,
+    vector_norm_jvp,
+    vector_norm_vjp,
+)
+from .reductions import (
+    average_vjp,
+    cumprod_jvp,
+    cumprod_vjp,
+    cumsum_vjp,
+    cumulative_prod_jvp,
+    cumulative_prod_vjp,
+    cumulative_sum_vjp,
+    diff_vjp,
+    extremum_jvp,
+    extremum_mask,
+    extremum_vjp,
+    half_over,
+    mean_jvp,
+    mean_vjp,
+    prod_jvp,
+    prod_vjp,
+    ptp_jvp,
+    ptp_vjp,
+    reduce_count,
+    std_jvp,
+    std_vjp,
+    sum_vjp,
+    var_jvp,
+    var_vjp,
+)
+from .sequences import (
+    array_vjp,
+    concatenate_vjp,
+    gather_list_vjp,
+    leaf_like,
+    split_axis,
+    split_vjp,
+    stack_vjp,
+    unstack_vjp,
+)
+from .shapes import (
+    keep_reduced,
+    reduced_axes,
+    scalar_like,
+)
+from .signal import (
+    convolve_vjp,
+    correlate_vjp,
+    ediff1d_jvp,
+    ediff1d_vjp,
+    interp_jvp_fp,
+    interp_slope,
+    interp_vjp_fp,
+    linspace_vjp,
+    polyval_slope,
+    polyval_vjp_p,
+    trapezoid_vjp_x,
+    trapezoid_vjp_y,
+)
+from .statistics import (
+    median_jvp,
+    median_vjp,
+    nanmean_vjp,
+    nanprod_jvp,
+    nanprod_vjp,
+    nanstd_jvp,
+    nanstd_vjp,
+    nansum_vjp,
+    nanvar_jvp,
+    nanvar_vjp,
+    percentile_jvp,
+    percentile_vjp,
+    quantile_jvp,
+    quantile_vjp,
+)
+from .tangents import (
+    EFFECTFUL,
+    Tangent,
+    TangentTuple,
+    add_tangents,
+    broadcast_like,
+    concat_tangent,
+    getattr_vjp,
+    is_record,
+    list_vjp,
+    list_with,
+    rebuild,
+    record_fields,
+    replace_vjp,
+    sequence_repeat_vjp,
+    unbroadcast,
+    write_list,
+    zero_tangent,
+    zeros_like,
+)

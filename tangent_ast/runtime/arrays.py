@@ -1,0 +1,231 @@
+"""Cotangents of NumPy's array functions: products, indexing, reshaping, selection.
+
+Each helper serves one rule of ``tangent_ast/rules/numpy.py`` or ``rules/linalg.py`` and
+takes the leading cotangent, then the arguments in the order of the NumPy function.
+
+>>> getitem_vjp(np.array([1.0, 2.0]), np.zeros(4), slice(1, 3))
+array([0., 1., 2., 0.])
+"""
+
+import numpy as np
+
+from .shapes import scalar_like
+from .tangents import TangentTuple, is_record, rebuild, unbroadcast, zero_tangent
+
+
+def full_like_jvp(dv, ans):
+    """Tangent of ``np.full_like(a, v)``: ``dv`` everywhere, or 0 if ``a`` is not a float
+    array (its dtype truncates v, so the result does not change with v)."""
+    if np.result_type(ans).kind not in "fc":
+        return np.zeros(np.shape(ans))
+    return np.full(np.shape(ans), dv, dtype=np.result_type(ans, dv))
+
+
+def full_like_vjp(ct, ans, fill_value):
+    """Cotangent of ``v`` in ``np.full_like(a, v)``: ``ct`` summed to ``v``'s shape."""
+    if np.result_type(ans).kind not in "fc":
+        return zero_tangent(fill_value)
+    return unbroadcast(ct, fill_value)
+
+
+def transpose_vjp(ct, axes=None):
+    """Cotangent for ``np.transpose(x, axes)``: transpose back."""
+    if axes is None:
+        return np.transpose(ct)
+    return np.transpose(ct, np.argsort(axes))
+
+
+def _basic(index):
+    """Basic indexing (ints, slices, None, ...) never selects an element twice."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice)) for p in parts)
+
+
+def _numpy_result(x):
+    """A tuple result of a NumPy function (``EighResult``, ``SVDResult``, ...): its
+    cotangent is a plain ``TangentTuple``, which adds elementwise even where the
+    transformer cannot tell the value is a container and sums cotangents with ``+``."""
+    return isinstance(x, tuple) and (getattr(type(x), "__module__", "") or "").startswith("numpy")
+
+
+def getitem_vjp(ct, x, index):
+    """Cotangent of ``x`` for ``x[index]``: ``ct`` placed into zeros, summed where indices repeat."""
+    if isinstance(x, (tuple, list)):
+        parts = list(zero_tangent(x))
+        parts[index] = ct
+        return rebuild(x, parts) if is_record(x) and not _numpy_result(x) else TangentTuple(parts)
+    if isinstance(x, dict):
+        result = zero_tangent(x)
+        result[index] = ct
+        return result
+    result = np.zeros(np.shape(x), dtype=np.result_type(ct, float))
+    if _basic(index):
+        result[index] = ct
+    else:
+        np.add.at(result, index, ct)
+    return result
+
+
+def moveaxis_vjp(ct, source, destination):
+    return np.moveaxis(ct, destination, source)
+
+
+def roll_vjp(ct, shift, axis=None):
+    """Cotangent for ``np.roll``: roll back."""
+    back = tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift
+    return np.roll(ct, back, axis)
+
+
+def tile_vjp(ct, x, reps):
+    """Cotangent of ``x`` for ``np.tile``: sum the copies."""
+    shape = np.shape(x)
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    ndim = max(len(shape), len(reps))
+    full = (1,) * (ndim - len(shape)) + tuple(shape)
+    reps = (1,) * (ndim - len(reps)) + reps
+    split = [n for pair in zip(reps, full, strict=True) for n in pair]
+    g = np.reshape(ct, split).sum(axis=tuple(range(0, 2 * ndim, 2)))
+    return np.reshape(g, shape)
+
+
+def repeat_vjp(ct, x, repeats, axis=None):
+    """Cotangent of ``x`` for ``np.repeat``: sum each element's repeats."""
+    shape = np.shape(x)
+    if axis is None:
+        ct, flat_len = np.ravel(ct), int(np.size(x))
+        axis_len, axis = flat_len, 0
+    else:
+        axis_len = shape[axis]
+    starts = np.concatenate([[0], np.cumsum(np.broadcast_to(repeats, (axis_len,)))[:-1]]).astype(
+        int
+    )
+    g = np.add.reduceat(ct, starts, axis=axis) if axis_len else ct
+    counts = np.broadcast_to(repeats, (axis_len,))
+    if np.any(counts == 0):  # reduceat cannot express empty groups
+        idx = [slice(None)] * np.ndim(g)
+        idx[axis] = counts == 0
+        g = np.array(g)
+        g[tuple(idx)] = 0
+    return np.reshape(g, shape)
+
+
+def diag_vjp(ct, x, k=0):
+    """Cotangent of ``x`` for ``np.diag``: the diagonal back, or a vector placed on it."""
+    if np.ndim(x) == 1:
+        return np.diagonal(ct, k).copy()
+    return _diag_into(ct, x, k)
+
+
+def _diag_into(ct, x, k):
+    g = np.zeros(np.shape(x), dtype=np.result_type(ct, float))
+    n = len(ct)
+    rows = np.arange(n) + max(-k, 0)
+    cols = np.arange(n) + max(k, 0)
+    g[rows, cols] = ct
+    return g
+
+
+def diagonal_vjp(ct, x, offset=0, axis1=0, axis2=1):
+    """Cotangent of ``x`` for ``np.diagonal``/``np.trace``: ``ct`` on the diagonal."""
+    x_shape = np.shape(x)
+    eye = np.eye(x_shape[axis1], x_shape[axis2], k=offset)
+    n = int(eye.sum())
+    eye = eye.reshape(eye.shape + (1,) * (len(x_shape) - 2))
+    # eye[i, j] * ct[..., d(i, j)] in moved-axes layout, then move the axes back
+    ct = np.asarray(ct)
+    rows = np.arange(n) + max(-offset, 0)
+    cols = np.arange(n) + max(offset, 0)
+    rest = [
+        s for i, s in enumerate(x_shape) if i not in (axis1 % len(x_shape), axis2 % len(x_shape))
+    ]
+    g = np.zeros([x_shape[axis1], x_shape[axis2]] + rest, dtype=np.result_type(ct, float))
+    g[rows, cols] = np.moveaxis(ct, -1, 0) if ct.ndim else ct
+    return np.moveaxis(g, [0, 1], [axis1 % len(x_shape), axis2 % len(x_shape)])
+
+
+def trace_vjp(ct, x, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """Cotangent of ``x`` for ``np.trace``."""
+    n = len(np.diagonal(x, offset, axis1, axis2).T) if np.ndim(x) else 0
+    ct = np.broadcast_to(np.asarray(ct)[..., None], np.shape(ct) + (n,))
+    return diagonal_vjp(ct, x, offset, axis1, axis2)
+
+
+def sort_jvp(dx, x, axis=-1, kind=None, order=None):
+    """Tangent of ``np.sort``: the tangent permuted like ``x``."""
+    if axis is None:
+        return np.ravel(dx)[np.argsort(np.ravel(x), kind=kind)]
+    return np.take_along_axis(dx, np.argsort(x, axis=axis, kind=kind), axis=axis)
+
+
+def sort_vjp(ct, x, axis=-1, kind=None, order=None):
+    """Cotangent of ``x`` for ``np.sort``: ``ct`` permuted back."""
+    if axis is None:
+        g = np.empty(np.size(x), dtype=np.result_type(ct, float))
+        g[np.argsort(np.ravel(x), kind=kind)] = ct
+        return np.reshape(g, np.shape(x))
+    g = np.empty(np.shape(x), dtype=np.result_type(ct, float))
+    np.put_along_axis(g, np.argsort(x, axis=axis, kind=kind), ct, axis=axis)
+    return g
+
+
+def take_vjp(ct, x, indices, axis=None, out=None, mode="raise"):
+    """Cotangent of ``x`` for ``np.take``: ``ct`` added back at the indices taken."""
+    g = np.zeros(
+        np.shape(x) if axis is not None else (np.size(x),), dtype=np.result_type(ct, float)
+    )
+    if axis is None:
+        np.add.at(g, np.asarray(indices), ct)
+        return np.reshape(g, np.shape(x))
+    axis = axis % np.ndim(x)
+    moved = np.moveaxis(g, axis, 0)  # a view: writes reach g
+    ct = np.asarray(ct)
+    idx_nd = np.ndim(indices)
+    np.add.at(
+        moved,
+        np.asarray(indices),
+        np.moveaxis(ct, list(range(axis, axis + idx_nd)), list(range(idx_nd))),
+    )
+    return g
+
+
+def pad_vjp(ct, x, pad_width, mode="constant", **kwargs):
+    """Cotangent of ``x`` for ``np.pad`` in ``constant`` mode: the middle of ``ct``."""
+    if mode != "constant":
+        raise NotImplementedError(
+            f"the reverse rule of np.pad supports mode='constant' only, not {mode!r}"
+        )
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (np.ndim(x), 2))
+    return ct[tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, np.shape(x), strict=True))]
+
+
+def append_vjp(ct, arr, values, axis=None, of_values=False):
+    """Cotangent of ``arr`` (or ``values``) for ``np.append``: its part of ``ct``."""
+    if axis is None:
+        flat = np.ravel(ct)
+        k = np.size(arr)
+        part, mine = (flat[k:], values) if of_values else (flat[:k], arr)
+        return np.reshape(part, np.shape(mine))
+    k = np.shape(arr)[axis]
+    idx = np.arange(k, np.shape(ct)[axis]) if of_values else np.arange(k)
+    return np.take(ct, idx, axis=axis)
+
+
+def gather_vjp(ct, x, select, *args, **kwargs):
+    """Cotangent of ``x`` for a function that only picks (or repeats) elements of ``x``.
+
+    ``select(x, *args, **kwargs)`` is applied to the flat indices of ``x`` to find
+    where each result element came from; ``ct`` is summed back onto those.
+    """
+    index = select(np.arange(np.size(x)).reshape(np.shape(x)), *args, **kwargs)
+    g = np.bincount(np.ravel(index), weights=np.ravel(ct), minlength=np.size(x))
+    return scalar_like(np.reshape(g, np.shape(x)), x)
+
+
+def compress_vjp(ct, condition, a, axis=None):
+    """Cotangent of ``a`` for ``np.compress(condition, a, axis)``."""
+    return gather_vjp(ct, a, lambda i: np.compress(condition, i, axis))
+
+
+def extract_vjp(ct, condition, arr):
+    """Cotangent of ``arr`` for ``np.extract(condition, arr)``."""
+    return gather_vjp(ct, arr, lambda i: np.extract(condition, i))

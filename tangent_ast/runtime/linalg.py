@@ -1,0 +1,623 @@
+"""Tangents and cotangents of linear algebra: products, solves, factorizations, norms.
+
+>>> x = np.array([[2.0, 0.0], [0.0, 3.0]])
+>>> det_vjp(1.0, np.linalg.det(x), x)
+array([[3., 0.],
+       [0., 2.]])
+"""
+
+import numpy as np
+
+from .reductions import extremum_mask
+from .sequences import leaf_like
+from .shapes import keep_reduced, reduced_axes, scalar_like
+from .tangents import TangentTuple, unbroadcast
+
+
+def _T(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def matmul_vjp_left(ct, x, y):
+    """Cotangent of ``x`` in ``x @ y`` for any ranks (vectors, matrices, stacks)."""
+    if np.ndim(y) == 1:
+        return unbroadcast(np.multiply.outer(ct, y) if np.ndim(x) > 1 else ct * y, x)
+    if np.ndim(x) == 1:
+        return (
+            unbroadcast(y @ ct, x)
+            if np.ndim(y) == 2
+            else unbroadcast(np.swapaxes(y, -1, -2) @ ct[..., None], x)
+        )
+    return unbroadcast(ct @ np.swapaxes(y, -1, -2), x)
+
+
+def matmul_vjp_right(ct, x, y):
+    """Cotangent of ``y`` in ``x @ y`` for any ranks."""
+    if np.ndim(x) == 1:
+        return unbroadcast(np.multiply.outer(x, ct) if np.ndim(y) > 1 else ct * x, y)
+    if np.ndim(y) == 1:
+        return (
+            unbroadcast(np.swapaxes(x, -1, -2) @ ct, y)
+            if np.ndim(x) == 2
+            else unbroadcast((np.swapaxes(x, -1, -2) @ ct[..., None])[..., 0], y)
+        )
+    return unbroadcast(np.swapaxes(x, -1, -2) @ ct, y)
+
+
+def _dot_axes(x, y):
+    """np.dot as a tensordot: the last axis of x against the second-to-last of y (its only one for a vector)."""
+    return [np.ndim(x) - 1], [max(np.ndim(y) - 2, 0)]
+
+
+def dot_vjp_left(ct, x, y):
+    """Cotangent of ``x`` in ``np.dot(x, y)`` for any ranks (a scalar factor included)."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(ct * y, x)
+    if np.ndim(x) <= 2 and np.ndim(y) <= 2:
+        return matmul_vjp_left(ct, x, y)
+    return tensordot_vjp_left(ct, x, y, _dot_axes(x, y))
+
+
+def dot_vjp_right(ct, x, y):
+    """Cotangent of ``y`` in ``np.dot(x, y)`` for any ranks (a scalar factor included)."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(ct * x, y)
+    if np.ndim(x) <= 2 and np.ndim(y) <= 2:
+        return matmul_vjp_right(ct, x, y)
+    return tensordot_vjp_right(ct, x, y, _dot_axes(x, y))
+
+
+def inner_vjp_left(ct, x, y):
+    """Cotangent of ``x`` for ``np.inner(x, y)``."""
+    nx, ny = np.ndim(x), np.ndim(y)
+    if nx == 0:
+        return scalar_like(np.sum(ct * y), x)
+    if ny == 0:
+        return ct * y
+    g = np.tensordot(ct, y, axes=(list(range(nx - 1, np.ndim(ct))), list(range(ny - 1))))
+    return np.reshape(g, np.shape(x))
+
+
+def inner_vjp_right(ct, x, y):
+    """Cotangent of ``y`` for ``np.inner(x, y)``."""
+    nx, ny = np.ndim(x), np.ndim(y)
+    if ny == 0:
+        return scalar_like(np.sum(ct * x), y)
+    if nx == 0:
+        return ct * x
+    g = np.tensordot(ct, x, axes=(list(range(nx - 1)), list(range(nx - 1))))
+    return np.reshape(g, np.shape(y))
+
+
+def _tensordot_axes(x, y, axes):
+    if np.ndim(axes) == 0:
+        n = int(axes)
+        return list(range(np.ndim(x) - n, np.ndim(x))), list(range(n))
+    a, b = axes
+    a = [a] if np.ndim(a) == 0 else list(a)
+    b = [b] if np.ndim(b) == 0 else list(b)
+    return [i % np.ndim(x) for i in a], [i % np.ndim(y) for i in b]
+
+
+def tensordot_vjp_left(ct, x, y, axes=2):
+    """Cotangent of ``x`` for ``np.tensordot(x, y, axes)``."""
+    ax, ay = _tensordot_axes(x, y, axes)
+    free_x = [i for i in range(np.ndim(x)) if i not in ax]
+    free_y = [i for i in range(np.ndim(y)) if i not in ay]
+    g = np.tensordot(ct, y, axes=(list(range(len(free_x), np.ndim(ct))), free_y))
+    order = free_x + [ax[k] for k in np.argsort(ay)]
+    return np.transpose(g, np.argsort(order))
+
+
+def tensordot_vjp_right(ct, x, y, axes=2):
+    """Cotangent of ``y`` for ``np.tensordot(x, y, axes)``."""
+    ax, ay = _tensordot_axes(x, y, axes)
+    free_x = [i for i in range(np.ndim(x)) if i not in ax]
+    free_y = [i for i in range(np.ndim(y)) if i not in ay]
+    g = np.tensordot(x, ct, axes=(free_x, list(range(len(free_x)))))
+    order = [ay[k] for k in np.argsort(ax)] + free_y
+    return np.transpose(g, np.argsort(order))
+
+
+def _kron_cotangent(ct, x, y, of_left):
+    """Cotangent of one factor of ``np.kron(x, y)``: contract ``ct`` with the other."""
+    nd = max(np.ndim(x), np.ndim(y))
+    xs = (1,) * (nd - np.ndim(x)) + np.shape(x)
+    ys = (1,) * (nd - np.ndim(y)) + np.shape(y)
+    r = np.reshape(ct, [n for pair in zip(xs, ys, strict=True) for n in pair])
+    other, other_shape, start = (y, ys, 1) if of_left else (x, xs, 0)
+    g = np.tensordot(
+        r, np.reshape(other, other_shape), axes=(list(range(start, 2 * nd, 2)), list(range(nd)))
+    )
+    mine = x if of_left else y
+    return scalar_like(np.reshape(g, np.shape(mine)), mine)
+
+
+def kron_vjp_left(ct, x, y):
+    """Cotangent of ``x`` for ``np.kron(x, y)``."""
+    return _kron_cotangent(ct, x, y, of_left=True)
+
+
+def kron_vjp_right(ct, x, y):
+    """Cotangent of ``y`` for ``np.kron(x, y)``."""
+    return _kron_cotangent(ct, x, y, of_left=False)
+
+
+def det_jvp(dx, ans, x):
+    """Tangent of ``det(x)``: ``det(x) tr(x^-1 dx)``."""
+    return scalar_like(ans * np.einsum("...ij,...ji->...", np.linalg.inv(x), dx), ans)
+
+
+def det_vjp(ct, ans, x):
+    """Cotangent of ``x`` for ``det(x)``: ``ct det(x) x^-T``."""
+    return (np.asarray(ct) * ans)[..., None, None] * _T(np.linalg.inv(x))
+
+
+def solve_jvp_a(da, ans, a, b):
+    """Tangent of ``solve(a, b)`` along ``a``: ``-a^-1 da ans``."""
+    if np.ndim(b) == 1:
+        return -np.linalg.solve(a, (da @ ans[..., None]))[..., 0]
+    return -np.linalg.solve(a, da @ ans)
+
+
+def solve_vjp_a(ct, ans, a, b):
+    """Cotangent of ``a`` for ``solve(a, b)``: ``-(a^-T ct) ans^T``."""
+    if np.ndim(b) == 1:
+        gb = np.linalg.solve(_T(a), ct[..., None])
+        return unbroadcast(-gb @ ans[..., None, :], a)
+    return unbroadcast(-np.linalg.solve(_T(a), ct) @ _T(ans), a)
+
+
+def solve_vjp_b(ct, ans, a, b):
+    """Cotangent of ``b`` for ``solve(a, b)``: ``a^-T ct``."""
+    if np.ndim(b) == 1:
+        return unbroadcast(np.linalg.solve(_T(a), ct[..., None])[..., 0], b)
+    return unbroadcast(np.linalg.solve(_T(a), ct), b)
+
+
+def _phi(x):
+    """The lower triangle of ``x`` with its diagonal halved."""
+    return np.tril(x) - 0.5 * np.eye(x.shape[-1]) * x
+
+
+def _symmetric_from_lower(x):
+    """The symmetric matrix whose lower triangle is that of ``x`` (what cholesky reads)."""
+    return np.tril(x) + _T(np.tril(x, -1))
+
+
+def cholesky_jvp(dx, ans, x):
+    """Tangent of ``L = cholesky(x)``: ``L phi(L^-1 dx L^-T)`` (the lower triangle of ``dx``)."""
+    inv_l = np.linalg.inv(ans)
+    return ans @ _phi(inv_l @ _symmetric_from_lower(dx) @ _T(inv_l))
+
+
+def cholesky_vjp(ct, ans, x):
+    """Cotangent of ``x`` for ``cholesky(x)``, on the lower triangle it reads."""
+    inv_l = np.linalg.inv(ans)
+    s = _T(inv_l) @ _phi(_T(ans) @ ct) @ inv_l
+    g = 0.5 * (s + _T(s))
+    return np.tril(g + _T(g)) - np.eye(g.shape[-1]) * g
+
+
+def _norm_kind(x, ord, axis):
+    ndim = np.ndim(x)
+    if axis is None:
+        return ("vector" if ndim <= 1 or ord is None else "matrix"), (
+            None if ndim <= 1 or ord is None else (0, 1)
+        )
+    if isinstance(axis, (tuple, list)) and len(axis) == 2:
+        return "matrix", tuple(axis)
+    return "vector", axis
+
+
+def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
+    """``d norm(x) / dx`` for the supported orders, with the result's axes kept."""
+    kind, ax = _norm_kind(x, ord, axis)
+    x = np.asarray(x, dtype=np.result_type(x, float))
+    n = keep_reduced(ans, x, ax, keepdims) if np.ndim(x) else ans
+    if kind == "vector" or ord == "fro":
+        if ord in (None, 2, "fro"):
+            return x / np.where(n == 0, 1.0, n)
+        if ord == 1:
+            return np.sign(x)
+        if ord in (np.inf, -np.inf):
+            return np.sign(x) * extremum_mask(n, np.abs(x), ax, keepdims=True)
+        if np.ndim(ord) == 0 and ord not in (0,):
+            return np.sign(x) * (np.abs(x) / n) ** (ord - 1)
+    if kind == "matrix" and ord in (2, "nuc") and ax in ((0, 1), (-2, -1)) and np.ndim(x) == 2:
+        u, s, vt = np.linalg.svd(x, full_matrices=False)
+        return np.outer(u[:, 0], vt[0]) if ord == 2 else u @ vt
+    raise NotImplementedError(f"no derivative of np.linalg.norm for ord={ord!r}, axis={axis!r}")
+
+
+def norm_jvp(dx, ans, x, ord=None, axis=None, keepdims=False):
+    """Tangent of ``np.linalg.norm``."""
+    kind, ax = _norm_kind(x, ord, axis)
+    g = norm_grad(ans, x, ord, axis, keepdims)
+    return scalar_like(np.sum(g * dx, axis=ax, keepdims=keepdims), ans)
+
+
+def norm_vjp(ct, ans, x, ord=None, axis=None, keepdims=False):
+    """Cotangent of ``x`` for ``np.linalg.norm``."""
+    kind, ax = _norm_kind(x, ord, axis)
+    g = norm_grad(ans, x, ord, axis, keepdims)
+    return scalar_like(g * (keep_reduced(ct, x, ax, keepdims) if np.ndim(x) else ct), x)
+
+
+def matrix_power_jvp(dx, ans, x, n):
+    """Tangent of ``matrix_power(x, n)``."""
+    if n < 0:
+        inv = np.linalg.inv(x)
+        return matrix_power_jvp(-inv @ dx @ inv, ans, inv, -n)
+    powers = [np.broadcast_to(np.eye(np.shape(x)[-1]), np.shape(x))]
+    for _ in range(n - 1):
+        powers.append(powers[-1] @ x)
+    return sum((powers[k] @ dx @ powers[n - 1 - k] for k in range(n)), np.zeros(np.shape(x)))
+
+
+def matrix_power_vjp(ct, ans, x, n):
+    """Cotangent of ``x`` for ``matrix_power(x, n)``."""
+    if n < 0:
+        inv = np.linalg.inv(x)
+        g = matrix_power_vjp(ct, ans, inv, -n)
+        return -_T(inv) @ g @ _T(inv)
+    xt = _T(np.asarray(x))
+    powers = [np.broadcast_to(np.eye(np.shape(x)[-1]), np.shape(x))]
+    for _ in range(n - 1):
+        powers.append(powers[-1] @ xt)
+    return sum((powers[k] @ ct @ powers[n - 1 - k] for k in range(n)), np.zeros(np.shape(x)))
+
+
+def pinv_jvp(dx, ans, x, *args, **kwargs):
+    """Tangent of ``pinv(x)`` (constant rank): Golub and Pereyra's formula."""
+    p, dxt = ans, _T(dx)
+    eye_m, eye_n = np.eye(np.shape(x)[-2]), np.eye(np.shape(x)[-1])
+    return -p @ dx @ p + p @ _T(p) @ dxt @ (eye_m - x @ p) + (eye_n - p @ x) @ dxt @ _T(p) @ p
+
+
+def pinv_vjp(ct, ans, x, *args, **kwargs):
+    """Cotangent of ``x`` for ``pinv(x)`` (constant rank)."""
+    p, gt = ans, _T(ct)
+    eye_m, eye_n = np.eye(np.shape(x)[-2]), np.eye(np.shape(x)[-1])
+    return -_T(p) @ ct @ _T(p) + (eye_m - x @ p) @ gt @ p @ _T(p) + _T(p) @ p @ gt @ (eye_n - p @ x)
+
+
+def slogdet_jvp(dx, ans, x):
+    """Tangent of ``slogdet(x)``: ``(0, tr(x^-1 dx))`` (the sign is locally constant)."""
+    return (
+        np.zeros_like(ans[0], dtype=float) if np.ndim(ans[0]) else 0.0,
+        scalar_like(np.einsum("...ij,...ji->...", np.linalg.inv(x), dx), ans[1]),
+    )
+
+
+def slogdet_vjp(ct, ans, x):
+    """Cotangent of ``x`` for ``slogdet(x)``: ``ct[1] x^-T`` (``ct`` indexed like the result;
+    the sign has no cotangent, and a missing one for ``logabsdet`` is zero)."""
+    ct_log = None if ct is None else ct[1]
+    if ct_log is None:
+        return np.zeros(np.shape(x), dtype=np.result_type(x, float))
+    return np.asarray(ct_log)[..., None, None] * _T(np.linalg.inv(x))
+
+
+def eigvalsh_jvp(dx, ans, x, UPLO="L"):
+    """Tangent of ``eigvalsh(x)`` (distinct eigenvalues): ``diag(V^T dx V)`` on the triangle read."""
+    _, v = np.linalg.eigh(x, UPLO)
+    d = _symmetric_from_lower(dx) if UPLO == "L" else _T(_symmetric_from_lower(_T(dx)))
+    return np.einsum("...ji,...jk,...ki->...i", v, d, v)
+
+
+def eigvalsh_vjp(ct, ans, x, UPLO="L"):
+    """Cotangent of ``x`` for ``eigvalsh(x)``: ``V diag(ct) V^T`` on the triangle read."""
+    _, v = np.linalg.eigh(x, UPLO)
+    g = (v * np.asarray(ct)[..., None, :]) @ _T(v)
+    lower = np.tril(g + _T(g)) - np.eye(g.shape[-1]) * g
+    return lower if UPLO == "L" else _T(lower)
+
+
+def _einsum_parts(subscripts, n):
+    if "->" not in subscripts or "." in subscripts:
+        raise NotImplementedError(
+            "einsum rules need explicit '->' output subscripts and no ellipsis"
+        )
+    inputs, output = subscripts.replace(" ", "").split("->")
+    inputs = inputs.split(",")
+    if len(inputs) != n:
+        raise ValueError("einsum: the number of operands does not match the subscripts")
+    return inputs, output
+
+
+def einsum_jvp(dx, argnum, subscripts, *operands):
+    """Tangent of ``np.einsum`` along operand ``argnum``: the same contraction with ``dx`` there."""
+    ops = list(operands)
+    ops[argnum] = dx
+    return np.einsum(subscripts, *ops)
+
+
+def einsum_vjp(ct, argnum, subscripts, *operands):
+    """Cotangent of operand ``argnum`` of ``np.einsum`` (explicit output, no ellipsis)."""
+    inputs, output = _einsum_parts(subscripts, len(operands))
+    target = inputs[argnum]
+    if len(set(target)) != len(target):
+        raise NotImplementedError("einsum rules support no repeated index within one operand")
+    others = [
+        (s, op) for i, (s, op) in enumerate(zip(inputs, operands, strict=True)) if i != argnum
+    ]
+    present = set(output).union(*(set(s) for s, _ in others))
+    kept = "".join(c for c in target if c in present)
+    g = np.einsum(
+        ",".join([output] + [s for s, _ in others]) + "->" + kept, ct, *[op for _, op in others]
+    )
+    if (
+        kept != target
+    ):  # an index only this operand has: the contraction sums it, so spread ct over it
+        shape = np.shape(operands[argnum])
+        g = np.reshape(g, [shape[i] if c in kept else 1 for i, c in enumerate(target)])
+        g = np.broadcast_to(g, shape).copy()
+    return g
+
+
+def _vector_norm_grad(ans, x, axis=None, keepdims=False, ord=2):
+    x = np.asarray(x, dtype=np.result_type(x, float))
+    if axis is None:
+        n = np.reshape(ans, (1,) * x.ndim) if x.ndim else ans
+    else:
+        n = keep_reduced(ans, x, axis, keepdims)
+    if ord in (2, None):
+        return x / np.where(n == 0, 1.0, n)
+    if ord == 1:
+        return np.sign(x)
+    if ord in (np.inf, -np.inf):
+        return np.sign(x) * extremum_mask(n, np.abs(x), axis, keepdims=True)
+    if np.ndim(ord) == 0 and ord != 0:
+        return np.sign(x) * (np.abs(x) / n) ** (ord - 1)
+    raise NotImplementedError(f"no derivative of np.linalg.vector_norm for ord={ord!r}")
+
+
+def vector_norm_jvp(dx, ans, x, axis=None, keepdims=False, ord=2):
+    """Tangent of ``np.linalg.vector_norm``."""
+    g = _vector_norm_grad(ans, x, axis, keepdims, ord)
+    return scalar_like(np.sum(g * dx, axis=reduced_axes(axis, np.ndim(x)), keepdims=keepdims), ans)
+
+
+def vector_norm_vjp(ct, ans, x, axis=None, keepdims=False, ord=2):
+    """Cotangent of ``x`` for ``np.linalg.vector_norm``."""
+    g = _vector_norm_grad(ans, x, axis, keepdims, ord)
+    c = (
+        np.reshape(ct, (1,) * np.ndim(x))
+        if axis is None and np.ndim(x)
+        else keep_reduced(ct, x, axis, keepdims)
+    )
+    return scalar_like(g * c, x)
+
+
+def _matrix_norm_grad(ans, x, keepdims=False, ord="fro"):
+    x = np.asarray(x, dtype=np.result_type(x, float))
+    n = np.asarray(ans) if keepdims else np.asarray(ans)[..., None, None]
+    if ord == "fro":
+        return x / np.where(n == 0, 1.0, n)
+    if ord in ("nuc", 2):
+        u, s, vt = np.linalg.svd(x, full_matrices=False)
+        if ord == "nuc":
+            return u @ vt
+        return u[..., :, :1] @ vt[..., :1, :]
+    raise NotImplementedError(f"no derivative of np.linalg.matrix_norm for ord={ord!r}")
+
+
+def matrix_norm_jvp(dx, ans, x, keepdims=False, ord="fro"):
+    """Tangent of ``np.linalg.matrix_norm`` (``fro``, ``nuc``, 2: the last two axes)."""
+    g = _matrix_norm_grad(ans, x, keepdims, ord)
+    return scalar_like(np.sum(g * dx, axis=(-2, -1), keepdims=keepdims), ans)
+
+
+def matrix_norm_vjp(ct, ans, x, keepdims=False, ord="fro"):
+    """Cotangent of ``x`` for ``np.linalg.matrix_norm``."""
+    c = np.asarray(ct) if keepdims else np.asarray(ct)[..., None, None]
+    return _matrix_norm_grad(ans, x, keepdims, ord) * c
+
+
+def svdvals_jvp(dx, ans, x):
+    """Tangent of ``np.linalg.svdvals`` (distinct singular values): ``u_i^T dx v_i``."""
+    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    return np.einsum("...ji,...jk,...ik->...i", u, dx, vt)
+
+
+def svdvals_vjp(ct, ans, x):
+    """Cotangent of ``x`` for ``np.linalg.svdvals``: ``u diag(ct) v^T``."""
+    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    return (u * np.asarray(ct)[..., None, :]) @ vt
+
+
+def vecdot_vjp(ct, other, x, axis=-1):
+    """Cotangent of ``x`` for a (real) ``vecdot(x, other)`` over ``axis``."""
+    return unbroadcast(np.expand_dims(ct, axis) * other, x)
+
+
+def _promote_chain(xs):
+    """The factors of ``multi_dot`` as matrices: a leading vector as a row, a trailing one as a column."""
+    mats = [np.asarray(x, dtype=np.result_type(x, float)) for x in xs]
+    if mats[0].ndim == 1:
+        mats[0] = mats[0][None, :]
+    if mats[-1].ndim == 1:
+        mats[-1] = mats[-1][:, None]
+    return mats
+
+
+def _chain(mats, n):
+    """The product of ``mats`` (identity of size ``n`` when empty)."""
+    if not mats:
+        return np.eye(n)
+    return mats[0] if len(mats) == 1 else np.linalg.multi_dot(mats)
+
+
+def multi_dot_jvp(dxs, ans, xs, out=None):
+    """Tangent of ``np.linalg.multi_dot(xs)``: the sum over factors of the product with one tangent."""
+    terms = []
+    for i, dx in enumerate(dxs):
+        if dx is not None:
+            parts = list(xs)
+            parts[i] = dx
+            terms.append(np.linalg.multi_dot(parts))
+    t = sum(terms[1:], terms[0]) if terms else np.zeros_like(ans, dtype=float)
+    return scalar_like(t, ans)
+
+
+def multi_dot_vjp(ct, ans, xs, out=None):
+    """Cotangents of the factors of ``np.linalg.multi_dot(xs)``: ``left^T ct right^T`` each."""
+    mats = _promote_chain(xs)
+    c = np.reshape(np.asarray(ct, dtype=float), (mats[0].shape[0], mats[-1].shape[1]))
+    cts = []
+    for i, x in enumerate(xs):
+        left = _chain(mats[:i], mats[i].shape[0])
+        right = _chain(mats[i + 1 :], mats[i].shape[1])
+        cts.append(leaf_like(left.T @ c @ right.T, x))
+    return TangentTuple(cts)
+
+
+def _tuple_like(ans, values):
+    """``values`` in the tuple class of the result ``ans`` (a NumPy result namedtuple)."""
+    if isinstance(ans, tuple) and hasattr(type(ans), "_fields"):
+        return type(ans)(*values)
+    return tuple(values)
+
+
+def _parts(ct, n):
+    """The ``n`` entries of a tuple cotangent, ``None`` for each entry when ``ct`` is ``None``."""
+    return (None,) * n if ct is None else tuple(ct)
+
+
+def _from_triangle(dx, UPLO):
+    """The symmetric matrix built from the triangle of ``dx`` that ``eigh``/``eigvalsh`` read."""
+    return _symmetric_from_lower(dx) if UPLO == "L" else _T(_symmetric_from_lower(_T(dx)))
+
+
+def _onto_triangle(g, UPLO):
+    """The adjoint of :func:`_from_triangle`: ``g`` gathered onto the triangle read."""
+    lower = np.tril(g + _T(g)) - np.eye(g.shape[-1]) * g
+    return lower if UPLO == "L" else _T(lower)
+
+
+def _gap_inverse(w):
+    """``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it (distinct ``w``)."""
+    diff = w[..., None, :] - w[..., :, None]
+    eye = np.eye(w.shape[-1], dtype=bool)
+    return np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, diff))
+
+
+def eigh_jvp(dx, ans, x, UPLO="L"):
+    """Tangents ``(dw, dv)`` of ``eigh(x)`` (distinct eigenvalues): ``dw = diag(V^T dA V)``,
+    ``dv = V (F o V^T dA V)`` with ``dA`` the symmetric matrix of the triangle read."""
+    w, v = ans
+    p = _T(v) @ _from_triangle(dx, UPLO) @ v
+    dw = np.diagonal(p, axis1=-2, axis2=-1).copy()
+    dv = v @ (_gap_inverse(w) * p)
+    return _tuple_like(ans, (dw, dv))
+
+
+def eigh_vjp(ct, ans, x, UPLO="L"):
+    """Cotangent of ``x`` for ``eigh(x)``: ``V (diag(ct_w) + F o V^T ct_v) V^T`` on the triangle read."""
+    w, v = ans
+    ct_w, ct_v = _parts(ct, 2)
+    inner = np.zeros(np.shape(x), dtype=np.result_type(x, float))
+    if ct_w is not None:
+        inner = inner + np.asarray(ct_w)[..., None, :] * np.eye(w.shape[-1])
+    if ct_v is not None:
+        inner = inner + _gap_inverse(w) * (_T(v) @ ct_v)
+    return _onto_triangle(v @ inner @ _T(v), UPLO)
+
+
+def _check_svd(x, full_matrices, compute_uv, hermitian):
+    if hermitian:
+        raise NotImplementedError("svd derivatives support hermitian=False only")
+    m, n = np.shape(x)[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError("svd derivatives of a non-square matrix need full_matrices=False")
+
+
+def svd_jvp(dx, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
+    """Tangents of ``svd(x)`` (distinct non-zero singular values), after Townsend (2016)."""
+    _check_svd(x, full_matrices, compute_uv, hermitian)
+    if not compute_uv:
+        return svdvals_jvp(dx, ans, x)
+    u, s, vt = ans
+    v = _T(vt)
+    p = _T(u) @ dx @ v
+    ds = np.diagonal(p, axis1=-2, axis2=-1).copy()
+    f = _gap_inverse(s**2)
+    ps = p * s[..., None, :]  # P S
+    sp = s[..., :, None] * p  # S P
+    du = u @ (f * (ps + _T(ps))) + (dx @ v - u @ p) / s[..., None, :]
+    dv = v @ (f * (sp + _T(sp))) + (_T(dx) @ u - v @ _T(p)) / s[..., None, :]
+    return _tuple_like(ans, (du, ds, _T(dv)))
+
+
+def svd_vjp(ct, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
+    """Cotangent of ``x`` for ``svd(x)`` (distinct non-zero singular values)."""
+    _check_svd(x, full_matrices, compute_uv, hermitian)
+    if not compute_uv:
+        return svdvals_vjp(ct, ans, x)
+    u, s, vt = ans
+    v = _T(vt)
+    ct_u, ct_s, ct_vt = _parts(ct, 3)
+    f = _gap_inverse(s**2)
+    k = s.shape[-1]
+    inner = np.zeros(np.shape(s) + (k,))
+    g = np.zeros(np.shape(x), dtype=np.result_type(x, float))
+    if ct_s is not None:
+        inner = inner + np.asarray(ct_s)[..., None, :] * np.eye(k)
+    if ct_u is not None:
+        j = _T(u) @ ct_u
+        inner = inner + (f * (j - _T(j))) * s[..., None, :]
+        g = g + (ct_u - u @ j) / s[..., None, :] @ vt
+    if ct_vt is not None:
+        ct_v = _T(ct_vt)
+        j = _T(v) @ ct_v
+        inner = inner + s[..., :, None] * (f * (j - _T(j)))
+        g = g + u @ (_T(ct_v - v @ j) / s[..., :, None])
+    return g + u @ inner @ vt
+
+
+def _check_qr(x, mode):
+    m, n = np.shape(x)[-2:]
+    if mode not in ("reduced", "complete", "r"):
+        raise NotImplementedError(
+            f"qr derivatives support modes 'reduced', 'complete' and 'r', not {mode!r}"
+        )
+    if m < n or (mode == "complete" and m != n):
+        raise NotImplementedError(
+            "qr derivatives need a tall or square matrix (and 'complete' only when square)"
+        )
+
+
+def _qr_parts(ans, x, mode):
+    if mode == "r":
+        q, r = np.linalg.qr(x)
+        return q, r
+    return ans
+
+
+def qr_jvp(dx, ans, x, mode="reduced"):
+    """Tangents ``(dq, dr)`` of ``qr(x)`` for a tall or square ``x`` of full rank."""
+    _check_qr(x, mode)
+    q, r = _qr_parts(ans, x, mode)
+    r_inv = np.linalg.inv(r)
+    c = _T(q) @ dx @ r_inv
+    low = np.tril(c, -1)
+    omega = low - _T(low)
+    dr = (c - omega) @ r
+    if mode == "r":
+        return dr
+    dq = q @ omega + (dx @ r_inv - q @ c)
+    return _tuple_like(ans, (dq, dr))
+
+
+def qr_vjp(ct, ans, x, mode="reduced"):
+    """Cotangent of ``x`` for ``qr(x)`` (tall or square, full rank)."""
+    _check_qr(x, mode)
+    q, r = _qr_parts(ans, x, mode)
+    ct_q, ct_r = (None, ct) if mode == "r" else _parts(ct, 2)
+    ct_q = np.zeros_like(q) if ct_q is None else np.asarray(ct_q)
+    ct_r = np.zeros_like(r) if ct_r is None else np.asarray(ct_r)
+    m = _T(q) @ ct_q - ct_r @ _T(r)
+    c_bar = ct_r @ _T(r) + np.tril(m - _T(m), -1)
+    g = q @ c_bar + (ct_q - q @ (_T(q) @ ct_q))
+    return g @ _T(np.linalg.inv(r))

@@ -1,0 +1,199 @@
+"""Tangents and cotangents of reductions and scans: extrema, products, moments, cumulative sums.
+
+>>> reduce_count(np.zeros((2, 3)), axis=1)
+3
+"""
+
+import numpy as np
+
+from .shapes import keep_reduced, reduced_axes, scalar_like
+
+
+def sum_vjp(ct, x, axis=None, keepdims=False):
+    """Cotangent of ``x`` for ``np.sum(x, axis, keepdims)``: ``ct`` spread back."""
+    shape = np.shape(x)
+    if not shape:  # a number (NumPy accepts axis=0 or -1 for it): its cotangent is ct itself
+        return scalar_like(np.reshape(ct, ()), x)
+    if axis is not None and not keepdims:
+        ct = np.expand_dims(ct, axis)
+    return np.broadcast_to(ct, shape).copy()
+
+
+def mean_vjp(ct, x, axis=None, keepdims=False):
+    """Cotangent of ``x`` for ``np.mean``: the sum's, divided by the count."""
+    count = np.size(x) / np.size(np.mean(x, axis=axis, keepdims=keepdims))
+    return sum_vjp(ct, x, axis, keepdims) / count
+
+
+def reduce_count(x, axis=None):
+    """How many elements a reduction over ``axis`` combines."""
+    shape = np.shape(x)
+    return int(np.prod([shape[a] for a in reduced_axes(axis, len(shape))]))
+
+
+def extremum_mask(ans, x, axis=None, keepdims=False):
+    """Where ``x`` attains a max/min ``ans`` along ``axis``, as weights summing to 1 (ties share)."""
+    mask = (np.asarray(x) == keep_reduced(ans, x, axis, keepdims)).astype(float)
+    return mask / np.sum(mask, axis=reduced_axes(axis, np.ndim(x)), keepdims=True)
+
+
+def extremum_jvp(dx, ans, x, axis=None, out=None, keepdims=False, **kwargs):
+    """Tangent of ``np.max``/``np.min``: the tangent at the extremum (averaged over ties)."""
+    w = extremum_mask(ans, x, axis, keepdims)
+    t = np.sum(w * dx, axis=reduced_axes(axis, np.ndim(x)), keepdims=keepdims)
+    return scalar_like(t, ans)
+
+
+def extremum_vjp(ct, ans, x, axis=None, out=None, keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.max``/``np.min``: ``ct`` at the extremum (shared over ties)."""
+    w = extremum_mask(ans, x, axis, keepdims)
+    return scalar_like(w * keep_reduced(ct, x, axis, keepdims), x)
+
+
+def ptp_jvp(dx, ans, x, axis=None, out=None, keepdims=False):
+    hi, lo = np.max(x, axis=axis, keepdims=keepdims), np.min(x, axis=axis, keepdims=keepdims)
+    return extremum_jvp(dx, hi, x, axis, keepdims=keepdims) - extremum_jvp(
+        dx, lo, x, axis, keepdims=keepdims
+    )
+
+
+def ptp_vjp(ct, ans, x, axis=None, out=None, keepdims=False):
+    hi, lo = np.max(x, axis=axis, keepdims=keepdims), np.min(x, axis=axis, keepdims=keepdims)
+    return extremum_vjp(ct, hi, x, axis, keepdims=keepdims) - extremum_vjp(
+        ct, lo, x, axis, keepdims=keepdims
+    )
+
+
+def _prod_others(x, axis):
+    """Per element, the product of the *other* elements along the reduced axes (no division)."""
+    x = np.asarray(x, dtype=np.result_type(x, float))
+    axes = reduced_axes(axis, x.ndim)
+    if x.ndim == 0:
+        return np.ones_like(x)
+    rest = [a for a in range(x.ndim) if a not in axes]
+    moved = np.transpose(x, rest + list(axes))
+    flat = moved.reshape(moved.shape[: len(rest)] + (-1,))
+    ones = np.ones(flat.shape[:-1] + (1,), dtype=flat.dtype)
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = np.flip(
+        np.cumprod(np.flip(np.concatenate([flat[..., 1:], ones], axis=-1), -1), axis=-1), -1
+    )
+    others = (left * right).reshape(moved.shape)
+    return np.transpose(others, np.argsort(rest + list(axes)))
+
+
+def prod_jvp(dx, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """Tangent of ``np.prod``: correct also where elements are zero."""
+    t = np.sum(_prod_others(x, axis) * dx, axis=reduced_axes(axis, np.ndim(x)), keepdims=keepdims)
+    return scalar_like(t, ans)
+
+
+def prod_vjp(ct, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.prod``."""
+    return scalar_like(_prod_others(x, axis) * keep_reduced(ct, x, axis, keepdims), x)
+
+
+def var_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """Tangent of ``np.var``: ``2 <x - mean, dx> / (N - ddof)``."""
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    t = (
+        2
+        * np.sum(centered * dx, axis=reduced_axes(axis, np.ndim(x)), keepdims=keepdims)
+        / (reduce_count(x, axis) - ddof)
+    )
+    return scalar_like(t, ans)
+
+
+def var_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.var``."""
+    centered = x - np.mean(x, axis=axis, keepdims=True)
+    return scalar_like(
+        2 * centered * keep_reduced(ct, x, axis, keepdims) / (reduce_count(x, axis) - ddof), x
+    )
+
+
+def half_over(ans):
+    """``1 / (2 * std)``, and 0 where the std is 0: a single element's std is 0 whatever its
+    value (derivative 0), and at equal elements the std has no derivative, only a kink."""
+    ans = np.asarray(ans, dtype=float)
+    zero = ans == 0
+    return np.where(zero, 0.0, 0.5 / np.where(zero, 1.0, ans))
+
+
+def std_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """Tangent of ``np.std``: the variance's over ``2 * std``."""
+    return scalar_like(
+        var_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims) * half_over(ans), ans
+    )
+
+
+def std_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """Cotangent of ``x`` for ``np.std``."""
+    return var_vjp(ct * half_over(ans), ans, x, axis, ddof=ddof, keepdims=keepdims)
+
+
+def cumsum_vjp(ct, x, axis=None, dtype=None, out=None):
+    """Cotangent of ``x`` for ``np.cumsum``: a reversed cumulative sum."""
+    if axis is None:
+        return np.reshape(np.flip(np.cumsum(np.flip(np.ravel(ct)))), np.shape(x))
+    return np.flip(np.cumsum(np.flip(ct, axis), axis), axis)
+
+
+def cumprod_jvp(dx, ans, x, axis=None, dtype=None, out=None):
+    """Tangent of ``np.cumprod`` (for non-zero elements): ``ans * cumsum(dx / x)``."""
+    if axis is None:
+        return ans * np.cumsum(np.ravel(dx) / np.ravel(x))
+    return ans * np.cumsum(dx / x, axis)
+
+
+def cumprod_vjp(ct, ans, x, axis=None, dtype=None, out=None):
+    """Cotangent of ``x`` for ``np.cumprod`` (for non-zero elements)."""
+    return cumsum_vjp(ct * ans, x, axis) / x
+
+
+def diff_vjp(ct, x, n=1, axis=-1, prepend=None, append=None):
+    """Cotangent of ``x`` for ``np.diff``: the adjoint of a difference, ``n`` times."""
+    if prepend is not None or append is not None:
+        raise NotImplementedError("the reverse rule of np.diff supports no prepend/append")
+    for _ in range(n):
+        pad = [(0, 0)] * np.ndim(ct)
+        pad[axis] = (1, 1)
+        ct = -np.diff(np.pad(ct, pad), axis=axis)
+    return ct
+
+
+def mean_jvp(dx, ans, x, axis=None, weights=None, returned=False, keepdims=False):
+    """Tangent of ``np.average`` without weights: a mean."""
+    if weights is not None or returned:
+        raise NotImplementedError("np.average rules support no weights and no returned=True")
+    return scalar_like(np.mean(dx, axis=axis, keepdims=keepdims), ans)
+
+
+def average_vjp(ct, ans, x, axis=None, weights=None, returned=False, keepdims=False):
+    """Cotangent of ``x`` for ``np.average`` without weights."""
+    if weights is not None or returned:
+        raise NotImplementedError("np.average rules support no weights and no returned=True")
+    return scalar_like(mean_vjp(ct, x, axis, keepdims), x)
+
+
+def cumulative_sum_vjp(ct, x, axis=None, dtype=None, include_initial=False):
+    """Cotangent of ``x`` for ``np.cumulative_sum``: a reversed cumulative sum."""
+    axis = 0 if axis is None else axis
+    g = np.flip(np.cumsum(np.flip(ct, axis), axis), axis)
+    if include_initial:
+        g = np.take(g, np.arange(1, np.shape(g)[axis]), axis=axis)
+    return g
+
+
+def cumulative_prod_jvp(dx, ans, x, axis=None, dtype=None, include_initial=False):
+    """Tangent of ``np.cumulative_prod`` (for non-zero elements)."""
+    axis = 0 if axis is None else axis
+    t = np.asarray(ans) * np.cumulative_sum(
+        np.asarray(dx) / x, axis=axis, include_initial=include_initial
+    )
+    return t
+
+
+def cumulative_prod_vjp(ct, ans, x, axis=None, dtype=None, include_initial=False):
+    """Cotangent of ``x`` for ``np.cumulative_prod`` (for non-zero elements)."""
+    return cumulative_sum_vjp(ct * ans, x, axis, include_initial=include_initial) / x

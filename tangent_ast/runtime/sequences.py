@@ -1,0 +1,117 @@
+"""Cotangents of functions taking or returning several arrays (a list or a tuple of them).
+
+A cotangent of a list argument is a ``TangentTuple`` of the entries' cotangents; a
+cotangent arriving at a tuple result holds one per entry, ``None`` for a zero.
+
+>>> stack_vjp(np.array([[1.0, 2.0], [3.0, 4.0]]), [np.zeros(2), np.zeros(2)])
+TangentTuple((array([1., 2.]), array([3., 4.])))
+"""
+
+import numpy as np
+
+from .shapes import scalar_like
+from .tangents import TangentTuple, is_record
+
+
+def leaf_like(g, x):
+    """Cotangent ``g`` shaped like the element ``x`` (a float for a Python scalar; None for an int)."""
+    if isinstance(x, (bool, np.bool_, int, np.integer, str)) or x is None:
+        return None
+    if isinstance(x, np.ndarray) and x.dtype.kind not in "fc":
+        return np.reshape(g, np.shape(x))
+    return scalar_like(np.reshape(g, np.shape(x)), x)
+
+
+def _index_leaves(xs, start=0):
+    """``xs`` (nested lists/tuples of arrays and scalars) with each element replaced by its
+    flat positions in one numbering of all elements; also the next free position."""
+    if isinstance(xs, (list, tuple)) and not isinstance(xs, np.ndarray):
+        parts = []
+        for x in xs:
+            part, start = _index_leaves(x, start)
+            parts.append(part)
+        return (parts if isinstance(xs, list) else tuple(parts)), start
+    n = int(np.size(xs))
+    return np.arange(start, start + n).reshape(np.shape(xs)), start + n
+
+
+def _split_leaves(flat, xs, start=0):
+    """The pieces of the flat cotangent ``flat`` belonging to the elements of ``xs``, nested
+    like ``xs`` as ``TangentTuple``s; also the next position."""
+    if isinstance(xs, (list, tuple)) and not isinstance(xs, np.ndarray):
+        parts = []
+        for x in xs:
+            part, start = _split_leaves(flat, x, start)
+            parts.append(part)
+        return TangentTuple(parts), start
+    n = int(np.size(xs))
+    return leaf_like(flat[start : start + n], xs), start + n
+
+
+def gather_list_vjp(ct, xs, fn, *args, **kwargs):
+    """Cotangents of the elements of ``xs`` for ``fn(xs, *args, **kwargs)``, a function that
+    only places (or repeats) the elements' entries (``block``, ``stack``, ``hstack``, ...).
+
+    ``fn`` is applied to the elements' flat positions to find where each result entry
+    came from; ``ct`` is summed back onto those. The result is a ``TangentTuple`` nested
+    like ``xs``.
+    """
+    index, total = _index_leaves(xs)
+    where = np.asarray(fn(index, *args, **kwargs))
+    flat = np.bincount(
+        np.ravel(where), weights=np.ravel(np.asarray(ct, dtype=float)), minlength=total
+    )
+    return _split_leaves(flat, xs)[0]
+
+
+def concatenate_vjp(ct, xs, axis=0, out=None, dtype=None, casting="same_kind"):
+    """Cotangents of the arrays ``xs`` for ``np.concatenate(xs, axis)``: ``ct`` split back."""
+    if axis is None:
+        flat = np.ravel(ct)
+        bounds = np.cumsum([np.size(x) for x in xs])[:-1]
+        return TangentTuple(
+            leaf_like(p, x) for p, x in zip(np.split(flat, bounds), xs, strict=True)
+        )
+    bounds = np.cumsum([np.shape(x)[axis] for x in xs])[:-1]
+    return TangentTuple(
+        leaf_like(p, x) for p, x in zip(np.split(ct, bounds, axis=axis), xs, strict=True)
+    )
+
+
+def stack_vjp(ct, xs, axis=0, out=None, dtype=None, casting="same_kind"):
+    """Cotangents of the arrays ``xs`` for ``np.stack(xs, axis)``: the slices of ``ct``."""
+    return TangentTuple(
+        leaf_like(p, x) for p, x in zip(np.unstack(np.asarray(ct), axis=axis), xs, strict=True)
+    )
+
+
+def array_vjp(ct, x, *args, **kwargs):
+    """Cotangent of ``x`` for ``np.array(x)``/``np.asarray(x)``: ``ct`` itself for an array,
+    its entries (as a ``TangentTuple``) for a list of arrays and numbers."""
+    if isinstance(x, (list, tuple)) and not is_record(x):
+        return gather_list_vjp(ct, x, np.array)
+    return ct
+
+
+def _filled(cts, like):
+    """The cotangents ``cts`` with ``None`` (no cotangent) replaced by zeros shaped like ``like``."""
+    return [
+        np.zeros(np.shape(a), dtype=np.result_type(a, float)) if c is None else c
+        for c, a in zip(cts, like, strict=True)
+    ]
+
+
+def split_vjp(ct, ans, axis=0):
+    """Cotangent of the array for ``np.split``/``np.array_split`` (and ``h/v/dsplit`` with
+    their axis): the pieces' cotangents joined back."""
+    return np.concatenate(_filled(ct, ans), axis=axis)
+
+
+def split_axis(ary, default):
+    """The axis ``hsplit`` (1, or 0 for a vector) splits along; ``default`` for the others."""
+    return 0 if default == 1 and np.ndim(ary) == 1 else default
+
+
+def unstack_vjp(ct, ans, axis=0):
+    """Cotangent of ``x`` for ``np.unstack(x, axis)``: the slices' cotangents stacked."""
+    return np.stack(_filled(ct, ans), axis=axis)

@@ -1,0 +1,217 @@
+"""Tangents of any value, and the helpers derived code calls for every kind of value.
+
+A tangent has the structure of its value: a float for a float, an array of the same
+shape for an array, a :class:`TangentTuple` for a tuple or list (``+`` adds element by
+element), the same record class for a dataclass or namedtuple, a :class:`Tangent` for a
+plain object. ``None`` is a zero tangent of anything.
+
+>>> add_tangents(TangentTuple((1.0, None)), TangentTuple((2.0, 3.0)))
+TangentTuple((3.0, 3.0))
+>>> unbroadcast(np.ones((2, 3)), np.zeros(3))
+array([2., 2., 2.])
+"""
+
+import copy
+import dataclasses
+import types
+
+import numpy as np
+
+from .errors import TangentAstError
+
+
+def unbroadcast(g, x):
+    """Sum the cotangent ``g`` down to the shape of ``x`` (undo broadcasting)."""
+    if isinstance(x, (list, tuple)):
+        raise TangentAstError(
+            "a rule derived without example arguments met a list or tuple in + or *: "
+            "for containers that means concatenation or repetition, not arithmetic",
+            hint="derive with example arguments (derive(f, args=...), or grad/vjp) so kinds are known",
+        )
+    shape = np.shape(x)
+    if np.shape(g) == shape:
+        return g
+    g = np.asarray(g)
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and g.shape[axis] != 1:
+            g = g.sum(axis=axis, keepdims=True)
+    if not isinstance(x, np.ndarray):
+        return g[()] if g.ndim == 0 else g
+    return g
+
+
+def concat_tangent(t, x, y, first):
+    """Tangent contribution of one operand of ``x + y`` for lists/tuples (concatenation)."""
+    if first:
+        return TangentTuple(list(t) + list(zero_tangent(y)))
+    return TangentTuple(list(zero_tangent(x)) + list(t))
+
+
+def sequence_repeat_vjp(ct, x, times):
+    """Cotangent of ``x`` for ``x * times`` on a list/tuple (repetition): chunks added up."""
+    n = len(x)
+    total = TangentTuple(zero_tangent(x))
+    for k in range(times):
+        total = add_tangents(total, TangentTuple(ct[k * n : (k + 1) * n]))
+    return total
+
+
+def broadcast_like(t, x):
+    """The tangent ``t`` broadcast to the shape of ``x`` (no copy when it fits)."""
+    shape = np.shape(x)
+    if np.shape(t) == shape:
+        return t
+    return np.broadcast_to(t, shape).copy()
+
+
+def zeros_like(x):
+    """A zero tangent for ``x``: ``0.0`` for a Python scalar, else zeros of its shape."""
+    if isinstance(x, (float, int)):
+        return 0.0
+    if isinstance(x, complex):
+        return 0j
+    if isinstance(x, (tuple, list)) or is_record(x):
+        return zero_tangent(x)
+    return np.zeros_like(x, dtype=np.result_type(x, float))
+
+
+class TangentTuple(tuple):
+    """The tangents of a tuple's or list's elements.
+
+    ``+`` adds element by element (never concatenates), so cotangents of a
+    container accumulate like those of numbers. ``None`` is a zero tangent.
+    """
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        return add_tangents(self, other)
+
+    __radd__ = __add__
+
+    def __repr__(self):
+        return f"TangentTuple({tuple(self)!r})"
+
+
+class Tangent(types.SimpleNamespace):
+    """The tangent of a plain object: its attributes' tangents."""
+
+    def __add__(self, other):
+        return add_tangents(self, other)
+
+    __radd__ = __add__
+
+
+def is_record(x):
+    """A dataclass instance or a namedtuple: a value whose tangent is the same class."""
+    return (dataclasses.is_dataclass(x) and not isinstance(x, type)) or (
+        isinstance(x, tuple) and hasattr(type(x), "_fields")
+    )
+
+
+def record_fields(x):
+    """The field names of a record, in order."""
+    if dataclasses.is_dataclass(x):
+        return [f.name for f in dataclasses.fields(x)]
+    return list(type(x)._fields)
+
+
+def rebuild(x, values):
+    """An object of ``x``'s class holding ``values`` for its fields."""
+    if isinstance(x, tuple) and hasattr(type(x), "_fields"):
+        return type(x)(*values)
+    if dataclasses.is_dataclass(x):
+        new = copy.copy(x)
+        for name, value in zip(record_fields(x), values, strict=True):
+            object.__setattr__(new, name, value)
+        return new
+    return Tangent(**dict(zip(vars(x), values, strict=True)))
+
+
+def zero_tangent(x):
+    """The zero tangent of ``x``: 0.0, zeros, ``None`` for what has no tangent, and
+    for containers and records the same structure holding zero tangents."""
+    if isinstance(x, (bool, np.bool_, int, np.integer, str)) or x is None:
+        return None
+    if isinstance(x, (float, np.floating)):
+        return 0.0
+    if isinstance(x, np.ndarray):
+        return np.zeros_like(x, dtype=float) if x.dtype.kind not in "fc" else np.zeros_like(x)
+    if is_record(x):
+        return rebuild(x, [zero_tangent(getattr(x, n)) for n in record_fields(x)])
+    if isinstance(x, (tuple, list)):
+        return TangentTuple(zero_tangent(v) for v in x)
+    if isinstance(x, dict):
+        return {k: zero_tangent(v) for k, v in x.items()}
+    return Tangent(**{k: zero_tangent(v) for k, v in vars(x).items()})
+
+
+def add_tangents(a, b):
+    """``a + b`` for tangents of any structure (``None`` is zero)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if is_record(a) and isinstance(b, tuple) and not is_record(b):  # a record's fields by position
+        return rebuild(a, [add_tangents(x, y) for x, y in zip(a, b, strict=True)])
+    if is_record(a):
+        return rebuild(a, [add_tangents(getattr(a, n), getattr(b, n)) for n in record_fields(a)])
+    if isinstance(a, (tuple, list)):
+        return TangentTuple(add_tangents(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        keys = list(a) + [k for k in b if k not in a]  # keep the primal's order
+        return {k: add_tangents(a.get(k), b.get(k)) for k in keys}
+    if isinstance(a, types.SimpleNamespace):
+        return Tangent(**{k: add_tangents(getattr(a, k), getattr(b, k, None)) for k in vars(a)})
+    return a + b
+
+
+def list_with(xs, i, v):
+    """A new list: ``xs`` with item ``i`` replaced by ``v`` (``xs[i] = v`` on a local list).
+
+    Tangents of lists (TangentTuple) stay tangents, so they keep adding element by element."""
+    new = list(xs)
+    new[i] = v
+    return TangentTuple(new) if isinstance(xs, TangentTuple) else new
+
+
+def list_vjp(ct, x):
+    """Cotangent of ``x`` for ``list(x)``: the items' cotangents, as an array if ``x`` is one."""
+    return np.asarray(ct) if isinstance(x, np.ndarray) else ct
+
+
+def write_list(given, new):
+    """``given[:] = new``: a list argument left as the function leaves it (and its tangent
+    alongside it, in forward mode)."""
+    if not isinstance(given, list):
+        raise TangentAstError(
+            f"a list argument is updated in place, so its tangent must be a list "
+            f"too, not {type(given).__name__}",
+            hint="pass the tangent as a list",
+        )
+    given[:] = new
+
+
+# Helpers with effects (they change an argument): derivative code keeps each call, in
+# order, exactly once (simplify.is_pure).
+EFFECTFUL = frozenset({write_list})
+
+
+def replace_vjp(ct, changed):
+    """Cotangent of ``p`` for ``dataclasses.replace(p, **changed)``: the changed fields' zeroed."""
+    zero = zero_tangent(ct)
+    return rebuild(
+        ct, [getattr(zero, n) if n in changed else getattr(ct, n) for n in record_fields(ct)]
+    )
+
+
+def getattr_vjp(ct, x, name):
+    """Cotangent of ``x`` for ``x.name``: zero tangents, with ``ct`` for that field."""
+    zero = zero_tangent(x)
+    values = [
+        ct if n == name else getattr(zero, n)
+        for n in (record_fields(x) if is_record(x) else list(vars(x)))
+    ]
+    return rebuild(x, values)
