@@ -9,6 +9,7 @@ shapes only where kinds say broadcasting can really happen.
 import copy
 import functools
 import inspect
+import operator
 from dataclasses import dataclass, field, replace
 
 import gast
@@ -16,15 +17,17 @@ import numpy as np
 
 from . import runtime
 from .activity import assignments
-from .calling import CallMismatch, bind
+from .calling import CallMismatch, bind, flat_params
 from .emit import ModuleReference
 from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
-from .kinds import UNKNOWN
+from .kinds import UNKNOWN, kind_of
 from .live import is_library
-from .normalize import name
-from .resolve import Pack, callee
+from .normalize import check_updates, name
+from .parse import parse
+from .resolve import Pack, callee, resolve
 from .rules.binding import CallRefused, bind_call
 from .rules.registry import ZERO, SameCall, lookup, qualified_name
+from .rules.template import literal
 
 
 @dataclass
@@ -47,14 +50,10 @@ class Derivation:
     tangent_names: dict = field(default_factory=dict)
 
     def kind(self, atom):
-        if (
-            (isinstance(atom, gast.Name)
-            and self.scope.is_local(atom.id))
-            or (isinstance(atom, gast.Name)
-            and atom.id in self.kinds)
+        if (isinstance(atom, gast.Name) and self.scope.is_local(atom.id)) or (
+            isinstance(atom, gast.Name) and atom.id in self.kinds
         ):
             return self.kinds.get(atom.id, UNKNOWN)
-        from .kinds import kind_of
 
         if isinstance(atom, gast.Constant):
             return kind_of(atom.value)
@@ -173,8 +172,6 @@ class Derivation:
     def bind_user_call(self, node, site):
         """``(form, args)``: the call's arguments in flattened parameter order, keywords
         and defaults filled in (derived rules take every parameter positionally, see calling.py)."""
-        from .rules.template import literal
-
         fn = site.fn
 
         def default(p):
@@ -202,10 +199,6 @@ class Derivation:
         """Refuse passing a value of ours to a function that updates that argument in place
         (``def h(a, b): a += b``): our value would change under us, and our derivative with it,
         which the call's rule does not tell us. A temporary (``h(x * 1.0, y)``) is fine."""
-        from .calling import flat_params
-        from .normalize import check_updates
-        from .parse import parse
-        from .resolve import resolve
 
         params = flat_params(fn, form)
         kinds = [self.kind(a) for a in args]
@@ -361,8 +354,6 @@ class Derivation:
 
     def constant_argument(self, node, entry, site, i):
         """The refusal of a differentiable value where ``entry``'s rule takes a constant."""
-        import operator
-
         if entry.fn is operator.getitem:
             base = self.scope.lookup(site.args[0])  # a global such as np.r_, or None for a local
             if isinstance(base, (type(np.r_), type(np.c_))):

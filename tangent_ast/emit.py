@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import gast
 
+from .rules import registry
+
 
 @dataclass(frozen=True)
 class ModuleReference:
@@ -321,8 +323,6 @@ def rule_source_hash():
 
     Reading every rule's source takes tens of milliseconds, so it is done once per
     version of the rule table, not on every derivation and cache check."""
-    from .rules import registry
-
     if registry.version() not in _RULES_HASH:
         _RULES_HASH.clear()
         _RULES_HASH[registry.version()] = _hash_rules(registry)

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+import tangent_ast as ta
+
 
 def rosenbrock(x):
     """The Rosenbrock function of a vector."""
@@ -23,8 +25,6 @@ def logistic_loss(w, X, y):
 
 
 def main():
-    import tangent_ast as ta
-
     rule = ta.derive(design_example, mode="reverse", wrt=("x", "y"), args=(1.0, 2.0))
     print(f"# {rule.path}\n")
     print(rule.source)

@@ -23,14 +23,20 @@ a session: attribute chains into them (``np.linalg.norm``) are not checked on
 each call, which keeps the check to a few dictionary lookups.
 """
 
+import builtins
 import hashlib
 import inspect
 import sys
+import textwrap
 import types
 
 import gast
 
 from .errors import TangentAstError
+from .kinds import kind_of
+from .parse import parse
+from .resolve import assigned_names
+from .rules.registry import lookup
 
 _MISSING = object()
 _LIBRARIES = frozenset(sys.stdlib_module_names) | {"numpy", "scipy", "tangent_ast", "gast"}
@@ -85,15 +91,11 @@ class Dependencies:
 
 
 def _kind(value):
-    from .kinds import kind_of
-
     return str(kind_of(value))
 
 
 def _source(fn):
     try:
-        import textwrap
-
         return textwrap.dedent(inspect.getsource(fn.__code__))
     except (OSError, TypeError):
         return None
@@ -106,7 +108,6 @@ def is_library(module_name):
 def _is_user_function(obj):
     if not inspect.isfunction(obj) or is_library(getattr(obj, "__module__", None)):
         return False
-    from .rules.registry import lookup
 
     return lookup(obj) is None
 
@@ -130,8 +131,6 @@ def dependencies_of(fn):
         for attribute in ("__code__", "__defaults__", "__kwdefaults__"):
             attributes[(id(h), attribute)] = (h, attribute, getattr(h, attribute))
         try:
-            from .parse import parse
-
             node = parse(h).node
         except TangentAstError:
             continue  # no source: it is not derived, so only its identity matters
@@ -154,10 +153,8 @@ def dependencies_of(fn):
             ) in chain:  # mod.g, Class.method: the attribute is looked up when the primal runs
                 owner = value
                 if (
-                    (isinstance(owner, types.ModuleType)
-                    and is_library(owner.__name__))
-                    or not isinstance(owner, (types.ModuleType, type))
-                ):
+                    isinstance(owner, types.ModuleType) and is_library(owner.__name__)
+                ) or not isinstance(owner, (types.ModuleType, type)):
                     break
                 value = getattr(owner, attr, _MISSING)
                 if isinstance(owner, types.ModuleType):
@@ -184,16 +181,12 @@ def _lookup_name(fn, name, in_dicts, attributes):
     # A builtin is recorded as "no global of that name": defining one later shadows it.
     in_dicts[(id(fn.__globals__), name)] = (fn.__globals__, name, value)
     if value is _MISSING:
-        import builtins
-
         value = getattr(builtins, name, _MISSING)
     return value
 
 
 def _free_reads(node):
     """``(name, attribute chain)`` of every free name a function reads: ``mod.g`` -> ("mod", ["g"])."""
-    from .resolve import assigned_names
-
     local = assigned_names(node)
     found = {}
     for n in gast.walk(node):

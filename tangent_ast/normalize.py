@@ -289,10 +289,8 @@ class Normalizer:
         in_place = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal}
         if (
             target in in_place
-            or (type(target).__name__ == "ufunc"
-            and getattr(func, "attr", "") == "at")
-            or (inspect.isfunction(target)
-            and locals_in_args)
+            or (type(target).__name__ == "ufunc" and getattr(func, "attr", "") == "at")
+            or (inspect.isfunction(target) and locals_in_args)
         ):
             raise unsupported(
                 self.parsed,
@@ -1287,8 +1285,7 @@ def check_augmented(parsed, fn, origin, kinds, scope):
                 {
                     origin.get(d.targets[0].id, d.targets[0].id)
                     for d in before
-                    if (isinstance(d.value, gast.Name)
-                    and d.value.id in same)
+                    if (isinstance(d.value, gast.Name) and d.value.id in same)
                     or d.targets[0].id in same
                 }
                 | {origin.get(p, p) for p in same & params}
@@ -1627,9 +1624,11 @@ def _changes(stmt, value):
     call = getattr(stmt, "value", None) if isinstance(stmt, gast.Expr) else None
     return isinstance(call, gast.Call) and (
         _out_target(call) == value
-        or (isinstance(call.func, gast.Attribute)
-        and isinstance(call.func.value, gast.Name)
-        and call.func.value.id == value)
+        or (
+            isinstance(call.func, gast.Attribute)
+            and isinstance(call.func.value, gast.Name)
+            and call.func.value.id == value
+        )
     )
 
 

@@ -20,12 +20,15 @@ process and derives the rules of called user functions (recursion included).
 
 import ast
 import copy
+import hashlib
 import inspect
+import textwrap
 from dataclasses import dataclass, field, replace
 
 import gast
+import numpy as np
 
-from .version import __version__
+from . import runtime
 from .activity import analyze
 from .calling import PLAIN, flat_params, flatten
 from .derivatives import Derivation
@@ -39,7 +42,8 @@ from .emit import (
 )
 from .errors import InternalError, NotDifferentiableError, TangentAstError
 from .forward import forward
-from .kinds import UNKNOWN, describe_signature, infer
+from .kind_inference import infer
+from .kinds import UNKNOWN, describe_signature
 from .live import dependencies_of
 from .load import cache_dir, import_module, state_of, warn_stale, write_atomic
 from .naming import Namer, sanitize
@@ -53,12 +57,14 @@ from .normalize import (
     copy_views,
     name,
 )
-from .parse import parse
+from .parse import parse, source_hash
+from .parse import parse as parse_fn
 from .resolve import resolve
 from .reverse import finish_updates, reverse
 from .simplify import is_pure, restore_names, simplify
 from .ssa import to_ssa
 from .tapes import install_tapes
+from .version import __version__
 
 MODES = ("forward", "reverse")
 STAGE_NAMES = ("parse", "normalize", "ssa", "forward", "reverse", "simplify", "module")
@@ -95,8 +101,6 @@ def front(fn, signature, trace=False, form=PLAIN):
     updated, lists = check_updates(parsed, scope, array_params, list_params)
     namer = Namer(scope.locals | set(scope.free))
     if lists:  # xs[i] = v calls runtime.list_with (and a list argument runtime.write_list)
-        from . import runtime
-
         if scope.free.get("runtime") is not runtime:
             scope.free[namer.fresh("runtime")] = runtime
     normalizer = Normalizer(parsed, scope, namer, updated & set(params), lists, spread)
@@ -184,8 +188,6 @@ def wrt_names(params, wrt, qualname, where=None):
 def module_name_for(fn, mode, wrt, signature, form=PLAIN):
     sig = "any" if signature is None else sanitize("_".join(str(k) for k in signature)) or "noargs"
     if len(sig) > 40:
-        import hashlib
-
         sig = "sig" + hashlib.sha256(sig.encode()).hexdigest()[:10]
     parts = [rule_prefix(fn), mode, "_".join(wrt) or "none", sig]
     return "__".join(parts + ([sanitize(str(form))] if form != PLAIN else []))
@@ -405,8 +407,6 @@ def _own_nodes(node):
 def _final_states(f):
     """Names holding the arguments' states after the call: arrays updated in place keep
     their names; a list argument's last value is written back (runtime.write_list)."""
-    from . import runtime
-
     names = {a.id for a in f.function.args.args if a.id in f.changed_args}
     for n in gast.walk(f.function):
         if (
@@ -557,16 +557,16 @@ class DerivedRule:
         the rule treats them as separate values, but the function would see one change the other."""
         if not self.updates:
             return
-        import numpy as np
 
         for i, p in self.updates:
             for j, other in enumerate(args[: len(self.params)]):
                 if j != i and (
-                    (isinstance(other, list)
-                    and other is args[i])
-                    or (isinstance(other, np.ndarray)
-                    and isinstance(args[i], np.ndarray)
-                    and np.may_share_memory(args[i], other))
+                    (isinstance(other, list) and other is args[i])
+                    or (
+                        isinstance(other, np.ndarray)
+                        and isinstance(args[i], np.ndarray)
+                        and np.may_share_memory(args[i], other)
+                    )
                 ):
                     raise TangentAstError(
                         f"{self.fn.__qualname__} updates its argument {p!r} in place, and it shares memory "
@@ -601,8 +601,6 @@ class Session:
         """The rule of ``fn`` for calls of ``form`` with arguments of ``signature``."""
         fn = getattr(fn, "__func__", fn)
         if not inspect.isfunction(fn):
-            from .parse import parse as parse_fn
-
             parse_fn(fn)  # raises the NoSourceError that explains
         wrt = wrt_names(flat_params(fn, form), wrt, fn.__qualname__)
         signature = canonical(signature)
@@ -697,9 +695,6 @@ class Session:
             source = inspect.getsource(fn.__code__)
         except (OSError, TypeError):
             return None
-        import textwrap
-
-        from .parse import source_hash
 
         dependencies = self.dependencies(fn)
         return {

@@ -20,6 +20,7 @@ import gast
 import numpy as np
 
 from .errors import UnsupportedSyntaxError
+from .rules.template import literal
 
 BINOPS = {
     gast.Add: operator.add,
@@ -228,8 +229,6 @@ def callee(expr, scope, kind_of):
 
 def _record_site(cls, func, call):
     """``Params(W, b=b)``: building a record, its fields in order (defaults filled in)."""
-    from .rules.template import literal
-
     if dataclasses.is_dataclass(cls):
         fields = [(f.name, f.default) for f in dataclasses.fields(cls) if f.init]
     else:

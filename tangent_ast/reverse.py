@@ -21,13 +21,16 @@ the simplified reverse sweep reads.
 """
 
 import copy
+import operator
 
 import gast
 import numpy as np
 
 from .activity import assignments
 from .derivatives import unsupported_call
+from .kind_inference import KindInference
 from .normalize import assign, name
+from .rules.template import as_value
 from .simplify import MAX_LINE
 from .simplify import line_length as _length
 
@@ -193,9 +196,7 @@ class Reverse:
         )
 
     def slot_kind(self, target):
-        from .kinds import _Inference
-
-        inference = _Inference(self.d.scope, self.d.kinds)
+        inference = KindInference(self.d.scope, self.d.kinds)
         return inference.getitem(self.d.kind(target.value), target.slice)
 
     def adjoint_update(self, s, pending, accumulated):
@@ -479,8 +480,6 @@ class Reverse:
     def buffered_getitem(self, s, site, ct):
         """``v = x[i]`` in a loop, ``x`` from before it: add ``ct_v`` into a buffer
         owned by the reverse loop, in place, instead of a new zeros array per iteration."""
-        import operator
-
         if (
             not self.loops
             or site.fn is not operator.getitem
@@ -507,8 +506,6 @@ class Reverse:
             )
             stmt = gast.AugAssign(target=target, op=gast.Add(), value=name(ct))
         else:
-            from .rules.template import as_value
-
             np_name = self.d.bind("np", __import__("numpy"))
             add_at = gast.Attribute(
                 value=gast.Attribute(value=name(np_name), attr="add", ctx=gast.Load()),

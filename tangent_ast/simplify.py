@@ -18,7 +18,9 @@ them, and never moves a computation into or out of a branch.
 """
 
 import ast
+import builtins
 import copy
+import re
 
 import gast
 import numpy as np
@@ -512,8 +514,6 @@ def restore_names(fn, forbidden, kept=frozenset()):
 
     Run last, on a finished function: it must not see names shared with another
     function (residuals are passed positionally, so each function is on its own)."""
-    import builtins
-    import re
 
     names = {n.id for n in gast.walk(fn) if isinstance(n, gast.Name)}
     stems = {}

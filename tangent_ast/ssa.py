@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 import gast
 
+from .normalize import append_fallthrough
+
 
 @dataclass
 class SSAInfo:
@@ -183,7 +185,6 @@ class _SSA:
         self.loops.append(carried)
         node.body = self.block(node.body, body_env)
         self.loops.pop()
-        from .normalize import append_fallthrough
 
         append_fallthrough(node.body, self.carry(carried, body_env, node))
         return before + [node]

@@ -16,7 +16,6 @@ import them under a name that does not collide with the user's.
 
 import ast
 import copy
-import copy
 import functools
 import inspect
 import linecache
@@ -25,7 +24,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from ..errors import TangentAstError
+from ..errors import NoSourceError, TangentAstError
 
 _LITERALS = (type(None), bool, int, float, complex, str)
 
@@ -277,8 +276,6 @@ def template_of(fn):
     try:
         node = _function_node(fn)
     except (OSError, TypeError) as exc:
-        from ..errors import NoSourceError
-
         name = getattr(fn, "__qualname__", repr(fn))
         raise NoSourceError(
             f"cannot read the source of the rule {name}: rules are inlined from their source",

@@ -1,0 +1,349 @@
+"""Stage kinds: what each value of the SSA function is, from the signature.
+
+Takes the SSA function, its resolved scope and the signature (the kinds of the
+arguments); guarantees a kind for every SSA name, ``UNKNOWN`` where it cannot
+tell (which is always safe: it only costs helper calls in the derived code).
+Calls of primitives take the kind their rule declares; calls of user functions
+the kind their own derivation infers (``result_kind``).
+
+    def f(x, n):          x: array1f   n: int
+        y = x * 2.0       y: array1f (same shape as x)
+        s = np.sum(y)     s: float
+        return s
+"""
+
+import inspect
+import itertools
+import operator
+from dataclasses import replace
+
+import gast
+import numpy as np
+
+from .calling import CallMismatch, bind
+from .kinds import BOOL, FLOAT, INT, UNKNOWN, Kind, kind_of, like_kind, matmul_kind
+from .live import is_library
+from .resolve import Pack, callee
+from .rules.registry import lookup
+from .runtime import list_with
+
+_ARITHMETIC = {
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.pow,
+    operator.mod,
+    operator.floordiv,
+    operator.neg,
+    operator.pos,
+}
+_LIKE = {np.zeros_like, np.ones_like, np.empty_like, np.copy, np.ndarray.copy}
+_COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne}
+
+
+def _is_user_function(fn):
+    return inspect.isfunction(fn) and lookup(fn) is None and not is_library(fn.__module__)
+
+
+def _list_with_kind(xs, index, item):
+    """``list_with(xs, i, v)``: xs with item i's kind that of v (every item's, joined, if i is not constant)."""
+    if xs.elements is None:
+        return xs
+    elements = list(xs.elements)
+    if (
+        isinstance(index, gast.Constant)
+        and type(index.value) is int
+        and -len(elements) <= index.value < len(elements)
+    ):
+        elements[index.value] = item
+    else:
+        elements = [join(e, item) for e in elements]
+    return replace(xs, elements=tuple(elements))
+
+
+def _sequence_kind(fn, kinds, atoms):
+    """``xs + ys`` (concatenation) and ``xs * n`` (repetition) of lists and tuples."""
+    first = kinds[0]
+    if first.tag not in ("list", "tuple"):
+        return UNKNOWN
+    if fn is operator.add:
+        second = kinds[1]
+        if second.tag == first.tag and first.elements is not None and second.elements is not None:
+            return Kind(first.tag, elements=first.elements + second.elements)
+        return Kind(first.tag)
+    times = atoms[1]
+    if (
+        isinstance(times, gast.Constant)
+        and isinstance(times.value, int)
+        and first.elements is not None
+    ):
+        return Kind(first.tag, elements=first.elements * times.value)
+    return Kind(first.tag)
+
+
+def _item_kind(base, index):
+    if base.tag == "dict":
+        if (
+            isinstance(index, gast.Constant)
+            and base.fields is not None
+            and index.value in base.fields
+        ):
+            return base.elements[base.fields.index(index.value)]
+        return UNKNOWN
+    if isinstance(index, gast.Constant) and isinstance(index.value, int):
+        try:
+            return base.elements[index.value]
+        except IndexError:
+            return UNKNOWN
+    if isinstance(index, gast.Slice) and all(
+        p is None or isinstance(p, gast.Constant) for p in (index.lower, index.upper, index.step)
+    ):
+        bounds = slice(
+            *(p.value if p is not None else None for p in (index.lower, index.upper, index.step))
+        )
+        return Kind("tuple" if base.tag == "record" else base.tag, elements=base.elements[bounds])
+    return UNKNOWN
+
+
+class KindInference:
+    def __init__(self, scope, kinds, result_kind=None):
+        self.scope = scope
+        self.kinds = kinds
+        self.result_kind = result_kind
+        self.shape_ids = itertools.count(1)
+
+    def of(self, atom):
+        if isinstance(atom, gast.Name):
+            if self.scope.is_local(atom.id):
+                return self.kinds.get(atom.id, UNKNOWN)
+            return kind_of(self.scope.free.get(atom.id))
+        if isinstance(atom, gast.Constant):
+            return kind_of(atom.value)
+        if isinstance(atom, gast.Attribute) and self.scope.is_global_chain(atom):
+            return kind_of(self.scope.lookup(atom))
+        if isinstance(atom, (gast.Tuple, gast.List)):  # a constant container
+            return Kind(
+                "tuple" if isinstance(atom, gast.Tuple) else "list",
+                elements=tuple(self.of(e) for e in atom.elts),
+            )
+        return UNKNOWN
+
+    def new_shape(self, kind):
+        return (
+            replace(kind, shape=next(self.shape_ids)) if kind.tag in ("array", "unknown") else kind
+        )
+
+    def expr(self, value):
+        site = callee(value, self.scope, self.of)
+        if site is None:
+            return self.of(value)
+        args = [self.of(a) for a in site.args]
+        fn = site.fn
+
+        if isinstance(fn, Pack) and fn.kind == "replace":
+            record = args[0]
+            if record.tag == "record" and record.fields is not None:
+                elements = list(record.elements)
+                for key, kind in zip(fn.keys, args[1:], strict=True):
+                    if key in record.fields:
+                        elements[record.fields.index(key)] = kind
+                return replace(record, elements=tuple(elements))
+            return UNKNOWN
+        if isinstance(fn, Pack):
+            return Kind(fn.kind, elements=tuple(args), fields=fn.keys, cls=fn.cls)
+        if fn is getattr and args[0].tag in ("record", "object") and args[0].fields is not None:
+            attr = site.args[1].value
+            if attr in args[0].fields:
+                return args[0].elements[args[0].fields.index(attr)]
+            return UNKNOWN
+        if self.result_kind is not None and fn is not None and _is_user_function(fn):
+            try:
+                form, flat = bind(
+                    fn,
+                    args,
+                    {kw.arg: self.of(kw.value) for kw in site.keywords},
+                    lambda p: kind_of(p.default),
+                )
+            except CallMismatch:
+                return UNKNOWN
+            return self.result_kind(fn, tuple(flat), form)
+
+        entry = lookup(fn)
+        if fn is operator.getitem:
+            return self.getitem(args[0], site.args[1])
+        if fn in _LIKE and not site.keywords:
+            return like_kind(*args)  # same shape id as its argument
+        if fn is list and len(args) == 1 and args[0].tag in ("list", "tuple"):
+            return replace(args[0], tag="list")
+        if fn is list_with and args[0].tag == "list":
+            return _list_with_kind(args[0], site.args[1], args[2])
+        if entry is not None and entry.kind is not None:
+            return UNKNOWN if site.keywords else self.new_shape(entry.kind(*args))
+        if fn in _COMPARISONS:
+            return (
+                BOOL
+                if all(a.scalar for a in args)
+                else (
+                    Kind("array", max(a.ndim or 0 for a in args if a.tag == "array"), "b")
+                    if any(a.tag == "array" for a in args)
+                    else UNKNOWN
+                )
+            )
+        if fn in (operator.add, operator.mul) and any(a.tag in ("list", "tuple") for a in args):
+            return _sequence_kind(fn, args, site.args)
+        if fn is operator.matmul:
+            return self.new_shape(matmul_kind(*args))
+        if fn in _ARITHMETIC or (entry is not None and entry.broadcasts):
+            return self.broadcast(fn, [a for a in args if a.tag != "none"])
+        if fn is len or fn is int or fn is round:
+            return INT
+        if fn is float:
+            return FLOAT
+        if isinstance(fn, tuple) and fn[1] in ("shape",):
+            return Kind("tuple")
+        if isinstance(fn, tuple) and fn[1] in ("ndim", "size"):
+            return INT
+        return UNKNOWN
+
+    def getitem(self, base, index):
+        """``x[i]``, ``x[a:b]``, ``x[i, :]`` on an array: the rank is known, the shape is new.
+        ``t[0]``, ``t[1:]`` on a tuple of known elements: those elements."""
+        if base.container and base.elements is not None:
+            return _item_kind(base, index)
+        if base.tag != "array":
+            return UNKNOWN
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        ndim = base.ndim
+        for part in parts:
+            if isinstance(part, gast.Slice):
+                continue
+            if isinstance(part, gast.Constant) and part.value is None:
+                ndim += 1
+            elif self.of(part).tag == "int":
+                ndim -= 1
+            else:
+                return UNKNOWN
+        if ndim < 0 or any(isinstance(p, gast.Constant) and p.value is Ellipsis for p in parts):
+            return UNKNOWN
+        if ndim == 0:
+            return FLOAT if base.dtype == "f" else UNKNOWN
+        return self.new_shape(Kind("array", ndim, base.dtype))
+
+    def broadcast(self, fn, args):
+        shaped = [a for a in args if not a.scalar]
+        if (
+            shaped
+            and all(a == shaped[0] for a in shaped)
+            and shaped[0].shape is not None
+            and shaped[0].tag in ("array", "unknown")
+        ):
+            first = shaped[0]
+            if first.tag == "array" and any(a.tag == "complex" for a in args):
+                return replace(first, dtype="c")  # x * 1j
+            if (
+                first.tag == "array"
+                and first.dtype not in ("f", "c")
+                and any(a.tag == "float" for a in args)
+            ):
+                return replace(first, dtype="f")
+            return first  # a scalar does not change the shape of what it meets
+        if not args or any(
+            a.tag in ("unknown", "object", "str", "none") or a.container for a in args
+        ):
+            return (
+                UNKNOWN  # np.tanh([a, b]): NumPy makes an array of the list, of unknown kind here
+            )
+        arrays = [a for a in args if a.tag == "array"]
+        if not arrays:
+            if any(a.tag == "complex" for a in args):
+                return Kind("complex")
+            if fn is operator.truediv or any(a.tag == "float" for a in args):
+                return FLOAT
+            if fn is operator.pow:
+                return UNKNOWN  # 2 ** -1 is a float
+            return INT if fn is not operator.not_ else BOOL
+        ndim = max(a.ndim for a in arrays)
+        dtypes = {a.dtype for a in arrays} | {
+            {"float": "f", "complex": "c", "int": "i", "bool": "b"}[a.tag] for a in args if a.scalar
+        }
+        dtype = "c" if "c" in dtypes else "f" if ("f" in dtypes or fn is operator.truediv) else None
+        shapes = {a.shape for a in arrays if a.ndim == ndim}
+        same = len(shapes) == 1 and None not in shapes and all(a.ndim == ndim for a in arrays)
+        kind = Kind("array", ndim, dtype)
+        return replace(kind, shape=shapes.pop()) if same else self.new_shape(kind)
+
+
+def join(a, b):
+    """The kind of a name assigned ``a`` on one path and ``b`` on another."""
+    if a == b:
+        return a
+    if (
+        a.tag == b.tag
+        and a.container
+        and a.elements is not None
+        and b.elements is not None
+        and len(a.elements) == len(b.elements)
+        and a.cls is b.cls
+    ):
+        return replace(
+            a, elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements, strict=True))
+        )
+    if a.tag == b.tag and a.tag in ("list", "tuple"):
+        return Kind(a.tag)  # a list that grows in a loop: a list, of elements not known
+    numbers = {"bool": 0, "int": 1, "float": 2, "complex": 3}
+    if a.tag in numbers and b.tag in numbers:
+        return a if numbers[a.tag] >= numbers[b.tag] else b
+    if a.tag == b.tag == "array" and a.ndim == b.ndim:
+        return Kind("array", a.ndim, a.dtype if a.dtype == b.dtype else None)
+    return UNKNOWN
+
+
+def infer(fn, scope, signature, result_kind=None):
+    """Kinds of every SSA name of ``fn`` given the ``signature`` (None: all unknown).
+
+    Names assigned more than once (branch joins, loop headers) get the join of
+    their kinds; loops are iterated until nothing changes, so ``s = 0`` followed
+    by ``s = s + x`` in a loop is a float, not an int.
+    """
+    kinds = {}
+    inference = KindInference(scope, kinds, result_kind)
+    for i, arg in enumerate(fn.args.args):
+        kind = signature[i] if signature is not None and i < len(signature) else UNKNOWN
+        kinds[arg.id] = inference.new_shape(kind)
+    params = set(kinds)
+
+    def block(stmts, seen):
+        for s in stmts:
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
+                continue  # an in-place update does not change the array's kind
+            if isinstance(s, gast.Assign):
+                target = s.targets[0].id
+                kind = inference.expr(s.value)
+                if target in seen:
+                    kind = join(kinds[target], kind)
+                if kind.tag == "unknown" and kind.shape is None:
+                    # Not known, but it is the shape of this value: x * x has it too.
+                    kind = replace(kind, shape=("of", target))
+                seen.add(target)
+                kinds[target] = kind
+            elif isinstance(s, gast.If):
+                block(s.body, seen)
+                block(s.orelse, seen)
+            elif isinstance(s, gast.For):
+                kinds[s.target.id] = INT
+                block(s.body, seen)
+            elif isinstance(s, gast.While):
+                block(s.body, seen)
+
+    stores = {}
+    for n in gast.walk(fn):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    assigned_again = {n for n, count in stores.items() if count > 1}  # joins and loop headers
+    for _ in range(10):
+        before = dict(kinds)
+        block(fn.body, set(params) | (assigned_again & set(before)))
+        if kinds == before:
+            break
+    return kinds
