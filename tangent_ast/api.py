@@ -18,7 +18,7 @@ from .errors import (
 from .kinds import signature_key, signature_of
 from .pipeline import STAGE_NAMES, Session, derive_module
 
-_SESSIONS = {}
+_SESSIONS: dict[tuple, Session] = {}
 
 
 def _session(cache=None, strict=False):
@@ -84,8 +84,8 @@ def real_cotangents(rule, cts):
     for ct in cts if type(cts) is tuple else (cts,):
         if type(ct) is complex or (type(ct) is np.ndarray and ct.dtype.kind == "c"):
             raise UnsupportedSyntaxError(
-                f"a complex value reached the gradient of {rule.fn.__qualname__}: complex values have "
-                "no derivative rules yet",
+                f"a complex value reached the gradient of {rule.fn.__qualname__}: complex values "
+                "have no derivative rules yet",
                 hint="differentiate real and imaginary parts as separate real values",
             )
     return cts

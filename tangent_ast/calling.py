@@ -186,7 +186,8 @@ def bind(fn, args, keywords, default):
 
 
 def unbind(fn, form, values):
-    """``(args, kwargs)`` that call ``fn`` as the flattened ``values`` say (the inverse of :func:`bind`)."""
+    """``(args, kwargs)`` that call ``fn`` as the flattened ``values`` say (the inverse of
+    :func:`bind`)."""
     args, kwargs, items = [], {}, iter(values)
     for p in _parameters(fn):
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):

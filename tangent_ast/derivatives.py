@@ -60,7 +60,8 @@ class Derivation:
         return kind_of(self.scope.lookup(atom)) if self.scope.lookup(atom) is not None else UNKNOWN
 
     def constant_value(self, expr):
-        """The object a constant expression denotes: a literal, or a global such as ``np.float32``."""
+        """The object a constant expression denotes: a literal, or a global such as
+        ``np.float32``."""
         if isinstance(expr, gast.Constant):
             return expr.value
         found = self.scope.lookup(expr)
@@ -221,7 +222,8 @@ class Derivation:
                     node,
                     f"passing {a.id!r} to {fn.__qualname__}, which updates its argument {p!r} in "
                     f"place: {a.id!r} would change without its derivative",
-                    f"have {fn.__name__} return the new value ({p} = {p} + ...; return {p}), or pass a copy: "
+                    f"have {fn.__name__} return the new value ({p} = {p} + ...; return {p}), or "
+                    "pass a copy: "
                     f"{a.id}.copy()",
                 )
 
@@ -309,7 +311,8 @@ class Derivation:
                     f"treats {kw.arg} as a constant",
                     f"pass a constant there, or register a rule with a derivative for {kw.arg}",
                 )
-        # Variants are specialised on positional arguments only: keywords (axis=...) pick the general rule.
+        # Variants are specialised on positional arguments only: keywords (axis=...) pick the
+        # general rule.
         kinds = None if site.keywords else [self.kind(a) for a in site.args]
         out = []
         for i in self.active_args(site):
@@ -378,7 +381,8 @@ class Derivation:
         )
 
     def same_call(self, rule, site, i, lead):
-        """A linear function's forward rule: the call as written, the tangent in place of argument ``i``."""
+        """A linear function's forward rule: the call as written, the tangent in place of argument
+        ``i``."""
         if site.written is None:
             return rule.instantiate(
                 [lead],
@@ -453,7 +457,8 @@ class Derivation:
             if self.activity.active(target) and _is_complex(kind):
                 what = "a value computed here" if target in self.temps else repr(target)
                 raise UnsupportedSyntaxError(
-                    f"{what} is complex ({kind.describe()}) and carries a derivative: complex values "
+                    f"{what} is complex ({kind.describe()}) and carries a derivative: complex "
+                    "values "
                     "have no derivative rules yet",
                     where=self.where(s),
                     hint="differentiate real and imaginary parts as separate real values",

@@ -146,9 +146,11 @@ def imports_and_bindings(namespace, used):
             loader.append(name)
         elif line:
             lines.append(line)
-    plain = sorted(l for l in lines if l.startswith("import "))
-    froms = sorted(l for l in lines if l.startswith("from ") and not l.startswith("from ."))
-    relative = sorted(l for l in lines if l.startswith("from ."))
+    plain = sorted(line for line in lines if line.startswith("import "))
+    froms = sorted(
+        line for line in lines if line.startswith("from ") and not line.startswith("from .")
+    )
+    relative = sorted(line for line in lines if line.startswith("from ."))
     return plain + froms + relative, loader
 
 
@@ -315,7 +317,7 @@ def body_hash_of(text):
     return hashlib.sha256(bodies.rstrip("\n").encode() + b"\n").hexdigest()[:16]
 
 
-_RULES_HASH = {}
+_RULES_HASH: dict[int, str] = {}
 
 
 def rule_source_hash():

@@ -30,7 +30,8 @@ def main():
     print(rule.source)
     value, gradient = ta.value_and_grad(design_example, wrt=("x", "y"))(1.0, 2.0)
     print(
-        f"design_example(1.0, 2.0) = {value:.6f}; gradient = ({gradient[0]:.6f}, {gradient[1]:.6f})\n"
+        f"design_example(1.0, 2.0) = {value:.6f}; gradient = ({gradient[0]:.6f}, "
+        f"{gradient[1]:.6f})\n"
     )
     x = np.array([1.2, 0.8, -0.5])
     print(ta.derive(rosenbrock, mode="reverse", args=(x,)).source)

@@ -60,6 +60,7 @@ def call_fwd(f, wrt, *args, **kwargs):
 
 
 def call_bwd(saved, ct):
-    """The cotangents of the arguments at positions ``wrt`` of the ``call_fwd`` that saved ``saved``."""
+    """The cotangents of the arguments at positions ``wrt`` of the ``call_fwd`` that saved
+    ``saved``."""
     rule, inner = saved
     return rule.bwd(inner, ct)

@@ -47,7 +47,8 @@ def _is_user_function(fn):
 
 
 def _list_with_kind(xs, index, item):
-    """``list_with(xs, i, v)``: xs with item i's kind that of v (every item's, joined, if i is not constant)."""
+    """``list_with(xs, i, v)``: xs with item i's kind that of v (every item's, joined, if i is not
+    constant)."""
     if xs.elements is None:
         return xs
     elements = list(xs.elements)
@@ -106,6 +107,28 @@ def _item_kind(base, index):
     return UNKNOWN
 
 
+def _comparison_kind(args):
+    """``a < b``: a bool of scalars, a bool array of the largest rank among arrays."""
+    if all(a.scalar for a in args):
+        return BOOL
+    if any(a.tag == "array" for a in args):
+        return Kind("array", max(a.ndim or 0 for a in args if a.tag == "array"), "b")
+    return UNKNOWN
+
+
+def _builtin_kind(fn):
+    """``len``/``int``/``round``/``float`` and the ``shape``/``ndim``/``size`` attributes."""
+    if fn is len or fn is int or fn is round:
+        return INT
+    if fn is float:
+        return FLOAT
+    if isinstance(fn, tuple) and fn[1] == "shape":
+        return Kind("tuple")
+    if isinstance(fn, tuple) and fn[1] in ("ndim", "size"):
+        return INT
+    return UNKNOWN
+
+
 class KindInference:
     def __init__(self, scope, kinds, result_kind=None):
         self.scope = scope
@@ -140,23 +163,10 @@ class KindInference:
             return self.of(value)
         args = [self.of(a) for a in site.args]
         fn = site.fn
-
-        if isinstance(fn, Pack) and fn.kind == "replace":
-            record = args[0]
-            if record.tag == "record" and record.fields is not None:
-                elements = list(record.elements)
-                for key, kind in zip(fn.keys, args[1:], strict=True):
-                    if key in record.fields:
-                        elements[record.fields.index(key)] = kind
-                return replace(record, elements=tuple(elements))
-            return UNKNOWN
-        if isinstance(fn, Pack):
-            return Kind(fn.kind, elements=tuple(args), fields=fn.keys, cls=fn.cls)
-        if fn is getattr and args[0].tag in ("record", "object") and args[0].fields is not None:
-            attr = site.args[1].value
-            if attr in args[0].fields:
-                return args[0].elements[args[0].fields.index(attr)]
-            return UNKNOWN
+        if isinstance(fn, Pack) or (
+            fn is getattr and args[0].tag in ("record", "object") and args[0].fields is not None
+        ):
+            return self.record(fn, site, args)
         if self.result_kind is not None and fn is not None and _is_user_function(fn):
             try:
                 form, flat = bind(
@@ -168,7 +178,28 @@ class KindInference:
             except CallMismatch:
                 return UNKNOWN
             return self.result_kind(fn, tuple(flat), form)
+        return self.primitive(fn, site, args)
 
+    def record(self, fn, site, args):
+        """A record built (``Pack``), rebuilt (``dataclasses.replace``) or read (``getattr``)."""
+        if isinstance(fn, Pack) and fn.kind == "replace":
+            record = args[0]
+            if record.tag == "record" and record.fields is not None:
+                elements = list(record.elements)
+                for key, kind in zip(fn.keys, args[1:], strict=True):
+                    if key in record.fields:
+                        elements[record.fields.index(key)] = kind
+                return replace(record, elements=tuple(elements))
+            return UNKNOWN
+        if isinstance(fn, Pack):
+            return Kind(fn.kind, elements=tuple(args), fields=fn.keys, cls=fn.cls)
+        attr = site.args[1].value
+        if attr in args[0].fields:
+            return args[0].elements[args[0].fields.index(attr)]
+        return UNKNOWN
+
+    def primitive(self, fn, site, args):
+        """A call of an operator, a builtin or a function of the rule table."""
         entry = lookup(fn)
         if fn is operator.getitem:
             return self.getitem(args[0], site.args[1])
@@ -181,30 +212,14 @@ class KindInference:
         if entry is not None and entry.kind is not None:
             return UNKNOWN if site.keywords else self.new_shape(entry.kind(*args))
         if fn in _COMPARISONS:
-            return (
-                BOOL
-                if all(a.scalar for a in args)
-                else (
-                    Kind("array", max(a.ndim or 0 for a in args if a.tag == "array"), "b")
-                    if any(a.tag == "array" for a in args)
-                    else UNKNOWN
-                )
-            )
+            return _comparison_kind(args)
         if fn in (operator.add, operator.mul) and any(a.tag in ("list", "tuple") for a in args):
             return _sequence_kind(fn, args, site.args)
         if fn is operator.matmul:
             return self.new_shape(matmul_kind(*args))
         if fn in _ARITHMETIC or (entry is not None and entry.broadcasts):
             return self.broadcast(fn, [a for a in args if a.tag != "none"])
-        if fn is len or fn is int or fn is round:
-            return INT
-        if fn is float:
-            return FLOAT
-        if isinstance(fn, tuple) and fn[1] in ("shape",):
-            return Kind("tuple")
-        if isinstance(fn, tuple) and fn[1] in ("ndim", "size"):
-            return INT
-        return UNKNOWN
+        return _builtin_kind(fn)
 
     def getitem(self, base, index):
         """``x[i]``, ``x[a:b]``, ``x[i, :]`` on an array: the rank is known, the shape is new.

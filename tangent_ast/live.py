@@ -69,7 +69,8 @@ class Dependencies:
         return True
 
     def depends_field(self):
-        """The header's ``depends``: ``module:qualname=fingerprint`` of every other function reached."""
+        """The header's ``depends``: ``module:qualname=fingerprint`` of every other function
+        reached."""
         entries = sorted(
             {
                 f"{fn.__module__}:{fn.__qualname__}={self.fingerprint(fn)}"
@@ -79,7 +80,8 @@ class Dependencies:
         return " ".join(entries) if entries else "-"
 
     def reads_field(self):
-        """The header's ``reads``: ``name=kind`` of the data values the function itself reads, or None."""
+        """The header's ``reads``: ``name=kind`` of the data values the function itself reads, or
+        None."""
         own = self.reads.get(self.functions[0], {}) if self.functions else {}
         return " ".join(f"{n}={_kind(v)}" for n, v in sorted(own.items())) or None
 
@@ -186,7 +188,8 @@ def _lookup_name(fn, name, in_dicts, attributes):
 
 
 def _free_reads(node):
-    """``(name, attribute chain)`` of every free name a function reads: ``mod.g`` -> ("mod", ["g"])."""
+    """``(name, attribute chain)`` of every free name a function reads: ``mod.g`` -> ("mod",
+    ["g"])."""
     local = assigned_names(node)
     found = {}
     for n in gast.walk(node):

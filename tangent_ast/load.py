@@ -78,7 +78,7 @@ def write_atomic(path, text):
 
 
 def state_of(path, expected):
-    """What is on disk at ``path``: "missing", "corrupt", "fresh", "stale", "edited", "edited-stale".
+    """What is on disk at ``path``: missing, corrupt, fresh, stale, edited or edited-stale.
 
     ``expected`` holds the header fields a fresh module must have
     (source-hash, rules-hash, tangent-ast-version, depends).
@@ -107,7 +107,8 @@ def state_of(path, expected):
 
 
 def _rule_functions(header):
-    """Names of the functions a module with ``header`` must define (``f_jvp``, or ``f_fwd`` and ``f_bwd``)."""
+    """Names of the functions a module with ``header`` must define (``f_jvp``, or ``f_fwd`` and
+    ``f_bwd``)."""
     base = header.get("source", "").split(" (")[0].rpartition(":")[2].rpartition(".")[2]
     return {f"{base}_jvp"} if header.get("mode") == "forward" else {f"{base}_fwd", f"{base}_bwd"}
 

@@ -19,6 +19,7 @@ process and derives the rules of called user functions (recursion included).
 """
 
 import ast
+import contextlib
 import copy
 import hashlib
 import inspect
@@ -100,9 +101,9 @@ def front(fn, signature, trace=False, form=PLAIN):
     list_params = {p for p, k in zip(params, signature or ()) if k.tag == "list"}
     updated, lists = check_updates(parsed, scope, array_params, list_params)
     namer = Namer(scope.locals | set(scope.free))
-    if lists:  # xs[i] = v calls runtime.list_with (and a list argument runtime.write_list)
-        if scope.free.get("runtime") is not runtime:
-            scope.free[namer.fresh("runtime")] = runtime
+    # xs[i] = v calls runtime.list_with (and a list argument runtime.write_list)
+    if lists and scope.free.get("runtime") is not runtime:
+        scope.free[namer.fresh("runtime")] = runtime
     normalizer = Normalizer(parsed, scope, namer, updated & set(params), lists, spread)
     normalized = normalizer.function(copy.deepcopy(parsed.node))
     temps = namer.taken - scope.locals - set(scope.free)
@@ -136,7 +137,7 @@ def front(fn, signature, trace=False, form=PLAIN):
     )
 
 
-_RESULT_KINDS = {}
+_RESULT_KINDS: dict[tuple, tuple] = {}
 
 
 def result_kind(fn, arg_kinds, form=PLAIN):
@@ -196,7 +197,8 @@ def module_name_for(fn, mode, wrt, signature, form=PLAIN):
 def rule_prefix(fn):
     """How the names of the modules of ``fn``'s rules start (``mymodel__loss``)."""
     module = "main" if fn.__module__ == "__main__" else fn.__module__ or "main"
-    # the code's own qualname: a functools.wraps wrapper must not share its wrapped function's modules
+    # the code's own qualname: a functools.wraps wrapper must not share its wrapped function's
+    # modules
     qualname = getattr(fn.__code__, "co_qualname", fn.__qualname__)
     return f"{sanitize(module)}__{sanitize(qualname)}"
 
@@ -261,14 +263,16 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         kind = f.kinds.get(w, UNKNOWN)
         if kind.tag == "complex" or (kind.tag == "array" and kind.dtype == "c"):
             raise NotDifferentiableError(
-                f"parameter {w!r} of {f.parsed.qualname} is complex ({kind.describe()}): complex inputs "
+                f"parameter {w!r} of {f.parsed.qualname} is complex ({kind.describe()}): complex "
+                "inputs "
                 "have no derivative rules yet",
                 where=f.parsed.where(),
                 hint="pass the real and imaginary parts as two real arguments",
             )
         if not kind.differentiable:
             raise NotDifferentiableError(
-                f"parameter {w!r} of {f.parsed.qualname} is {kind.describe()}: it has no derivative",
+                f"parameter {w!r} of {f.parsed.qualname} is {kind.describe()}: it has no "
+                "derivative",
                 where=f.parsed.where(),
                 hint="differentiate with respect to float arguments or float arrays",
             )
@@ -569,8 +573,10 @@ class DerivedRule:
                     )
                 ):
                     raise TangentAstError(
-                        f"{self.fn.__qualname__} updates its argument {p!r} in place, and it shares memory "
-                        f"with argument {self.params[j]!r}: the derivative would treat them as two separate "
+                        f"{self.fn.__qualname__} updates its argument {p!r} in place, and it "
+                        "shares memory "
+                        f"with argument {self.params[j]!r}: the derivative would treat them as "
+                        "two separate "
                         "values",
                         hint=f"pass a copy: {p}.copy()",
                     )
@@ -634,14 +640,16 @@ class Session:
         return rule
 
     def dependencies(self, fn):
-        """``live.Dependencies`` of ``fn`` as the program is now (computed again once it changed)."""
+        """``live.Dependencies`` of ``fn`` as the program is now (computed again once it
+        changed)."""
         known = self._dependencies.get(fn)
         if known is None or not known.current():
             known = self._dependencies[fn] = dependencies_of(fn)
         return known
 
     def load_callees(self, module_name, dependencies, loading):
-        """Import the callee rules ``module_name`` imports, each with the values its loader binds."""
+        """Import the callee rules ``module_name`` imports, each with the values its loader
+        binds."""
         path = self.directory / f"{module_name}.py"
         try:
             text = path.read_text()
@@ -728,10 +736,8 @@ def _loader_values(fn, names):
         if names is not None and n not in names:
             continue
         if n in cells:
-            try:
+            with contextlib.suppress(ValueError):
                 values[n] = cells[n].cell_contents
-            except ValueError:
-                pass
         elif n in fn.__globals__:
             values[n] = fn.__globals__[n]
     return values

@@ -12,6 +12,7 @@ plus :func:`callee`, which says what a call or operator in the tree calls.
 """
 
 import builtins
+import contextlib
 import dataclasses
 import operator
 from dataclasses import dataclass, field
@@ -142,10 +143,8 @@ def resolve(parsed):
     cells = {}
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=True):
-            try:
+            with contextlib.suppress(ValueError):  # an empty cell: the name is not bound yet
                 cells[name] = cell.cell_contents
-            except ValueError:  # an empty cell: the name is not bound yet
-                pass
     free = {}
     for n in gast.walk(parsed.node):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in local:

@@ -183,7 +183,8 @@ class Reverse:
         return [_at(assign(old, self.slot_copy(array, target)), s), s]
 
     def slot_copy(self, array, target):
-        """``array[index]``, copied if it is a view (``a[i]`` of a vector is a number; ``a[...]`` is ``a.copy()``)."""
+        """``array[index]``, copied if it is a view (``a[i]`` of a vector is a number; ``a[...]``
+        is ``a.copy()``)."""
         index = target.slice
         if isinstance(index, gast.Constant) and index.value is Ellipsis:
             slot = name(array)
@@ -651,7 +652,8 @@ class Reverse:
 
 
 def reverse(derivation, fn, wrt):
-    """The reverse rule of ``fn`` (SSA): ``(f_fwd, f_bwd)`` FunctionDefs, residuals not yet filled in."""
+    """The reverse rule of ``fn`` (SSA): ``(f_fwd, f_bwd)`` FunctionDefs, residuals not yet filled
+    in."""
     transform = Reverse(derivation)
     transform.read_by_active = {
         n.id

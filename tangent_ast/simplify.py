@@ -312,7 +312,7 @@ class Simplifier:
                 and stores.get(s.targets[0].id) == 1
             ):
                 a, b = s.targets[0].id, s.value.id
-                replaced, done = 0, False
+                replaced = 0
                 for later in stmts[p + 1 :]:
                     here = [n for n in _names_loaded(later) if n.id == a]
                     stores_b = b in _stores([later])
@@ -323,12 +323,10 @@ class Simplifier:
                     elif here:
                         break
                     if stores_b or replaced == loads.get(a, 0):
-                        done = replaced == loads.get(a, 0)
                         break
-                if done or replaced == loads.get(a, 0):
-                    if replaced == loads.get(a, 0):
-                        del stmts[p]
-                        continue
+                if replaced == loads.get(a, 0):  # every read renamed: the copy goes
+                    del stmts[p]
+                    continue
             p += 1
 
     def fold(self, stmts):
@@ -473,7 +471,7 @@ class Simplifier:
     def remove_dead(self):
         while True:
             used = {n.id for n in _names_loaded(self.fn)}
-            dead = lambda s: (
+            dead = lambda s, used=used: (
                 isinstance(s, gast.Assign)
                 and isinstance(s.targets[0], gast.Name)
                 and s.targets[0].id not in used

@@ -258,7 +258,8 @@ def verify(fn, carried=None):
                     for n in gast.walk(t):
                         if isinstance(n, gast.Name):
                             assert n.id not in defined or n.id in again, (
-                                f"line {getattr(s, 'lineno', '?')}: {n.id} assigned twice on one path"
+                                f"line {getattr(s, 'lineno', '?')}: {n.id} assigned twice on one "
+                                "path"
                             )
                             defined = defined | {n.id}
                             again = again - {n.id}

@@ -12,10 +12,11 @@ Takes the forward sweep and the simplified reverse sweep; guarantees that
   sweep keeps (itself saved on the enclosing loop's tape when nested);
 * nothing else is saved: straight-line values stay plain residuals.
 
-    for i in range(n):            y_tape = []                    for k in reversed(range(len(y_tape))):
-        y = y * x          ->     for i in range(n):                 y = y_tape[k]
-                                      y_tape.append(y)               ct_x = ct_x + ct_y * y
-                                      y = y * x                      ct_y = ct_y * x
+    for i in range(n):        forward sweep:             reverse sweep:
+        y = y * x      ->     y_tape = []                for k in reversed(range(len(y_tape))):
+                              for i in range(n):             y = y_tape[k]
+                                  y_tape.append(y)           ct_x = ct_x + ct_y * y
+                                  y = y * x                  ct_y = ct_y * x
 """
 
 import copy
@@ -56,9 +57,12 @@ def _loaded(stmts):
 def _top_level_loop(node, root):
     """True if no other loop of ``root`` contains ``node``."""
     for other in gast.walk(root):
-        if other is not node and isinstance(other, (gast.For, gast.While)):
-            if any(n is node for n in gast.walk(other)):
-                return False
+        if (
+            other is not node
+            and isinstance(other, (gast.For, gast.While))
+            and any(n is node for n in gast.walk(other))
+        ):
+            return False
     return True
 
 

@@ -297,7 +297,8 @@ def check_grads(
         for i, c in zip(wrt, cts, strict=True):
             if _fields(args[i]) is None and np.shape(c) != np.shape(args[i]):
                 raise GradientCheckError(
-                    f"the reverse rule of {f.__qualname__} gives a cotangent of shape {np.shape(c)} "
+                    f"the reverse rule of {f.__qualname__} gives a cotangent of shape "
+                    f"{np.shape(c)} "
                     f"for argument {i}, whose shape is {np.shape(args[i])}"
                 )
         transposed = sum(_vdot(c, t) for c, t in zip(cts, tangents, strict=True))

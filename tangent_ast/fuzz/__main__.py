@@ -38,7 +38,9 @@ def run(seeds, deadline=None, out=None, shrink_failures=True, echo=print):
             refusals[_refusal_class(result.detail)] += 1
         if result.failed:
             small = (
-                shrink(program, lambda p: check_program(p).outcome is result.outcome)
+                shrink(
+                    program, lambda p, outcome=result.outcome: check_program(p).outcome is outcome
+                )
                 if shrink_failures
                 else program
             )

@@ -116,7 +116,7 @@ def at_default(expr, parameter):
         return False
 
 
-_READ = {}
+_READ: dict[int, inspect.Signature | None] = {}  # id of a table entry -> its signature
 
 
 def signature_of(entry):
@@ -236,7 +236,8 @@ def bind_call(entry, args, keywords, resolve=None):
 
 
 def _check_float_dtype(entry, expr, resolve):
-    """A dtype the rules handle is a real floating type: it changes precision, not the derivative."""
+    """A dtype the rules handle is a real floating type: it changes precision, not the
+    derivative."""
     try:
         value = resolve(expr) if resolve is not None else _literal_value(expr)
         floating = value is not _NO_VALUE and np.dtype(value).kind == "f"

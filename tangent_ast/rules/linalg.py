@@ -124,8 +124,8 @@ defvjp(
 # vecdot of real arrays
 defjvp(
     np.linalg.vecdot,
-    lambda dx, ans, x, y, axis=-1: np.linalg.vecdot(dx, y, axis=axis),
-    lambda dy, ans, x, y, axis=-1: np.linalg.vecdot(x, dy, axis=axis),
+    lambda dx, ans, x, y, axis=-1: np.linalg.vecdot(dx, y, axis=axis),  # type: ignore[call-overload]
+    lambda dy, ans, x, y, axis=-1: np.linalg.vecdot(x, dy, axis=axis),  # type: ignore[call-overload]
 )
 defvjp(
     np.linalg.vecdot,

@@ -100,7 +100,7 @@ class Primitive:
         return self.nondiff or bool(self.jvps if mode == "forward" else self.vjps)
 
 
-_TABLE = {}
+_TABLE: dict[object, Primitive] = {}  # a function (or (class, attribute)) -> its rules
 _VERSION = [0]  # bumped by every registration: what was derived with older rules is stale
 
 
@@ -264,7 +264,8 @@ def effectful(*fns):
     _changed()
 
 
-_PURE_HELPERS = set()  # functions without rules that derivative code calls, marked pure
+# functions without rules that derivative code calls, marked pure
+_PURE_HELPERS: set[object] = set()
 
 
 def pure(*fns):

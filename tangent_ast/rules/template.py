@@ -282,7 +282,10 @@ def template_of(fn):
             where=f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
             if hasattr(fn, "__code__")
             else None,
-            hint="define the rule in a .py file or a notebook cell, not with exec or at a bare prompt",
+            hint=(
+                "define the rule in a .py file or a notebook cell, not with exec or at a bare "
+                "prompt"
+            ),
         ) from exc
     sig = inspect.signature(fn)
     params, defaults, keyword_only = [], {}, []

@@ -1,6 +1,6 @@
 """Cotangents of NumPy's array functions: products, indexing, reshaping, selection.
 
-Each helper serves one rule of ``tangent_ast/rules/numpy.py`` or ``rules/linalg.py`` and
+Each helper serves one rule of ``tangent_ast/rules/numpy/`` or ``rules/linalg.py`` and
 takes the leading cotangent, then the arguments in the order of the NumPy function.
 
 >>> getitem_vjp(np.array([1.0, 2.0]), np.zeros(4), slice(1, 3))
@@ -49,7 +49,8 @@ def _numpy_result(x):
 
 
 def getitem_vjp(ct, x, index):
-    """Cotangent of ``x`` for ``x[index]``: ``ct`` placed into zeros, summed where indices repeat."""
+    """Cotangent of ``x`` for ``x[index]``: ``ct`` placed into zeros, summed where indices
+    repeat."""
     if isinstance(x, (tuple, list)):
         parts = list(zero_tangent(x))
         parts[index] = ct

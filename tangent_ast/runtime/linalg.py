@@ -45,7 +45,8 @@ def matmul_vjp_right(ct, x, y):
 
 
 def _dot_axes(x, y):
-    """np.dot as a tensordot: the last axis of x against the second-to-last of y (its only one for a vector)."""
+    """np.dot as a tensordot: the last axis of x against the second-to-last of y (its only one for
+    a vector)."""
     return [np.ndim(x) - 1], [max(np.ndim(y) - 2, 0)]
 
 
@@ -225,21 +226,21 @@ def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
         if np.ndim(ord) == 0 and ord not in (0,):
             return np.sign(x) * (np.abs(x) / n) ** (ord - 1)
     if kind == "matrix" and ord in (2, "nuc") and ax in ((0, 1), (-2, -1)) and np.ndim(x) == 2:
-        u, s, vt = np.linalg.svd(x, full_matrices=False)
+        u, _s, vt = np.linalg.svd(x, full_matrices=False)
         return np.outer(u[:, 0], vt[0]) if ord == 2 else u @ vt
     raise NotImplementedError(f"no derivative of np.linalg.norm for ord={ord!r}, axis={axis!r}")
 
 
 def norm_jvp(dx, ans, x, ord=None, axis=None, keepdims=False):
     """Tangent of ``np.linalg.norm``."""
-    kind, ax = _norm_kind(x, ord, axis)
+    _kind, ax = _norm_kind(x, ord, axis)
     g = norm_grad(ans, x, ord, axis, keepdims)
     return scalar_like(np.sum(g * dx, axis=ax, keepdims=keepdims), ans)
 
 
 def norm_vjp(ct, ans, x, ord=None, axis=None, keepdims=False):
     """Cotangent of ``x`` for ``np.linalg.norm``."""
-    kind, ax = _norm_kind(x, ord, axis)
+    _kind, ax = _norm_kind(x, ord, axis)
     g = norm_grad(ans, x, ord, axis, keepdims)
     return scalar_like(g * (keep_reduced(ct, x, ax, keepdims) if np.ndim(x) else ct), x)
 
@@ -300,7 +301,8 @@ def slogdet_vjp(ct, ans, x):
 
 
 def eigvalsh_jvp(dx, ans, x, UPLO="L"):
-    """Tangent of ``eigvalsh(x)`` (distinct eigenvalues): ``diag(V^T dx V)`` on the triangle read."""
+    """Tangent of ``eigvalsh(x)`` (distinct eigenvalues): ``diag(V^T dx V)`` on the triangle
+    read."""
     _, v = np.linalg.eigh(x, UPLO)
     d = _symmetric_from_lower(dx) if UPLO == "L" else _T(_symmetric_from_lower(_T(dx)))
     return np.einsum("...ji,...jk,...ki->...i", v, d, v)
@@ -396,7 +398,7 @@ def _matrix_norm_grad(ans, x, keepdims=False, ord="fro"):
     if ord == "fro":
         return x / np.where(n == 0, 1.0, n)
     if ord in ("nuc", 2):
-        u, s, vt = np.linalg.svd(x, full_matrices=False)
+        u, _s, vt = np.linalg.svd(x, full_matrices=False)
         if ord == "nuc":
             return u @ vt
         return u[..., :, :1] @ vt[..., :1, :]
@@ -417,13 +419,13 @@ def matrix_norm_vjp(ct, ans, x, keepdims=False, ord="fro"):
 
 def svdvals_jvp(dx, ans, x):
     """Tangent of ``np.linalg.svdvals`` (distinct singular values): ``u_i^T dx v_i``."""
-    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    u, _s, vt = np.linalg.svd(x, full_matrices=False)
     return np.einsum("...ji,...jk,...ik->...i", u, dx, vt)
 
 
 def svdvals_vjp(ct, ans, x):
     """Cotangent of ``x`` for ``np.linalg.svdvals``: ``u diag(ct) v^T``."""
-    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    u, _s, vt = np.linalg.svd(x, full_matrices=False)
     return (u * np.asarray(ct)[..., None, :]) @ vt
 
 
@@ -433,7 +435,8 @@ def vecdot_vjp(ct, other, x, axis=-1):
 
 
 def _promote_chain(xs):
-    """The factors of ``multi_dot`` as matrices: a leading vector as a row, a trailing one as a column."""
+    """The factors of ``multi_dot`` as matrices: a leading vector as a row, a trailing one as a
+    column."""
     mats = [np.asarray(x, dtype=np.result_type(x, float)) for x in xs]
     if mats[0].ndim == 1:
         mats[0] = mats[0][None, :]
@@ -450,7 +453,8 @@ def _chain(mats, n):
 
 
 def multi_dot_jvp(dxs, ans, xs, out=None):
-    """Tangent of ``np.linalg.multi_dot(xs)``: the sum over factors of the product with one tangent."""
+    """Tangent of ``np.linalg.multi_dot(xs)``: the sum over factors of the product with one
+    tangent."""
     terms = []
     for i, dx in enumerate(dxs):
         if dx is not None:
@@ -514,7 +518,8 @@ def eigh_jvp(dx, ans, x, UPLO="L"):
 
 
 def eigh_vjp(ct, ans, x, UPLO="L"):
-    """Cotangent of ``x`` for ``eigh(x)``: ``V (diag(ct_w) + F o V^T ct_v) V^T`` on the triangle read."""
+    """Cotangent of ``x`` for ``eigh(x)``: ``V (diag(ct_w) + F o V^T ct_v) V^T`` on the triangle
+    read."""
     w, v = ans
     ct_w, ct_v = _parts(ct, 2)
     inner = np.zeros(np.shape(x), dtype=np.result_type(x, float))

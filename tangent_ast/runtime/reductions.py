@@ -32,7 +32,8 @@ def reduce_count(x, axis=None):
 
 
 def extremum_mask(ans, x, axis=None, keepdims=False):
-    """Where ``x`` attains a max/min ``ans`` along ``axis``, as weights summing to 1 (ties share)."""
+    """Where ``x`` attains a max/min ``ans`` along ``axis``, as weights summing to 1 (ties
+    share)."""
     mask = (np.asarray(x) == keep_reduced(ans, x, axis, keepdims)).astype(float)
     return mask / np.sum(mask, axis=reduced_axes(axis, np.ndim(x)), keepdims=True)
 

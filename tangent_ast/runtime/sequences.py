@@ -14,7 +14,8 @@ from .tangents import TangentTuple, is_record
 
 
 def leaf_like(g, x):
-    """Cotangent ``g`` shaped like the element ``x`` (a float for a Python scalar; None for an int)."""
+    """Cotangent ``g`` shaped like the element ``x`` (a float for a Python scalar; None for an
+    int)."""
     if isinstance(x, (bool, np.bool_, int, np.integer, str)) or x is None:
         return None
     if isinstance(x, np.ndarray) and x.dtype.kind not in "fc":
@@ -94,7 +95,8 @@ def array_vjp(ct, x, *args, **kwargs):
 
 
 def _filled(cts, like):
-    """The cotangents ``cts`` with ``None`` (no cotangent) replaced by zeros shaped like ``like``."""
+    """The cotangents ``cts`` with ``None`` (no cotangent) replaced by zeros shaped like
+    ``like``."""
     return [
         np.zeros(np.shape(a), dtype=np.result_type(a, float)) if c is None else c
         for c, a in zip(cts, like, strict=True)

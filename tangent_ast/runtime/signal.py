@@ -38,7 +38,8 @@ def trapezoid_vjp_x(ct, y, x, dx=1.0, axis=-1):
 
 
 def linspace_vjp(ct, start, stop, num=50, endpoint=True, axis=0, of_stop=False):
-    """Cotangent of ``start`` (or ``stop``) for ``np.linspace``: ``ct`` weighted by ``1 - t`` (``t``)."""
+    """Cotangent of ``start`` (or ``stop``) for ``np.linspace``: ``ct`` weighted by ``1 - t``
+    (``t``)."""
     shape = np.broadcast_shapes(np.shape(start), np.shape(stop))
     t = np.linspace(np.zeros(shape), np.ones(shape), num, endpoint, axis=axis)
     w = t if of_stop else 1 - t
@@ -102,7 +103,8 @@ def interp_vjp_fp(ct, x, xp, fp, left=None, right=None, period=None):
 
 
 def _convolve_offset(n, m, mode):
-    """Where the ``mode`` result of ``np.convolve`` of lengths ``n``, ``m`` starts in the full one."""
+    """Where the ``mode`` result of ``np.convolve`` of lengths ``n``, ``m`` starts in the full
+    one."""
     if mode == "full":
         return 0
     if mode == "valid":
@@ -126,7 +128,8 @@ def convolve_vjp(ct, a, v, mode="full", of_v=False):
 
 
 def correlate_vjp(ct, a, v, mode="valid", of_v=False):
-    """Cotangent of ``a`` (or ``v``) for real ``np.correlate(a, v, mode) == convolve(a, v[::-1], mode)``."""
+    """Cotangent of ``a`` (or ``v``) for real ``np.correlate(a, v, mode) == convolve(a, v[::-1],
+    mode)``."""
     v_rev = np.asarray(v)[::-1]
     if of_v:
         return convolve_vjp(ct, a, v_rev, mode, of_v=True)[::-1]
@@ -134,7 +137,8 @@ def correlate_vjp(ct, a, v, mode="valid", of_v=False):
 
 
 def polyval_vjp_p(ct, p, x):
-    """Cotangent of the coefficients ``p`` for ``np.polyval(p, x)``: ``ct`` times the powers of ``x``."""
+    """Cotangent of the coefficients ``p`` for ``np.polyval(p, x)``: ``ct`` times the powers of
+    ``x``."""
     n = len(p)
     powers = np.asarray(x, dtype=float)[..., None] ** np.arange(n - 1, -1, -1)
     return np.tensordot(np.asarray(ct, dtype=float), powers, axes=np.ndim(ct))

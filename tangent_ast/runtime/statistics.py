@@ -85,7 +85,7 @@ def quantile_jvp(
 ):
     """Tangent of ``np.quantile`` (linear interpolation between order statistics)."""
     _check_linear(method)
-    xm, w = _quantile_weights(x, q, axis)
+    _xm, w = _quantile_weights(x, q, axis)
     dxm = np.ravel(dx) if axis is None else np.moveaxis(np.asarray(dx), axis, -1)
     return scalar_like(np.reshape(np.sum(w * dxm, axis=-1), np.shape(ans)), ans)
 

@@ -26,7 +26,10 @@ def unbroadcast(g, x):
         raise TangentAstError(
             "a rule derived without example arguments met a list or tuple in + or *: "
             "for containers that means concatenation or repetition, not arithmetic",
-            hint="derive with example arguments (derive(f, args=...), or grad/vjp) so kinds are known",
+            hint=(
+                "derive with example arguments (derive(f, args=...), or grad/vjp) so kinds are "
+                "known"
+            ),
         )
     shape = np.shape(x)
     if np.shape(g) == shape:

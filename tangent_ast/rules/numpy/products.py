@@ -1,0 +1,288 @@
+"""Products: dot, matmul, inner, outer, tensordot, kron, einsum, vecdot."""
+
+from typing import Any
+
+import numpy as np
+
+from ... import runtime
+from ...kinds import matmul_kind
+from ..binding import CallRefused
+from ..registry import (
+    broadcasting,
+    def_linear,
+    defjvp,
+    defvjp,
+    handles,
+    nondifferentiable,
+    primitive,
+    specialize,
+)
+
+_fn: Any  # the loop variable of the tables below: NumPy functions of many types
+
+for _fn in (np.dot, np.matmul, np.ndarray.dot):
+    primitive(_fn).kind = matmul_kind
+
+for _fn in (np.dot, np.matmul, np.ndarray.dot):
+    defjvp(_fn, lambda dx, ans, x, y: np.dot(dx, y), lambda dy, ans, x, y: np.dot(x, dy))
+    defvjp(
+        _fn,
+        lambda ct, ans, x, y: runtime.matmul_vjp_left(ct, x, y),
+        lambda ct, ans, x, y: runtime.matmul_vjp_right(ct, x, y),
+    )
+
+# np.dot of N-d arrays is not matmul: it sums the last axis of x against the second-to-last
+# of y, pairing every stack of x with every stack of y (a tensordot)
+for _fn in (np.dot, np.ndarray.dot):
+    defvjp(
+        _fn,
+        lambda ct, ans, x, y: runtime.dot_vjp_left(ct, x, y),
+        lambda ct, ans, x, y: runtime.dot_vjp_right(ct, x, y),
+    )
+    specialize(
+        _fn,
+        "vjp",
+        lambda x, y: x.ndim == 2 and y.ndim == 2,
+        lambda ct, ans, x, y: ct @ y.T,
+        lambda ct, ans, x, y: x.T @ ct,
+    )
+    specialize(
+        _fn,
+        "vjp",
+        lambda x, y: x.ndim == 2 and y.ndim == 1,
+        lambda ct, ans, x, y: np.outer(ct, y),
+        lambda ct, ans, x, y: x.T @ ct,
+    )
+    specialize(
+        _fn,
+        "vjp",
+        lambda x, y: x.ndim == 1 and y.ndim == 1,
+        lambda ct, ans, x, y: ct * y,
+        lambda ct, ans, x, y: ct * x,
+    )
+
+defjvp(np.matmul, lambda dx, ans, x, y: dx @ y, lambda dy, ans, x, y: x @ dy)
+
+nondifferentiable(
+    np.sign,
+    np.floor,
+    np.ceil,
+    np.round,
+    np.rint,
+    np.trunc,
+    np.shape,
+    np.ndim,
+    np.size,
+    np.zeros,
+    np.ones,
+    np.empty,
+    np.zeros_like,
+    np.ones_like,
+    np.empty_like,
+    np.argmax,
+    np.argmin,
+    np.argsort,
+    np.isfinite,
+    np.isnan,
+    np.isinf,
+    np.greater,
+    np.less,
+    np.equal,
+    np.not_equal,
+    np.greater_equal,
+    np.less_equal,
+    np.logical_and,
+    np.logical_or,
+    np.logical_not,
+    (np.ndarray, "shape"),
+    (np.ndarray, "ndim"),
+    (np.ndarray, "size"),
+    (np.ndarray, "dtype"),
+)
+
+# --- products -------------------------------------------------------------------------
+defjvp(np.inner, lambda dx, ans, x, y: np.inner(dx, y), lambda dy, ans, x, y: np.inner(x, dy))
+
+defvjp(
+    np.inner,
+    lambda ct, ans, x, y: runtime.inner_vjp_left(ct, x, y),
+    lambda ct, ans, x, y: runtime.inner_vjp_right(ct, x, y),
+)
+
+defjvp(np.outer, lambda dx, ans, x, y: np.outer(dx, y), lambda dy, ans, x, y: np.outer(x, dy))
+
+defvjp(
+    np.outer,
+    lambda ct, ans, x, y: np.reshape(ct @ np.ravel(y), np.shape(x)),
+    lambda ct, ans, x, y: np.reshape(np.ravel(x) @ ct, np.shape(y)),
+)
+
+# vdot of real arrays (complex arguments would need conjugates)
+defjvp(np.vdot, lambda dx, ans, x, y: np.vdot(dx, y), lambda dy, ans, x, y: np.vdot(x, dy))
+
+defvjp(
+    np.vdot,
+    lambda ct, ans, x, y: ct * np.reshape(y, np.shape(x)),
+    lambda ct, ans, x, y: ct * np.reshape(x, np.shape(y)),
+)
+
+defjvp(
+    np.tensordot,
+    lambda dx, ans, x, y, axes=2: np.tensordot(dx, y, axes),
+    lambda dy, ans, x, y, axes=2: np.tensordot(x, dy, axes),
+)
+
+defvjp(
+    np.tensordot,
+    lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_left(ct, x, y, axes),
+    lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_right(ct, x, y, axes),
+)
+
+defjvp(np.kron, lambda dx, ans, x, y: np.kron(dx, y), lambda dy, ans, x, y: np.kron(x, dy))
+
+defvjp(
+    np.kron,
+    lambda ct, ans, x, y: runtime.kron_vjp_left(ct, x, y),
+    lambda ct, ans, x, y: runtime.kron_vjp_right(ct, x, y),
+)
+
+broadcasting(np.cross)
+
+defjvp(
+    np.cross,
+    lambda dx, ans, x, y, **kw: np.cross(dx, y, **kw),
+    lambda dy, ans, x, y, **kw: np.cross(x, dy, **kw),
+)
+
+defvjp(np.cross, lambda ct, ans, x, y: np.cross(y, ct), lambda ct, ans, x, y: np.cross(ct, x))
+
+nondifferentiable(
+    np.floor_divide,
+    np.isclose,
+    np.allclose,
+    np.array_equal,
+    np.argwhere,
+    np.nonzero,
+    np.count_nonzero,
+    np.searchsorted,
+    np.eye,
+    np.identity,
+    np.heaviside,
+    np.signbit,
+    np.iscomplex,
+    np.isreal,
+    np.any,
+    np.all,
+    np.ndarray.argmax,
+    np.ndarray.argmin,
+    np.ndarray.argsort,
+    np.ndarray.any,
+    np.ndarray.all,
+    np.ndarray.nonzero,
+)
+
+def_linear(np.take, np.pad)
+
+defvjp(
+    np.take,
+    lambda ct, ans, x, indices, *args, **kw: runtime.take_vjp(ct, x, indices, *args, **kw),
+    None,
+)
+
+defvjp(
+    np.pad,
+    lambda ct, ans, x, pad_width, *args, **kw: runtime.pad_vjp(ct, x, pad_width, *args, **kw),
+    None,
+)
+
+# einsum: the subscripts come first; one rule per operand position (up to four operands).
+defjvp(
+    np.einsum,
+    None,
+    lambda d, ans, sub, *ops, optimize=False: runtime.einsum_jvp(d, 0, sub, *ops),
+    lambda d, ans, sub, *ops, optimize=False: runtime.einsum_jvp(d, 1, sub, *ops),
+    lambda d, ans, sub, *ops, optimize=False: runtime.einsum_jvp(d, 2, sub, *ops),
+    lambda d, ans, sub, *ops, optimize=False: runtime.einsum_jvp(d, 3, sub, *ops),
+)
+
+defvjp(
+    np.einsum,
+    None,
+    lambda ct, ans, sub, *ops, optimize=False: runtime.einsum_vjp(ct, 0, sub, *ops),
+    lambda ct, ans, sub, *ops, optimize=False: runtime.einsum_vjp(ct, 1, sub, *ops),
+    lambda ct, ans, sub, *ops, optimize=False: runtime.einsum_vjp(ct, 2, sub, *ops),
+    lambda ct, ans, sub, *ops, optimize=False: runtime.einsum_vjp(ct, 3, sub, *ops),
+)
+
+# --- array-API products and transposes (NumPy 2) --------------------------------------
+def_linear(np.matrix_transpose)
+
+defvjp(np.matrix_transpose, lambda ct, ans, x: np.matrix_transpose(ct))
+
+defjvp((np.ndarray, "mT"), lambda dx, ans, x: np.matrix_transpose(dx))
+
+defvjp((np.ndarray, "mT"), lambda ct, ans, x: np.matrix_transpose(ct))
+
+# vecdot of real arrays (complex ones would need conjugates)
+defjvp(
+    np.vecdot,
+    lambda dx, ans, x, y, axis=-1: np.vecdot(dx, y, axis=axis),  # type: ignore[call-overload]
+    lambda dy, ans, x, y, axis=-1: np.vecdot(x, dy, axis=axis),  # type: ignore[call-overload]
+)
+
+defvjp(
+    np.vecdot,
+    lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, y, x, axis),
+    lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, x, y, axis),
+)
+
+defjvp(np.matvec, lambda da, ans, a, v: np.matvec(da, v), lambda dv, ans, a, v: np.matvec(a, dv))
+
+defvjp(
+    np.matvec,
+    lambda ct, ans, a, v: runtime.unbroadcast(np.expand_dims(ct, -1) * np.expand_dims(v, -2), a),
+    lambda ct, ans, a, v: runtime.unbroadcast(np.vecmat(ct, a), v),
+)
+
+defjvp(np.vecmat, lambda dv, ans, v, a: np.vecmat(dv, a), lambda da, ans, v, a: np.vecmat(v, da))
+
+defvjp(
+    np.vecmat,
+    lambda ct, ans, v, a: runtime.unbroadcast(np.matvec(a, ct), v),
+    lambda ct, ans, v, a: runtime.unbroadcast(np.expand_dims(v, -1) * np.expand_dims(ct, -2), a),
+)
+
+handles([np.take, np.ndarray.take], "axis", "mode")
+
+handles(np.tensordot, "axes")
+
+
+def _einsum_form(args, argnum, resolve):
+    """The einsum rules take explicit string subscripts ('ij,jk->ik'): no sublist form, no
+    ellipsis, no implicit output, no index repeated within the differentiated operand."""
+    try:
+        subscripts = resolve(args[0])
+    except LookupError:
+        subscripts = None
+    if not isinstance(subscripts, str):
+        raise CallRefused(
+            "np.einsum in sublist form, or with subscripts that are not a constant string",
+            "write the subscripts as a string: np.einsum('ij,jk->ik', a, b)",
+        )
+    if "->" not in subscripts or "." in subscripts:
+        raise CallRefused(
+            f"np.einsum({subscripts!r}, ...) without an explicit '->' output or with '...'",
+            "spell every index out, with the output after '->': 'bij,bjk->bik'",
+        )
+    target = subscripts.replace(" ", "").split("->")[0].split(",")[argnum - 1]
+    if len(set(target)) != len(target):
+        raise CallRefused(
+            f"np.einsum({subscripts!r}, ...) with an index repeated in a differentiated "
+            "operand (a trace or a diagonal)",
+            "take it with np.trace or np.diagonal first",
+        )
+
+
+handles(np.einsum, "optimize", validate=_einsum_form)
+
+handles(np.vecdot, "axis")
