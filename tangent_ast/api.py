@@ -16,7 +16,8 @@ from .errors import (
     UnsupportedSyntaxError,
 )
 from .kinds import signature_key, signature_of
-from .pipeline import STAGE_NAMES, Session, derive_module
+from .modes import Mode
+from .pipeline import MODES, STAGE_NAMES, Session, derive_module
 
 _SESSIONS: dict[tuple, Session] = {}
 
@@ -56,7 +57,7 @@ def jvp(f, primals, tangents, *, cache=None):
         out = f(*primals)
         return out, np.zeros_like(out, dtype=float) if np.ndim(out) else 0.0
     form, flat = flat_arguments(f, primals, {})  # the given arguments come first
-    rule = _session(cache).rule(f, "forward", wrt, signature_of(flat), form)
+    rule = _session(cache).rule(f, Mode.FORWARD, wrt, signature_of(flat), form)
     rule.check_arguments(flat)
     return guarded(f, flat, rule, lambda: rule.jvp(*flat, *(tangents[i] for i in wrt)))
 
@@ -118,7 +119,7 @@ def _reverse_rule(f, wrt, cache):
         rule = rules.get(key)
         # A callee redefined or a global rebound since: derive (or load) the rule again.
         if rule is None or not rule.dependencies.current():
-            rule = rules[key] = _session(cache).rule(f, "reverse", wrt, signature_of(args), form)
+            rule = rules[key] = _session(cache).rule(f, Mode.REVERSE, wrt, signature_of(args), form)
         return rule, args
 
     return rule_for
@@ -189,7 +190,7 @@ def vjp(f, *args, wrt=None, cache=None):
         wrt = tuple(i for i, k in enumerate(signature[: len(args)]) if k.differentiable)
         if not wrt:
             raise TangentAstError("vjp: no argument is a float or a float array")
-    rule = _session(cache).rule(f, "reverse", wrt, signature, form)
+    rule = _session(cache).rule(f, Mode.REVERSE, wrt, signature, form)
     rule.check_arguments(flat)
     out, saved = guarded(f, flat, rule, lambda: rule.fwd(*flat))
 
@@ -211,7 +212,7 @@ def show(f, mode="forward", wrt=0, *, stage="module", args=None):
     """
     if stage not in STAGE_NAMES:
         raise TangentAstError(f"stage must be one of {', '.join(STAGE_NAMES)}, not {stage!r}")
-    if stage in ("forward", "reverse") and stage != mode:
+    if stage in MODES:  # the raw transform of that mode
         mode = stage
     signature = signature_of(args) if args is not None else None
     generated = derive_module(

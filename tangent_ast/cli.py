@@ -25,6 +25,7 @@ from .emit import body_hash_of, read_header
 from .errors import TangentAstError
 from .live import dependencies_of
 from .load import StaleRuleWarning
+from .modes import Mode
 from .parse import source_hash
 from .pipeline import MODES, STAGE_NAMES, Session, derive_module
 
@@ -137,7 +138,7 @@ def init_source(rules, directory):
     for rule in rules:
         names = (
             [f"{rule.fn.__name__}_jvp"]
-            if rule.mode == "forward"
+            if rule.mode is Mode.FORWARD
             else [f"{rule.fn.__name__}_fwd", f"{rule.fn.__name__}_bwd"]
         )
         for name in names:

@@ -22,6 +22,7 @@ from .emit import ModuleReference
 from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
 from .kinds import UNKNOWN, kind_of
 from .live import is_library
+from .modes import Mode
 from .normalize import check_updates, name
 from .parse import parse
 from .resolve import Pack, callee, resolve
@@ -335,7 +336,7 @@ class Derivation:
                 # a differentiable value there would silently get no derivative
                 raise self.constant_argument(node, entry, site, i)
             self.check_argument(node, entry, site.args[i], i)
-            lead = leading[i] if self.mode == "forward" else leading
+            lead = leading[i] if self.mode is Mode.FORWARD else leading
             try:
                 if isinstance(rule, SameCall):
                     expr = self.same_call(rule, site, i, lead)
@@ -350,7 +351,7 @@ class Derivation:
                     f"{exc.message} (calling {entry.name})", where=self.where(node), hint=exc.hint
                 ) from None
             expr = _structural_zero(expr)
-            if self.mode == "reverse" and entry.broadcasts:
+            if self.mode is Mode.REVERSE and entry.broadcasts:
                 expr = self.unbroadcast(expr, site.args[i], target)
             out.append((i, expr))
         return out
@@ -556,7 +557,7 @@ def _merged(terms):
 
 
 def _rule_table(entry, mode):
-    return entry.jvps if mode == "forward" else entry.vjps
+    return entry.jvps if mode is Mode.FORWARD else entry.vjps
 
 
 def _is_complex(kind):
@@ -585,7 +586,7 @@ def _call(module_name, attr, args):
 
 def _missing(derivation, node, site, mode, argnum=None):
     fn_name = qualified_name(site.fn) if site.fn is not None else "this call"
-    decorator = "defjvp" if mode == "forward" else "defvjp"
+    decorator = "defjvp" if mode is Mode.FORWARD else "defvjp"
     which = f" for argument {argnum}" if argnum is not None else ""
     return MissingRuleError(
         f"no {mode} rule for {fn_name}{which}",

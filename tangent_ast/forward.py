@@ -18,6 +18,7 @@ import copy
 import gast
 
 from . import runtime
+from .modes import Mode
 from .normalize import assign, name
 from .rules.registry import lookup
 
@@ -152,7 +153,7 @@ class Forward:
         if not active:
             return [s, _at(assign(dtarget, self.d.zero(target)), s)]
         kinds = tuple(self.d.kind(a) for a in site.args)
-        rule = self.d.derive_callee(fn, "forward", tuple(active), kinds, self.d.where(s), form)
+        rule = self.d.derive_callee(fn, Mode.FORWARD, tuple(active), kinds, self.d.where(s), form)
         self.d.callees.append(rule)
         func = name(rule.function_name("jvp", self.d.namespace))
         args = [copy.deepcopy(a) for a in site.args] + [

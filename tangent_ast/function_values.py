@@ -19,6 +19,7 @@ from .api import derive
 from .calling import flat_arguments
 from .errors import TangentAstError
 from .kinds import signature_key
+from .modes import Mode
 
 # function -> {(mode, wrt, arguments' key): rule}
 _FUNCTION_VALUE_RULES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -47,14 +48,14 @@ def call_jvp(f, wrt, *args_and_tangents, **kwargs):
     the positional arguments at positions ``wrt`` follow the arguments."""
     args = args_and_tangents[: len(args_and_tangents) - len(wrt)]
     tangents = args_and_tangents[len(args) :]
-    rule, flat = _rule_of_function_value(f, "forward", wrt, args, kwargs)
+    rule, flat = _rule_of_function_value(f, Mode.FORWARD, wrt, args, kwargs)
     return rule.jvp(*flat, *tangents)
 
 
 def call_fwd(f, wrt, *args, **kwargs):
     """``(f(*args, **kwargs), saved)`` for a function value ``f``; ``call_bwd(saved, ct)``
     gives the cotangents of the positional arguments at positions ``wrt``."""
-    rule, flat = _rule_of_function_value(f, "reverse", wrt, args, kwargs)
+    rule, flat = _rule_of_function_value(f, Mode.REVERSE, wrt, args, kwargs)
     out, saved = rule.fwd(*flat)
     return out, (rule, saved)
 

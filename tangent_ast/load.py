@@ -28,6 +28,7 @@ from pathlib import Path
 
 from .emit import body_hash_of, read_header
 from .errors import TangentAstError
+from .modes import Mode
 
 
 class StaleRuleWarning(UserWarning):
@@ -110,7 +111,8 @@ def _rule_functions(header):
     """Names of the functions a module with ``header`` must define (``f_jvp``, or ``f_fwd`` and
     ``f_bwd``)."""
     base = header.get("source", "").split(" (")[0].rpartition(":")[2].rpartition(".")[2]
-    return {f"{base}_jvp"} if header.get("mode") == "forward" else {f"{base}_fwd", f"{base}_bwd"}
+    mode = Mode.FORWARD if header.get("mode") == Mode.FORWARD.value else Mode.REVERSE
+    return set(mode.function_names(base))
 
 
 _MISSING = object()

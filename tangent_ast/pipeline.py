@@ -47,6 +47,7 @@ from .kind_inference import infer
 from .kinds import UNKNOWN, describe_signature
 from .live import dependencies_of
 from .load import cache_dir, import_module, state_of, warn_stale, write_atomic
+from .modes import Mode
 from .naming import Namer, sanitize
 from .normalize import (
     Normalizer,
@@ -67,7 +68,7 @@ from .ssa import to_ssa
 from .tapes import install_tapes
 from .version import __version__
 
-MODES = ("forward", "reverse")
+MODES = tuple(mode.value for mode in Mode)
 STAGE_NAMES = ("parse", "normalize", "ssa", "forward", "reverse", "simplify", "module")
 
 
@@ -238,8 +239,7 @@ class GeneratedModule:
 def derive_module(fn, mode, wrt, signature, session, trace=False, form=PLAIN):
     """Run every stage but load: the text of the module of ``fn``'s rule (for calls of ``form``).
     A failure that is not a TangentAstError is a bug of tangent_ast: an InternalError."""
-    if mode not in MODES:
-        raise TangentAstError(f"mode must be one of {MODES}, not {mode!r}")
+    mode = Mode.of(mode)
     try:
         return _derive_module(fn, mode, wrt, signature, session, trace, form)
     except TangentAstError:
@@ -278,7 +278,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
             )
     module_name = module_name_for(fn, mode, wrt, signature, form)
     base = f.parsed.name
-    functions = (f"{base}_jvp",) if mode == "forward" else (f"{base}_fwd", f"{base}_bwd")
+    functions = mode.function_names(base)
     f.namer.reserve(*functions, "saved")
     namespace = ModuleNamespace(f.namer)
     for free_name, obj in f.scope.free.items():
@@ -307,7 +307,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         f.kinds,
         wrt,
         d.differentiable_args,
-        _final_states(f) if mode == "forward" else (),
+        _final_states(f) if mode is Mode.FORWARD else (),
     )
     d.check_real(f.function)
     d.check_calls(f.function)
@@ -320,7 +320,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     for primal, tangent in d.tangent_names.items():
         origin.setdefault(tangent, "d" + origin.get(primal, primal))
     snapshots = dict(f.snapshots)
-    if mode == "forward":
+    if mode is Mode.FORWARD:
         jvp = forward(d, f.function, wrt)
         if trace:
             snapshots["forward"] = _source(jvp)
@@ -546,7 +546,7 @@ class DerivedRule:
         self.updates = tuple((params.index(p), p) for p in updated)
         self.params = params
         base = fn.__code__.co_name  # the def's own name (not a functools.wraps copy)
-        if mode == "forward":
+        if mode is Mode.FORWARD:
             self.jvp = getattr(module, f"{base}_jvp")
         else:
             self.fwd = getattr(module, f"{base}_fwd")
@@ -582,7 +582,7 @@ class DerivedRule:
                     )
 
     def __call__(self, *args):
-        return self.jvp(*args) if self.mode == "forward" else self.fwd(*args)
+        return self.jvp(*args) if self.mode is Mode.FORWARD else self.fwd(*args)
 
     def __repr__(self):
         return (
@@ -603,9 +603,10 @@ class Session:
         self.in_progress = set()
         self._dependencies = {}
 
-    def rule(self, fn, mode="forward", wrt=0, signature=None, form=PLAIN):
+    def rule(self, fn, mode=Mode.FORWARD, wrt=0, signature=None, form=PLAIN):
         """The rule of ``fn`` for calls of ``form`` with arguments of ``signature``."""
         fn = getattr(fn, "__func__", fn)
+        mode = Mode.of(mode)
         if not inspect.isfunction(fn):
             parse_fn(fn)  # raises the NoSourceError that explains
         wrt = wrt_names(flat_params(fn, form), wrt, fn.__qualname__)

@@ -29,6 +29,7 @@ import numpy as np
 from .activity import assignments
 from .derivatives import unsupported_call
 from .kind_inference import KindInference
+from .modes import Mode
 from .normalize import assign, name
 from .rules.template import as_value
 from .simplify import MAX_LINE
@@ -318,7 +319,7 @@ class Reverse:
             if active:
                 kinds = tuple(self.d.kind(a) for a in site.args)
                 rule = self.d.derive_callee(
-                    site.fn, "reverse", tuple(active), kinds, self.d.where(s), form
+                    site.fn, Mode.REVERSE, tuple(active), kinds, self.d.where(s), form
                 )
                 self.d.callees.append(rule)
                 call = gast.Call(

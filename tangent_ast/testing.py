@@ -25,6 +25,7 @@ from .api import derive
 from .calling import PLAIN, flat_arguments, unbind
 from .errors import TangentAstError
 from .kinds import is_plain_object, is_record, kind_of, record_fields
+from .modes import Mode
 
 _STEPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 
@@ -220,7 +221,7 @@ def _positional(f, form):
 def check_grads(
     f,
     args,
-    modes=("fwd", "rev"),
+    modes=(Mode.FORWARD, Mode.REVERSE),
     order=1,
     *,
     kwargs=None,
@@ -234,9 +235,11 @@ def check_grads(
     on disagreement. ``wrt``: indices of the arguments as the rules take them (every
     parameter positionally, in order; the given positional arguments first).
 
-    Returns the rules it checked (``{"fwd": rule, "rev": rule}``), so tests can
-    ask which primitives they used.
+    ``modes``: which rules to check, ``"forward"`` and/or ``"reverse"``. Returns the rules
+    it checked (``{Mode.FORWARD: rule, Mode.REVERSE: rule}``; ``Mode`` is a ``str`` enum, so
+    ``rules["forward"]`` works too), so tests can ask which primitives they used.
     """
+    modes = {Mode.of(m) for m in modes}
     if order != 1:
         raise TangentAstError(
             f"check_grads(order={order}): only first derivatives are checked so far "
@@ -253,9 +256,9 @@ def check_grads(
     expected = f(*primal_args)
     rules = {}
     jv = None
-    if "fwd" in modes:
-        rule = rules["fwd"] = derive(
-            function, "forward", wrt, args=given, kwargs=kwargs, cache=cache
+    if Mode.FORWARD in modes:
+        rule = rules[Mode.FORWARD] = derive(
+            function, Mode.FORWARD, wrt, args=given, kwargs=kwargs, cache=cache
         )
         call_args, call_tangents = copy.deepcopy(args), copy.deepcopy(tangents)
         out, jv = rule.jvp(*call_args, *call_tangents)
@@ -278,9 +281,9 @@ def check_grads(
                     rtol,
                     atol,
                 )
-    if "rev" in modes:
-        rule = rules["rev"] = derive(
-            function, "reverse", wrt, args=given, kwargs=kwargs, cache=cache
+    if Mode.REVERSE in modes:
+        rule = rules[Mode.REVERSE] = derive(
+            function, Mode.REVERSE, wrt, args=given, kwargs=kwargs, cache=cache
         )
         call_args = copy.deepcopy(args)
         out, saved = rule.fwd(*call_args)

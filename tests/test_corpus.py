@@ -11,9 +11,9 @@ CASES = straight_line.CASES + calls.CASES + control_flow.CASES + language.CASES
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_both_modes(case):
-    check_grads(case.fn, case.args, modes=("fwd", "rev"), kwargs=case.kwargs, wrt=case.wrt)
+    check_grads(case.fn, case.args, modes=("forward", "reverse"), kwargs=case.kwargs, wrt=case.wrt)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_reverse_against_finite_differences(case):
-    check_grads(case.fn, case.args, modes=("rev",), kwargs=case.kwargs, wrt=case.wrt)
+    check_grads(case.fn, case.args, modes=("reverse",), kwargs=case.kwargs, wrt=case.wrt)

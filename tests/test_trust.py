@@ -14,7 +14,7 @@ from .corpus import trust
 def test_right_or_refused(fn, args, wrt):
     args = tuple(a.copy() if hasattr(a, "copy") else a for a in args)
     try:
-        check_grads(fn, args, modes=("fwd", "rev"), wrt=None if wrt == "all" else (len(args) - 1,))
+        check_grads(fn, args, modes=("forward", "reverse"), wrt=None if wrt == "all" else (len(args) - 1,))
     except TangentAstError as refusal:
         message = str(refusal)
         assert "trust.py:" in message or "hint:" in message, message

@@ -116,10 +116,15 @@ def _perturbed(args, seed):
 
 
 def _check_at(f, args):
-    check_grads(f, copy.deepcopy(args), modes=("fwd", "rev"), rtol=1e-4, atol=1e-6)
+    check_grads(f, copy.deepcopy(args), modes=("forward", "reverse"), rtol=1e-4, atol=1e-6)
     if len(args) > 1:  # with respect to one argument only: the others carry no derivative
         check_grads(
-            f, copy.deepcopy(args), modes=("fwd", "rev"), wrt=(len(args) - 1,), rtol=1e-4, atol=1e-6
+            f,
+            copy.deepcopy(args),
+            modes=("forward", "reverse"),
+            wrt=(len(args) - 1,),
+            rtol=1e-4,
+            atol=1e-6,
         )
     _api_checks(f, args)
 

@@ -5,6 +5,7 @@ import builtins
 import numpy as np
 
 from .. import runtime
+from ..modes import Mode
 from .registry import (
     broadcasting,
     def_jointly_linear,
@@ -78,7 +79,7 @@ defvjp(
 # the rows of an array.
 defjvp(builtins.list, lambda dx, ans, x: runtime.TangentTuple(dx))
 defvjp(builtins.list, lambda ct, ans, x: runtime.list_vjp(ct, x))
-specialize(builtins.list, "vjp", lambda x: x.tag in ("list", "tuple"), lambda ct, ans, x: ct)
+specialize(builtins.list, Mode.REVERSE, lambda x: x.tag in ("list", "tuple"), lambda ct, ans, x: ct)
 
 nondifferentiable(
     builtins.len,

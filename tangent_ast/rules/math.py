@@ -4,6 +4,7 @@ import math
 
 from .. import runtime
 from ..kinds import FLOAT
+from ..modes import Mode
 from .registry import (
     ZERO,
     all_primitives,
@@ -59,8 +60,8 @@ defvjp(
     lambda ct, ans, x, base: ct / (x * math.log(base)),
     lambda ct, ans, x, base: -ct * ans / (base * math.log(base)),
 )
-specialize(math.log, "jvp", lambda x: True, lambda dx, ans, x: dx / x)
-specialize(math.log, "vjp", lambda x: True, lambda ct, ans, x: ct / x)
+specialize(math.log, Mode.FORWARD, lambda x: True, lambda dx, ans, x: dx / x)
+specialize(math.log, Mode.REVERSE, lambda x: True, lambda ct, ans, x: ct / x)
 
 defjvp(
     math.pow,

@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from .. import runtime
+from ..modes import Mode
 from .registry import broadcasting, defjvp, defvjp, handles, nondifferentiable, specialize
 
 broadcasting(operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.mod)
@@ -54,21 +55,21 @@ defvjp(
 )
 specialize(
     operator.matmul,
-    "vjp",
+    Mode.REVERSE,
     lambda x, y: x.ndim == 2 and y.ndim == 2,
     lambda ct, ans, x, y: ct @ y.T,
     lambda ct, ans, x, y: x.T @ ct,
 )
 specialize(
     operator.matmul,
-    "vjp",
+    Mode.REVERSE,
     lambda x, y: x.ndim == 2 and y.ndim == 1,
     lambda ct, ans, x, y: np.outer(ct, y),
     lambda ct, ans, x, y: x.T @ ct,
 )
 specialize(
     operator.matmul,
-    "vjp",
+    Mode.REVERSE,
     lambda x, y: x.ndim == 1 and y.ndim == 2,
     lambda ct, ans, x, y: y @ ct,
     lambda ct, ans, x, y: np.outer(x, ct),
@@ -103,28 +104,28 @@ def _sequence(kind):
 
 specialize(
     operator.add,
-    "jvp",
+    Mode.FORWARD,
     lambda x, y: _sequence(x) or _sequence(y),
     lambda dx, ans, x, y: runtime.concat_tangent(dx, x, y, first=True),
     lambda dy, ans, x, y: runtime.concat_tangent(dy, x, y, first=False),
 )
 specialize(
     operator.add,
-    "vjp",
+    Mode.REVERSE,
     lambda x, y: _sequence(x) or _sequence(y),
     lambda ct, ans, x, y: runtime.TangentTuple(ct[: len(x)]),
     lambda ct, ans, x, y: runtime.TangentTuple(ct[len(x) :]),
 )
 specialize(
     operator.mul,
-    "jvp",
+    Mode.FORWARD,
     lambda x, y: _sequence(x),
     lambda dx, ans, x, y: runtime.TangentTuple(list(dx) * y),
     None,
 )
 specialize(
     operator.mul,
-    "vjp",
+    Mode.REVERSE,
     lambda x, y: _sequence(x),
     lambda ct, ans, x, y: runtime.sequence_repeat_vjp(ct, x, y),
     None,

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from ..modes import Mode
 from .template import Template, expression_template, template_of
 
 
@@ -93,11 +94,14 @@ class Primitive:
             for variant_mode, predicate, rules in self.variants:
                 if variant_mode == mode and argnum in rules and _holds(predicate, kinds):
                     return rules[argnum]
-        table = self.jvps if mode == "forward" else self.vjps
-        return table.get(argnum)
+        return self.table(mode).get(argnum)
+
+    def table(self, mode):
+        """The rules of one mode: argnum -> rule."""
+        return self.jvps if mode is Mode.FORWARD else self.vjps
 
     def has(self, mode):
-        return self.nondiff or bool(self.jvps if mode == "forward" else self.vjps)
+        return self.nondiff or bool(self.table(mode))
 
 
 _TABLE: dict[object, Primitive] = {}  # a function (or (class, attribute)) -> its rules
@@ -166,24 +170,24 @@ def _as_template(rule):
     return template_of(rule)
 
 
-def _register(table_name, fn, rules, argnum):
+def _register(mode, fn, rules, argnum):
     rules_by_arg = {argnum: rules[0]} if argnum is not None else dict(enumerate(rules))
     templates = {
         i: _as_template(rule) for i, rule in rules_by_arg.items()
     }  # may raise: table untouched
     entry = primitive(fn)
-    getattr(entry, table_name).update(templates)
+    entry.table(mode).update(templates)
     _changed()
     return entry
 
 
-def _decorator_or_call(table_name, fn, rules, argnum):
+def _decorator_or_call(mode, fn, rules, argnum):
     if rules:
-        _register(table_name, fn, rules, argnum)
+        _register(mode, fn, rules, argnum)
         return None
 
     def decorate(rule):
-        _register(table_name, fn, [rule], argnum if argnum is not None else 0)
+        _register(mode, fn, [rule], argnum if argnum is not None else 0)
         return rule
 
     return decorate
@@ -191,12 +195,12 @@ def _decorator_or_call(table_name, fn, rules, argnum):
 
 def defjvp(fn, *jvps, argnum=None):
     """Register forward rules for ``fn``: one per positional argument."""
-    return _decorator_or_call("jvps", fn, jvps, argnum)
+    return _decorator_or_call(Mode.FORWARD, fn, jvps, argnum)
 
 
 def defvjp(fn, *vjps, argnum=None):
     """Register reverse rules for ``fn``: one per positional argument."""
-    return _decorator_or_call("vjps", fn, vjps, argnum)
+    return _decorator_or_call(Mode.REVERSE, fn, vjps, argnum)
 
 
 def specialize(fn, mode, when, *rules):
@@ -205,8 +209,9 @@ def specialize(fn, mode, when, *rules):
     This is how a rule is specialised to a signature: ``x @ y`` on two
     matrices gets ``ct @ y.T`` inline, other shapes the general helper.
     """
-    mode = {"jvp": "forward", "vjp": "reverse"}.get(mode, mode)
-    primitive(fn).variants.append((mode, when, {i: _as_template(r) for i, r in enumerate(rules)}))
+    primitive(fn).variants.append(
+        (Mode.of(mode), when, {i: _as_template(r) for i, r in enumerate(rules)})
+    )
     _changed()
 
 
@@ -301,10 +306,10 @@ def elementwise(fn, derivative, *, broadcasts=True):
     """
     deriv = template_of(derivative)
     params = ["ans"] + deriv.params[1:]
-    for table_name, lead in (("jvps", "dx"), ("vjps", "ct")):
+    for mode, lead in ((Mode.FORWARD, "dx"), (Mode.REVERSE, "ct")):
         body = _scale(gast.Name(lead, gast.Load(), None, None), deriv.body)
         template = expression_template(body, [lead] + params, deriv.globals, fn=derivative)
-        getattr(primitive(fn), table_name)[0] = template
+        primitive(fn).table(mode)[0] = template
     if broadcasts:
         primitive(fn).broadcasts = True
     _changed()

@@ -34,7 +34,7 @@ X = cases.X
     (cases.arange_of_ints, (0.5,)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_handled_forms_are_right_in_both_modes(fn, args):
-    check_grads(fn, args, modes=("fwd", "rev"))
+    check_grads(fn, args, modes=("forward", "reverse"))
 
 
 @pytest.mark.parametrize("fn, args, named", cases.REFUSED, ids=lambda v: getattr(v, "__name__", ""))

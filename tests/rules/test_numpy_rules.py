@@ -706,14 +706,14 @@ RULE_TEST_CASES = [
 
 @pytest.mark.parametrize("fn, args, name", RULE_TEST_CASES)
 def test_rule_both_modes(fn, args, name):
-    rules = check_grads(fn, args, modes=("fwd", "rev"))
-    assert name in rules["fwd"].rules_used, rules["fwd"].rules_used
-    assert name in rules["rev"].rules_used, rules["rev"].rules_used
+    rules = check_grads(fn, args, modes=("forward", "reverse"))
+    assert name in rules["forward"].rules_used, rules["forward"].rules_used
+    assert name in rules["reverse"].rules_used, rules["reverse"].rules_used
 
 
 @pytest.mark.parametrize("fn, args, name", RULE_TEST_CASES[::7])
 def test_rule_reverse_against_finite_differences(fn, args, name):
-    check_grads(fn, args, modes=("rev",))
+    check_grads(fn, args, modes=("reverse",))
 
 
 def test_list_coverage_cli():

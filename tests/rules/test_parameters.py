@@ -133,8 +133,8 @@ def handled(tmp_path_factory):
 @pytest.mark.parametrize("i", range(len(HANDLED)), ids=[name for name, _, _ in HANDLED])
 def test_a_handled_parameter_is_right_in_both_modes(handled, i):
     name, expr, x = HANDLED[i]
-    rules = check_grads(getattr(handled, f"handled_{i}"), (x.copy(),), modes=("fwd", "rev"))
-    assert name in rules["rev"].rules_used | rules["fwd"].rules_used
+    rules = check_grads(getattr(handled, f"handled_{i}"), (x.copy(),), modes=("forward", "reverse"))
+    assert name in rules["reverse"].rules_used | rules["forward"].rules_used
 
 
 def test_every_handled_parameter_has_a_case():

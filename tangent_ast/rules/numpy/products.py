@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import runtime
 from ...kinds import matmul_kind
+from ...modes import Mode
 from ..binding import CallRefused
 from ..registry import (
     broadcasting,
@@ -41,21 +42,21 @@ for _fn in (np.dot, np.ndarray.dot):
     )
     specialize(
         _fn,
-        "vjp",
+        Mode.REVERSE,
         lambda x, y: x.ndim == 2 and y.ndim == 2,
         lambda ct, ans, x, y: ct @ y.T,
         lambda ct, ans, x, y: x.T @ ct,
     )
     specialize(
         _fn,
-        "vjp",
+        Mode.REVERSE,
         lambda x, y: x.ndim == 2 and y.ndim == 1,
         lambda ct, ans, x, y: np.outer(ct, y),
         lambda ct, ans, x, y: x.T @ ct,
     )
     specialize(
         _fn,
-        "vjp",
+        Mode.REVERSE,
         lambda x, y: x.ndim == 1 and y.ndim == 1,
         lambda ct, ans, x, y: ct * y,
         lambda ct, ans, x, y: ct * x,

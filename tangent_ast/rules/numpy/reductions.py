@@ -8,6 +8,7 @@ import numpy as np
 
 from ... import runtime
 from ...kinds import reduction_kind
+from ...modes import Mode
 from ..registry import (
     def_linear,
     defjvp,
@@ -26,7 +27,7 @@ for _fn in (np.sum, np.ndarray.sum):
     defvjp(_fn, lambda ct, ans, x, **kw: runtime.sum_vjp(ct, x, **kw))
     specialize(
         _fn,
-        "vjp",
+        Mode.REVERSE,
         lambda x, *rest: x.tag == "array" and not rest,
         lambda ct, ans, x: np.full_like(x, ct),
     )
@@ -35,7 +36,7 @@ for _fn in (np.mean, np.ndarray.mean):
     defvjp(_fn, lambda ct, ans, x, **kw: runtime.mean_vjp(ct, x, **kw))
     specialize(
         _fn,
-        "vjp",
+        Mode.REVERSE,
         lambda x, *rest: x.tag == "array" and not rest,
         lambda ct, ans, x: np.full_like(x, ct / x.size),
     )

@@ -9,6 +9,7 @@ import numpy as np
 
 from ... import runtime
 from ...kinds import constructor_kind, transpose_kind
+from ...modes import Mode
 from ..registry import (
     ZERO,
     def_linear,
@@ -134,7 +135,9 @@ for _fn in (np.copy, np.ascontiguousarray, np.ndarray.copy):
 # cotangent is split back into the list's entries (a TangentTuple).
 for _fn in (np.array, np.asarray):
     defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.array_vjp(ct, x))
-    specialize(_fn, "vjp", lambda x, *rest: x.tag == "array", lambda ct, ans, x, *args, **kw: ct)
+    specialize(
+        _fn, Mode.REVERSE, lambda x, *rest: x.tag == "array", lambda ct, ans, x, *args, **kw: ct
+    )
 
 defvjp(np.ndarray.astype, lambda ct, ans, x, *args, **kw: runtime.astype_vjp(ct, x))
 

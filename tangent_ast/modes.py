@@ -1,0 +1,38 @@
+"""The two modes of differentiation, one word each everywhere in tangent_ast.
+
+``Mode.FORWARD`` derives a jvp (``f_jvp(x, dx) -> (y, dy)``); ``Mode.REVERSE`` derives a
+pair (``f_fwd(x) -> (y, saved)``, ``f_bwd(saved, ct_y) -> ct_x``). The API takes either the
+enum or its value as a string:
+
+>>> Mode.of("reverse")
+<Mode.REVERSE: 'reverse'>
+>>> Mode.FORWARD.function_names("f")
+('f_jvp',)
+"""
+
+from enum import Enum
+
+from .errors import TangentAstError
+
+
+class Mode(str, Enum):
+    FORWARD = "forward"
+    REVERSE = "reverse"
+
+    def __str__(self):
+        return self.value
+
+    @classmethod
+    def of(cls, mode):
+        """``mode`` (a Mode or its value) as a Mode; a clear error for anything else."""
+        try:
+            return cls(mode)
+        except ValueError:
+            raise TangentAstError(
+                f"unknown mode {mode!r}",
+                hint="use mode='forward' (a jvp) or mode='reverse' (fwd/bwd)",
+            ) from None
+
+    def function_names(self, base):
+        """The functions a rule of ``base`` in this mode defines."""
+        return (f"{base}_jvp",) if self is Mode.FORWARD else (f"{base}_fwd", f"{base}_bwd")
