@@ -20,7 +20,7 @@ from .activity import assignments
 from .calling import CallMismatch, bind, flat_params
 from .emit import ModuleReference
 from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
-from .kinds import UNKNOWN, kind_of
+from .kinds import UNKNOWN, Tag, kind_of
 from .live import is_library
 from .modes import Mode
 from .normalize import check_updates, name
@@ -204,8 +204,10 @@ class Derivation:
 
         params = flat_params(fn, form)
         kinds = [self.kind(a) for a in args]
-        arrays = {p for p, k in zip(params, kinds, strict=False) if k.tag in ("array", "unknown")}
-        lists = {p for p, k in zip(params, kinds, strict=False) if k.tag == "list"}
+        arrays = {
+            p for p, k in zip(params, kinds, strict=False) if k.tag in (Tag.ARRAY, Tag.UNKNOWN)
+        }
+        lists = {p for p, k in zip(params, kinds, strict=False) if k.tag is Tag.LIST}
         try:
             parsed = parse(fn)
             updated, written = check_updates(parsed, resolve(parsed), arrays, lists)
@@ -231,11 +233,11 @@ class Derivation:
     def zero(self, target):
         """A zero tangent for the value named ``target``, as cheap as its kind allows."""
         kind = self.kinds.get(target, UNKNOWN)
-        if kind.tag == "float":
+        if kind.tag is Tag.FLOAT:
             return gast.Constant(0.0, None)
-        if kind.tag == "complex":
+        if kind.tag is Tag.COMPLEX:
             return gast.Constant(0j, None)
-        if kind.tag == "array":
+        if kind.tag is Tag.ARRAY:
             return _call(self.bind("np", np), "zeros_like", [name(target)])
         if kind.container:
             return self.call_runtime("zero_tangent", [name(target)])
@@ -263,15 +265,13 @@ class Derivation:
                 kind = self.kind(a)
                 t = (
                     gast.Constant(0.0, None)
-                    if kind.tag == "float"
+                    if kind.tag is Tag.FLOAT
                     else self.call_runtime("zero_tangent", [copy.deepcopy(a)])
                 )
             elts.append(t)
-        if site.fn.kind == "dict":
+        if site.fn.kind is Tag.DICT:
             return gast.Dict(keys=[gast.Constant(k, None) for k in site.fn.keys], values=elts)
-        if (
-            site.fn.kind == "replace"
-        ):  # replace(dp, W=dv): the record's tangent, those fields changed
+        if site.fn.replaces:  # replace(dp, W=dv): the record's tangent, those fields changed
             return gast.Call(
                 func=copy.deepcopy(site.func),
                 args=[elts[0]],
@@ -280,7 +280,7 @@ class Derivation:
                     for k, v in zip(site.fn.keys, elts[1:], strict=True)
                 ],
             )
-        if site.fn.kind == "record":  # Params(dW, db): the same class, holding tangents
+        if site.fn.kind is Tag.RECORD:  # Params(dW, db): the same class, holding tangents
             return gast.Call(
                 func=copy.deepcopy(site.func),
                 args=[],
@@ -288,7 +288,7 @@ class Derivation:
                     gast.keyword(arg=k, value=v) for k, v in zip(site.fn.keys, elts, strict=True)
                 ],
             )
-        return (gast.Tuple if site.fn.kind == "tuple" else gast.List)(elts=elts, ctx=gast.Load())
+        return (gast.Tuple if site.fn.kind is Tag.TUPLE else gast.List)(elts=elts, ctx=gast.Load())
 
     def contributions(self, node, site, target, leading):
         """Per active argument: the rule's expression at this call site.
@@ -469,7 +469,7 @@ class Derivation:
         arg_kind, result_kind = self.kind(arg), self.kinds.get(result, UNKNOWN)
         if _same_shape(arg_kind, result_kind) or arg_kind.container or result_kind.container:
             return expr
-        if arg_kind.scalar and result_kind.tag == "array":
+        if arg_kind.scalar and result_kind.tag is Tag.ARRAY:
             return _call(self.bind("np", np), "sum", [expr])
         return self.call_runtime("unbroadcast", [expr, copy.deepcopy(arg)])
 
@@ -484,7 +484,7 @@ class Derivation:
             or result_kind.container
         ):
             return expr
-        if result_kind.tag == "float" or result_kind.scalar:
+        if result_kind.tag is Tag.FLOAT or result_kind.scalar:
             return expr
         return self.call_runtime("broadcast_like", [expr, name(target)])
 
@@ -561,13 +561,13 @@ def _rule_table(entry, mode):
 
 
 def _is_complex(kind):
-    return kind.tag == "complex" or (kind.tag == "array" and kind.dtype == "c")
+    return kind.tag is Tag.COMPLEX or (kind.tag is Tag.ARRAY and kind.dtype == "c")
 
 
 def _same_shape(a, b):
-    if a.tag == "float" and b.tag == "float":
+    if a.tag is Tag.FLOAT and b.tag is Tag.FLOAT:
         return True
-    return a.tag in ("array", "unknown") and a == b and a.shape is not None
+    return a.tag in (Tag.ARRAY, Tag.UNKNOWN) and a == b and a.shape is not None
 
 
 def _contains_active(atom, derivation):

@@ -21,7 +21,7 @@ import gast
 import numpy as np
 
 from .calling import CallMismatch, bind
-from .kinds import BOOL, FLOAT, INT, UNKNOWN, Kind, kind_of, like_kind, matmul_kind
+from .kinds import BOOL, FLOAT, INT, UNKNOWN, Kind, Tag, kind_of, like_kind, matmul_kind
 from .live import is_library
 from .resolve import Pack, callee
 from .rules.registry import lookup
@@ -66,7 +66,7 @@ def _list_with_kind(xs, index, item):
 def _sequence_kind(fn, kinds, atoms):
     """``xs + ys`` (concatenation) and ``xs * n`` (repetition) of lists and tuples."""
     first = kinds[0]
-    if first.tag not in ("list", "tuple"):
+    if first.tag not in (Tag.LIST, Tag.TUPLE):
         return UNKNOWN
     if fn is operator.add:
         second = kinds[1]
@@ -84,7 +84,7 @@ def _sequence_kind(fn, kinds, atoms):
 
 
 def _item_kind(base, index):
-    if base.tag == "dict":
+    if base.tag is Tag.DICT:
         if (
             isinstance(index, gast.Constant)
             and base.fields is not None
@@ -103,7 +103,9 @@ def _item_kind(base, index):
         bounds = slice(
             *(p.value if p is not None else None for p in (index.lower, index.upper, index.step))
         )
-        return Kind("tuple" if base.tag == "record" else base.tag, elements=base.elements[bounds])
+        return Kind(
+            Tag.TUPLE if base.tag is Tag.RECORD else base.tag, elements=base.elements[bounds]
+        )
     return UNKNOWN
 
 
@@ -111,8 +113,8 @@ def _comparison_kind(args):
     """``a < b``: a bool of scalars, a bool array of the largest rank among arrays."""
     if all(a.scalar for a in args):
         return BOOL
-    if any(a.tag == "array" for a in args):
-        return Kind("array", max(a.ndim or 0 for a in args if a.tag == "array"), "b")
+    if any(a.tag is Tag.ARRAY for a in args):
+        return Kind(Tag.ARRAY, max(a.ndim or 0 for a in args if a.tag is Tag.ARRAY), "b")
     return UNKNOWN
 
 
@@ -123,7 +125,7 @@ def _builtin_kind(fn):
     if fn is float:
         return FLOAT
     if isinstance(fn, tuple) and fn[1] == "shape":
-        return Kind("tuple")
+        return Kind(Tag.TUPLE)
     if isinstance(fn, tuple) and fn[1] in ("ndim", "size"):
         return INT
     return UNKNOWN
@@ -147,14 +149,16 @@ class KindInference:
             return kind_of(self.scope.lookup(atom))
         if isinstance(atom, (gast.Tuple, gast.List)):  # a constant container
             return Kind(
-                "tuple" if isinstance(atom, gast.Tuple) else "list",
+                Tag.TUPLE if isinstance(atom, gast.Tuple) else Tag.LIST,
                 elements=tuple(self.of(e) for e in atom.elts),
             )
         return UNKNOWN
 
     def new_shape(self, kind):
         return (
-            replace(kind, shape=next(self.shape_ids)) if kind.tag in ("array", "unknown") else kind
+            replace(kind, shape=next(self.shape_ids))
+            if kind.tag in (Tag.ARRAY, Tag.UNKNOWN)
+            else kind
         )
 
     def expr(self, value):
@@ -164,7 +168,7 @@ class KindInference:
         args = [self.of(a) for a in site.args]
         fn = site.fn
         if isinstance(fn, Pack) or (
-            fn is getattr and args[0].tag in ("record", "object") and args[0].fields is not None
+            fn is getattr and args[0].tag in (Tag.RECORD, Tag.OBJECT) and args[0].fields is not None
         ):
             return self.record(fn, site, args)
         if self.result_kind is not None and fn is not None and _is_user_function(fn):
@@ -182,9 +186,9 @@ class KindInference:
 
     def record(self, fn, site, args):
         """A record built (``Pack``), rebuilt (``dataclasses.replace``) or read (``getattr``)."""
-        if isinstance(fn, Pack) and fn.kind == "replace":
+        if isinstance(fn, Pack) and fn.replaces:
             record = args[0]
-            if record.tag == "record" and record.fields is not None:
+            if record.tag is Tag.RECORD and record.fields is not None:
                 elements = list(record.elements)
                 for key, kind in zip(fn.keys, args[1:], strict=True):
                     if key in record.fields:
@@ -205,20 +209,20 @@ class KindInference:
             return self.getitem(args[0], site.args[1])
         if fn in _LIKE and not site.keywords:
             return like_kind(*args)  # same shape id as its argument
-        if fn is list and len(args) == 1 and args[0].tag in ("list", "tuple"):
-            return replace(args[0], tag="list")
-        if fn is list_with and args[0].tag == "list":
+        if fn is list and len(args) == 1 and args[0].tag in (Tag.LIST, Tag.TUPLE):
+            return replace(args[0], tag=Tag.LIST)
+        if fn is list_with and args[0].tag is Tag.LIST:
             return _list_with_kind(args[0], site.args[1], args[2])
         if entry is not None and entry.kind is not None:
             return UNKNOWN if site.keywords else self.new_shape(entry.kind(*args))
         if fn in _COMPARISONS:
             return _comparison_kind(args)
-        if fn in (operator.add, operator.mul) and any(a.tag in ("list", "tuple") for a in args):
+        if fn in (operator.add, operator.mul) and any(a.tag in (Tag.LIST, Tag.TUPLE) for a in args):
             return _sequence_kind(fn, args, site.args)
         if fn is operator.matmul:
             return self.new_shape(matmul_kind(*args))
         if fn in _ARITHMETIC or (entry is not None and entry.broadcasts):
-            return self.broadcast(fn, [a for a in args if a.tag != "none"])
+            return self.broadcast(fn, [a for a in args if a.tag is not Tag.NONE])
         return _builtin_kind(fn)
 
     def getitem(self, base, index):
@@ -226,7 +230,7 @@ class KindInference:
         ``t[0]``, ``t[1:]`` on a tuple of known elements: those elements."""
         if base.container and base.elements is not None:
             return _item_kind(base, index)
-        if base.tag != "array":
+        if base.tag is not Tag.ARRAY:
             return UNKNOWN
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
         ndim = base.ndim
@@ -235,7 +239,7 @@ class KindInference:
                 continue
             if isinstance(part, gast.Constant) and part.value is None:
                 ndim += 1
-            elif self.of(part).tag == "int":
+            elif self.of(part).tag is Tag.INT:
                 ndim -= 1
             else:
                 return UNKNOWN
@@ -243,7 +247,7 @@ class KindInference:
             return UNKNOWN
         if ndim == 0:
             return FLOAT if base.dtype == "f" else UNKNOWN
-        return self.new_shape(Kind("array", ndim, base.dtype))
+        return self.new_shape(Kind(Tag.ARRAY, ndim, base.dtype))
 
     def broadcast(self, fn, args):
         shaped = [a for a in args if not a.scalar]
@@ -251,41 +255,43 @@ class KindInference:
             shaped
             and all(a == shaped[0] for a in shaped)
             and shaped[0].shape is not None
-            and shaped[0].tag in ("array", "unknown")
+            and shaped[0].tag in (Tag.ARRAY, Tag.UNKNOWN)
         ):
             first = shaped[0]
-            if first.tag == "array" and any(a.tag == "complex" for a in args):
+            if first.tag is Tag.ARRAY and any(a.tag is Tag.COMPLEX for a in args):
                 return replace(first, dtype="c")  # x * 1j
             if (
-                first.tag == "array"
+                first.tag is Tag.ARRAY
                 and first.dtype not in ("f", "c")
-                and any(a.tag == "float" for a in args)
+                and any(a.tag is Tag.FLOAT for a in args)
             ):
                 return replace(first, dtype="f")
             return first  # a scalar does not change the shape of what it meets
         if not args or any(
-            a.tag in ("unknown", "object", "str", "none") or a.container for a in args
+            a.tag in (Tag.UNKNOWN, Tag.OBJECT, Tag.STR, Tag.NONE) or a.container for a in args
         ):
             return (
                 UNKNOWN  # np.tanh([a, b]): NumPy makes an array of the list, of unknown kind here
             )
-        arrays = [a for a in args if a.tag == "array"]
+        arrays = [a for a in args if a.tag is Tag.ARRAY]
         if not arrays:
-            if any(a.tag == "complex" for a in args):
-                return Kind("complex")
-            if fn is operator.truediv or any(a.tag == "float" for a in args):
+            if any(a.tag is Tag.COMPLEX for a in args):
+                return Kind(Tag.COMPLEX)
+            if fn is operator.truediv or any(a.tag is Tag.FLOAT for a in args):
                 return FLOAT
             if fn is operator.pow:
                 return UNKNOWN  # 2 ** -1 is a float
             return INT if fn is not operator.not_ else BOOL
         ndim = max(a.ndim for a in arrays)
         dtypes = {a.dtype for a in arrays} | {
-            {"float": "f", "complex": "c", "int": "i", "bool": "b"}[a.tag] for a in args if a.scalar
+            {Tag.FLOAT: "f", Tag.COMPLEX: "c", Tag.INT: "i", Tag.BOOL: "b"}[a.tag]
+            for a in args
+            if a.scalar
         }
         dtype = "c" if "c" in dtypes else "f" if ("f" in dtypes or fn is operator.truediv) else None
         shapes = {a.shape for a in arrays if a.ndim == ndim}
         same = len(shapes) == 1 and None not in shapes and all(a.ndim == ndim for a in arrays)
-        kind = Kind("array", ndim, dtype)
+        kind = Kind(Tag.ARRAY, ndim, dtype)
         return replace(kind, shape=shapes.pop()) if same else self.new_shape(kind)
 
 
@@ -304,13 +310,13 @@ def join(a, b):
         return replace(
             a, elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements, strict=True))
         )
-    if a.tag == b.tag and a.tag in ("list", "tuple"):
+    if a.tag == b.tag and a.tag in (Tag.LIST, Tag.TUPLE):
         return Kind(a.tag)  # a list that grows in a loop: a list, of elements not known
-    numbers = {"bool": 0, "int": 1, "float": 2, "complex": 3}
+    numbers = {Tag.BOOL: 0, Tag.INT: 1, Tag.FLOAT: 2, Tag.COMPLEX: 3}
     if a.tag in numbers and b.tag in numbers:
         return a if numbers[a.tag] >= numbers[b.tag] else b
-    if a.tag == b.tag == "array" and a.ndim == b.ndim:
-        return Kind("array", a.ndim, a.dtype if a.dtype == b.dtype else None)
+    if a.tag == b.tag is Tag.ARRAY and a.ndim == b.ndim:
+        return Kind(Tag.ARRAY, a.ndim, a.dtype if a.dtype == b.dtype else None)
     return UNKNOWN
 
 
@@ -337,7 +343,7 @@ def infer(fn, scope, signature, result_kind=None):
                 kind = inference.expr(s.value)
                 if target in seen:
                     kind = join(kinds[target], kind)
-                if kind.tag == "unknown" and kind.shape is None:
+                if kind.tag is Tag.UNKNOWN and kind.shape is None:
                     # Not known, but it is the shape of this value: x * x has it too.
                     kind = replace(kind, shape=("of", target))
                 seen.add(target)

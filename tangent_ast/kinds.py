@@ -15,15 +15,37 @@ Kind(tag='array', ndim=2, dtype='f', shape=None, elements=None, cls=None, fields
 
 import types
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 
 from .runtime import is_record, record_fields
 
 
+class Tag(str, Enum):
+    """What sort of value a kind describes."""
+
+    FLOAT = "float"
+    COMPLEX = "complex"
+    INT = "int"
+    BOOL = "bool"
+    ARRAY = "array"
+    NONE = "none"
+    STR = "str"
+    TUPLE = "tuple"
+    LIST = "list"
+    DICT = "dict"
+    RECORD = "record"  # a dataclass or namedtuple instance
+    OBJECT = "object"  # an instance of another class (its attributes, when known)
+    UNKNOWN = "unknown"
+
+    def __str__(self):
+        return self.value
+
+
 @dataclass(frozen=True)
 class Kind:
-    tag: str  # float complex int bool array none str tuple list record object unknown
+    tag: Tag
     ndim: int | None = None
     dtype: str | None = None  # numpy dtype kind of arrays: f c i u b
     shape: int | None = None  # arrays with the same shape id have the same shape
@@ -31,36 +53,39 @@ class Kind:
     cls: type | None = None  # the class of a record (dataclass or namedtuple)
     fields: tuple | None = None  # field names of a record
 
+    def __post_init__(self):
+        object.__setattr__(self, "tag", Tag(self.tag))  # Kind("array", 1, "f") reads as well
+
     @property
     def differentiable(self):
-        if self.tag in ("float", "complex", "unknown"):
+        if self.tag in (Tag.FLOAT, Tag.COMPLEX, Tag.UNKNOWN):
             return True
-        if self.tag in ("tuple", "list", "dict", "record"):
+        if self.tag in (Tag.TUPLE, Tag.LIST, Tag.DICT, Tag.RECORD):
             return self.elements is None or any(e.differentiable for e in self.elements)
-        if self.tag == "object" and self.elements is not None:
+        if self.tag is Tag.OBJECT and self.elements is not None:
             return any(e.differentiable for e in self.elements)
-        return self.tag == "array" and self.dtype in ("f", "c", None)
+        return self.tag is Tag.ARRAY and self.dtype in ("f", "c", None)
 
     @property
     def container(self):
         """Tuples, lists, dicts, records and objects: their tangents add field by field."""
-        return self.tag in ("tuple", "list", "dict", "record") or (
-            self.tag == "object" and self.fields is not None
+        return self.tag in (Tag.TUPLE, Tag.LIST, Tag.DICT, Tag.RECORD) or (
+            self.tag is Tag.OBJECT and self.fields is not None
         )
 
     @property
     def scalar(self):
-        return self.tag in ("float", "complex", "int", "bool")
+        return self.tag in (Tag.FLOAT, Tag.COMPLEX, Tag.INT, Tag.BOOL)
 
     def describe(self):
-        if self.tag == "array":
+        if self.tag is Tag.ARRAY:
             return f"ndarray[ndim={self.ndim}, {self.dtype}]"
         return self.tag
 
     def __str__(self):
-        if self.tag == "array":
+        if self.tag is Tag.ARRAY:
             return f"array{self.ndim}{self.dtype}"
-        if self.tag == "dict" and self.elements is not None:
+        if self.tag is Tag.DICT and self.elements is not None:
             return (
                 "dict("
                 + ",".join(f"{k}={e}" for k, e in zip(self.fields, self.elements, strict=True))
@@ -72,10 +97,10 @@ class Kind:
         return self.tag
 
 
-UNKNOWN = Kind("unknown")
-FLOAT = Kind("float")
-INT = Kind("int")
-BOOL = Kind("bool")
+UNKNOWN = Kind(Tag.UNKNOWN)
+FLOAT = Kind(Tag.FLOAT)
+INT = Kind(Tag.INT)
+BOOL = Kind(Tag.BOOL)
 
 
 def kind_of(value):
@@ -87,30 +112,32 @@ def kind_of(value):
     if isinstance(value, (float, np.floating)):
         return FLOAT
     if isinstance(value, (complex, np.complexfloating)):
-        return Kind("complex")
+        return Kind(Tag.COMPLEX)
     if isinstance(value, np.ma.MaskedArray):
-        return Kind("object")  # masked values have no rules: never differentiated as an array
+        return Kind(Tag.OBJECT)  # masked values have no rules: never differentiated as an array
     if isinstance(value, np.ndarray):
-        return Kind("array", value.ndim, value.dtype.kind)
+        return Kind(Tag.ARRAY, value.ndim, value.dtype.kind)
     if value is None:
-        return Kind("none")
+        return Kind(Tag.NONE)
     if isinstance(value, str):
-        return Kind("str")
+        return Kind(Tag.STR)
     if is_record(value):
         names = record_fields(value)
         return Kind(
-            "record",
+            Tag.RECORD,
             elements=tuple(kind_of(getattr(value, n)) for n in names),
             cls=type(value),
             fields=tuple(names),
         )
     if isinstance(value, (tuple, list)):
         return Kind(
-            "tuple" if isinstance(value, tuple) else "list",
+            Tag.TUPLE if isinstance(value, tuple) else Tag.LIST,
             elements=tuple(kind_of(v) for v in value),
         )
     if isinstance(value, dict) and all(isinstance(k, (str, int)) for k in value):
-        return Kind("dict", elements=tuple(kind_of(v) for v in value.values()), fields=tuple(value))
+        return Kind(
+            Tag.DICT, elements=tuple(kind_of(v) for v in value.values()), fields=tuple(value)
+        )
     if is_plain_object(value):  # an instance of a user class: its attributes
         attrs = vars(value)
         return Kind(
@@ -119,7 +146,7 @@ def kind_of(value):
             cls=type(value),
             fields=tuple(attrs),
         )
-    return Kind("object")
+    return Kind(Tag.OBJECT)
 
 
 def is_plain_object(value):
@@ -147,39 +174,39 @@ def is_plain_object(value):
 
 def reduction_kind(x, *rest):
     """``np.sum(x)`` and friends without an axis: a float."""
-    return FLOAT if not rest and x.tag in ("array", "float", "unknown") else UNKNOWN
+    return FLOAT if not rest and x.tag in (Tag.ARRAY, Tag.FLOAT, Tag.UNKNOWN) else UNKNOWN
 
 
 def matmul_kind(x, y):
-    if x.tag != "array" or y.tag != "array":
+    if x.tag is not Tag.ARRAY or y.tag is not Tag.ARRAY:
         return UNKNOWN
     ndim = {(1, 1): 0, (2, 1): 1, (1, 2): 1, (2, 2): 2}.get((x.ndim, y.ndim))
     if ndim is None:
         return UNKNOWN
     return (
-        FLOAT if ndim == 0 else Kind("array", ndim, "f" if "f" in (x.dtype, y.dtype) else x.dtype)
+        FLOAT if ndim == 0 else Kind(Tag.ARRAY, ndim, "f" if "f" in (x.dtype, y.dtype) else x.dtype)
     )
 
 
 def constructor_kind(shape, *rest):
     """``np.zeros(n)``, ``np.zeros((2, 3))``: a float array of that rank."""
-    if shape.tag == "int":
-        return Kind("array", 1, "f")
-    if shape.tag == "tuple" and shape.elements is not None:
-        return Kind("array", len(shape.elements), "f")
+    if shape.tag is Tag.INT:
+        return Kind(Tag.ARRAY, 1, "f")
+    if shape.tag is Tag.TUPLE and shape.elements is not None:
+        return Kind(Tag.ARRAY, len(shape.elements), "f")
     return UNKNOWN
 
 
 def like_kind(x, *rest):
     """``np.zeros_like(x)``: the same kind and shape as ``x``."""
-    return x if x.tag == "array" else UNKNOWN
+    return x if x.tag is Tag.ARRAY else UNKNOWN
 
 
 def transpose_kind(x, *rest):
     return (
         x
-        if x.tag == "array" and x.ndim == 1 and not rest
-        else (Kind("array", x.ndim, x.dtype) if x.tag == "array" else UNKNOWN)
+        if x.tag is Tag.ARRAY and x.ndim == 1 and not rest
+        else (Kind(Tag.ARRAY, x.ndim, x.dtype) if x.tag is Tag.ARRAY else UNKNOWN)
     )
 
 

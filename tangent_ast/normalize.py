@@ -46,6 +46,7 @@ import gast
 
 from .calling import Spread
 from .errors import UnsupportedSyntaxError
+from .kinds import Tag
 
 _MOVE_OUT = "move it outside the differentiated function"
 _UNSUPPORTED = {
@@ -1268,7 +1269,7 @@ def check_augmented(parsed, fn, origin, kinds, scope):
             or not isinstance(n.value, gast.BinOp)
             or not isinstance(n.value.left, gast.Name)
             or kinds.get(n.value.left.id) is None
-            or kinds[n.value.left.id].tag not in ("array", "unknown")
+            or kinds[n.value.left.id].tag not in (Tag.ARRAY, Tag.UNKNOWN)
         ):
             continue  # (a value of unknown kind may be an array: checked like one)
         same = {n.value.left.id}  # names of the array being updated: joined by copies

@@ -44,7 +44,7 @@ from .emit import (
 from .errors import InternalError, NotDifferentiableError, TangentAstError
 from .forward import forward
 from .kind_inference import infer
-from .kinds import UNKNOWN, describe_signature
+from .kinds import UNKNOWN, Tag, describe_signature
 from .live import dependencies_of
 from .load import cache_dir, import_module, state_of, warn_stale, write_atomic
 from .modes import Mode
@@ -97,9 +97,9 @@ def front(fn, signature, trace=False, form=PLAIN):
     check_dynamic(parsed, scope)
     params = [a.id for a in parsed.node.args.args]
     array_params = (
-        None if signature is None else {p for p, k in zip(params, signature) if k.tag == "array"}
+        None if signature is None else {p for p, k in zip(params, signature) if k.tag is Tag.ARRAY}
     )  # shorter: defaults
-    list_params = {p for p, k in zip(params, signature or ()) if k.tag == "list"}
+    list_params = {p for p, k in zip(params, signature or ()) if k.tag is Tag.LIST}
     updated, lists = check_updates(parsed, scope, array_params, list_params)
     namer = Namer(scope.locals | set(scope.free))
     # xs[i] = v calls runtime.list_with (and a list argument runtime.write_list)
@@ -261,7 +261,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     params = [a.id for a in f.function.args.args]
     for w in wrt:
         kind = f.kinds.get(w, UNKNOWN)
-        if kind.tag == "complex" or (kind.tag == "array" and kind.dtype == "c"):
+        if kind.tag is Tag.COMPLEX or (kind.tag is Tag.ARRAY and kind.dtype == "c"):
             raise NotDifferentiableError(
                 f"parameter {w!r} of {f.parsed.qualname} is complex ({kind.describe()}): complex "
                 "inputs "
@@ -391,8 +391,8 @@ def _check_output(f):
     """A function's result must be able to carry a derivative: not None, not a string."""
     returns = [n for n in _own_nodes(f.parsed.node) if isinstance(n, gast.Return)]
     kind = f.kinds.get(f.function.body[-1].value.id, UNKNOWN)
-    if not any(r.value is not None for r in returns) or kind.tag in ("none", "str"):
-        what = "nothing (None)" if kind.tag in ("none", "unknown") else f"a {kind.tag}"
+    if not any(r.value is not None for r in returns) or kind.tag in (Tag.NONE, Tag.STR):
+        what = "nothing (None)" if kind.tag in (Tag.NONE, Tag.UNKNOWN) else f"a {kind.tag}"
         raise NotDifferentiableError(
             f"{f.parsed.qualname} returns {what}: there is nothing to differentiate",
             where=f.parsed.where(),
@@ -427,7 +427,7 @@ def _same_float_shape(kinds, a, b):
     return (
         ka.shape is not None
         and ka.shape == kb.shape
-        and ka.tag in ("array", "unknown")
+        and ka.tag in (Tag.ARRAY, Tag.UNKNOWN)
         and ka.dtype in ("f", "c", None)
     )
 

@@ -21,6 +21,7 @@ import gast
 import numpy as np
 
 from .errors import UnsupportedSyntaxError
+from .kinds import Tag
 from .rules.template import literal
 
 BINOPS = {
@@ -85,19 +86,20 @@ class Scope:
 class Pack:
     """The operation of building a container from its elements: ``(a, b)``, ``[a, b]``."""
 
-    def __init__(self, kind, keys=None, cls=None):
+    def __init__(self, kind: Tag, keys=None, cls=None, replaces=False):
         self.kind = kind
         self.keys = keys  # a dict literal's keys, or a record's field names, in order
         self.cls = cls  # the class a record is built with (dataclass or namedtuple)
-        self.__qualname__ = self.__name__ = f"{kind} literal"
+        self.replaces = replaces  # dataclasses.replace(p, **changes): p with fields replaced
+        self.__qualname__ = self.__name__ = "dataclasses.replace" if replaces else f"{kind} literal"
         self.__module__ = "builtins"
 
     def __repr__(self):
         return self.__name__
 
 
-TUPLE_PACK = Pack("tuple")
-LIST_PACK = Pack("list")
+TUPLE_PACK = Pack(Tag.TUPLE)
+LIST_PACK = Pack(Tag.LIST)
 
 
 @dataclass
@@ -189,11 +191,11 @@ def callee(expr, scope, kind_of):
         )
     if isinstance(expr, gast.Dict):
         return CallSite(
-            Pack("dict", tuple(k.value for k in expr.keys)), None, list(expr.values), []
+            Pack(Tag.DICT, tuple(k.value for k in expr.keys)), None, list(expr.values), []
         )
     if isinstance(expr, gast.Attribute) and not scope.is_global_chain(expr):
         receiver = kind_of(expr.value)
-        if receiver is not None and receiver.tag in ("record", "object"):
+        if receiver is not None and receiver.tag in (Tag.RECORD, Tag.OBJECT):
             return CallSite(
                 builtins.getattr, None, [expr.value, gast.Constant(expr.attr, None)], []
             )
@@ -217,7 +219,7 @@ def callee(expr, scope, kind_of):
             # replace(p, W=v): p with some fields changed; p's cotangent keeps the others
             names = tuple(kw.arg for kw in expr.keywords)
             return CallSite(
-                Pack("replace", names),
+                Pack(Tag.RECORD, names, replaces=True),
                 func,
                 list(expr.args) + [kw.value for kw in expr.keywords],
                 [],
@@ -241,13 +243,13 @@ def _record_site(cls, func, call):
         if n in given or d is not dataclasses.MISSING
     ]
     names = tuple(n for n, d in fields if n in given or d is not dataclasses.MISSING)
-    return CallSite(Pack("record", names, cls), func, args, [])
+    return CallSite(Pack(Tag.RECORD, names, cls), func, args, [])
 
 
 def _receiver_type(kind):
     """The class whose methods a receiver of ``kind`` has (ndarray when unknown;
     the user's class for an instance of it, so ``model.loss(x)`` calls ``Model.loss``)."""
-    if kind is None or kind.tag in ("array", "unknown", "float", "int", "bool"):
+    if kind is None or kind.tag in (Tag.ARRAY, Tag.UNKNOWN, Tag.FLOAT, Tag.INT, Tag.BOOL):
         return np.ndarray
     if kind.cls is not None:
         return kind.cls

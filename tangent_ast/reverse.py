@@ -29,6 +29,7 @@ import numpy as np
 from .activity import assignments
 from .derivatives import unsupported_call
 from .kind_inference import KindInference
+from .kinds import Tag
 from .modes import Mode
 from .normalize import assign, name
 from .rules.template import as_value
@@ -191,7 +192,7 @@ class Reverse:
             slot = name(array)
         else:
             slot = gast.Subscript(value=name(array), slice=copy.deepcopy(index), ctx=gast.Load())
-            if self.slot_kind(target).tag == "float":
+            if self.slot_kind(target).tag is Tag.FLOAT:
                 return slot
         return gast.Call(
             func=gast.Attribute(value=slot, attr="copy", ctx=gast.Load()), args=[], keywords=[]
@@ -218,7 +219,7 @@ class Reverse:
             slot = self.slot_copy(ct, target)
             value_kind, slot_kind = self.d.kind(s.value), self.slot_kind(target)
             if (
-                value_kind.tag == "float" and slot_kind.tag != "float"
+                value_kind.tag is Tag.FLOAT and slot_kind.tag is not Tag.FLOAT
             ):  # a number spread over the slot
                 slot = gast.Call(
                     func=gast.Attribute(
@@ -229,9 +230,10 @@ class Reverse:
                 )
             elif (
                 not (
-                    value_kind.tag == slot_kind.tag == "array" and value_kind.ndim == slot_kind.ndim
+                    value_kind.tag == slot_kind.tag is Tag.ARRAY
+                    and value_kind.ndim == slot_kind.ndim
                 )
-                and slot_kind.tag != "float"
+                and slot_kind.tag is not Tag.FLOAT
             ):
                 slot = self.d.call_runtime("unbroadcast", [slot, name(s.value.id)])
             ct_value = self.d.namer.fresh(f"ct_{array}_slot")
@@ -442,7 +444,7 @@ class Reverse:
             return out + buffered
         if self.d.is_pack(site):  # (a, b): each element's cotangent is ct[i]; {"k": a}: ct["k"]
             keys = site.fn.keys or range(len(site.args))
-            if site.fn.kind == "replace":  # replace(p, W=v): v gets ct.W, p gets ct with W zeroed
+            if site.fn.replaces:  # replace(p, W=v): v gets ct.W, p gets ct with W zeroed
                 for i in self.d.active_args(site):
                     if i == 0:
                         item = self.d.call_runtime(
@@ -459,7 +461,7 @@ class Reverse:
                     self.add_term(site.args[i].id, item, pending)
                 return out
             for i in self.d.active_args(site):
-                if site.fn.kind == "record":  # Params(W, b): ct.W, ct.b
+                if site.fn.kind is Tag.RECORD:  # Params(W, b): ct.W, ct.b
                     item = gast.Attribute(value=name(ct), attr=keys[i], ctx=gast.Load())
                 else:
                     item = gast.Subscript(
@@ -490,7 +492,7 @@ class Reverse:
             return None
         x, index = site.args
         loop = self.loops[-1]
-        if x.id not in loop["outer"] or self.d.kind(x).tag != "array":
+        if x.id not in loop["outer"] or self.d.kind(x).tag is not Tag.ARRAY:
             return None
         self.d.rules_used.add("operator.getitem")
         if x.id in loop["updated"]:
@@ -501,7 +503,7 @@ class Reverse:
             if buffer is None:
                 buffer = loop["buffers"][x.id] = self.d.namer.fresh(f"ct_{x.id}_buffer")
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
-        basic = all(isinstance(p, gast.Slice) or self.d.kind(p).tag == "int" for p in parts)
+        basic = all(isinstance(p, gast.Slice) or self.d.kind(p).tag is Tag.INT for p in parts)
         if basic:  # basic indexing never repeats an element: += is exact
             target = gast.Subscript(
                 value=name(buffer), slice=copy.deepcopy(index), ctx=gast.Store()

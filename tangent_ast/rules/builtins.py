@@ -5,6 +5,7 @@ import builtins
 import numpy as np
 
 from .. import runtime
+from ..kinds import Tag
 from ..modes import Mode
 from .registry import (
     broadcasting,
@@ -79,7 +80,9 @@ defvjp(
 # the rows of an array.
 defjvp(builtins.list, lambda dx, ans, x: runtime.TangentTuple(dx))
 defvjp(builtins.list, lambda ct, ans, x: runtime.list_vjp(ct, x))
-specialize(builtins.list, Mode.REVERSE, lambda x: x.tag in ("list", "tuple"), lambda ct, ans, x: ct)
+specialize(
+    builtins.list, Mode.REVERSE, lambda x: x.tag in (Tag.LIST, Tag.TUPLE), lambda ct, ans, x: ct
+)
 
 nondifferentiable(
     builtins.len,

@@ -8,7 +8,7 @@ are helpers in :mod:`tangent_ast.runtime`.
 import numpy as np
 
 from .. import runtime
-from ..kinds import FLOAT, UNKNOWN, Kind
+from ..kinds import FLOAT, UNKNOWN, Kind, Tag
 from .registry import (
     broadcasting,
     def_linear,
@@ -156,10 +156,10 @@ def _result_kind(cls, *ranks):
     def kind(x, *rest):
         if rest:
             return UNKNOWN
-        if x.tag != "array" or x.ndim is None:
-            return Kind("record", cls=cls, fields=cls._fields)
-        elements = tuple(Kind("array", x.ndim + r, "f") if x.ndim + r else FLOAT for r in ranks)
-        return Kind("record", elements=elements, cls=cls, fields=cls._fields)
+        if x.tag is not Tag.ARRAY or x.ndim is None:
+            return Kind(Tag.RECORD, cls=cls, fields=cls._fields)
+        elements = tuple(Kind(Tag.ARRAY, x.ndim + r, "f") if x.ndim + r else FLOAT for r in ranks)
+        return Kind(Tag.RECORD, elements=elements, cls=cls, fields=cls._fields)
 
     return kind
 

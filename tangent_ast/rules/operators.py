@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from .. import runtime
+from ..kinds import Tag
 from ..modes import Mode
 from .registry import broadcasting, defjvp, defvjp, handles, nondifferentiable, specialize
 
@@ -99,7 +100,7 @@ nondifferentiable(
 
 # Lists and tuples: + concatenates, * repeats (specialised on the operands' kinds).
 def _sequence(kind):
-    return kind.tag in ("list", "tuple")
+    return kind.tag in (Tag.LIST, Tag.TUPLE)
 
 
 specialize(

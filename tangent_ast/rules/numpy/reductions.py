@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ... import runtime
-from ...kinds import reduction_kind
+from ...kinds import Tag, reduction_kind
 from ...modes import Mode
 from ..registry import (
     def_linear,
@@ -28,7 +28,7 @@ for _fn in (np.sum, np.ndarray.sum):
     specialize(
         _fn,
         Mode.REVERSE,
-        lambda x, *rest: x.tag == "array" and not rest,
+        lambda x, *rest: x.tag is Tag.ARRAY and not rest,
         lambda ct, ans, x: np.full_like(x, ct),
     )
 
@@ -37,7 +37,7 @@ for _fn in (np.mean, np.ndarray.mean):
     specialize(
         _fn,
         Mode.REVERSE,
-        lambda x, *rest: x.tag == "array" and not rest,
+        lambda x, *rest: x.tag is Tag.ARRAY and not rest,
         lambda ct, ans, x: np.full_like(x, ct / x.size),
     )
 

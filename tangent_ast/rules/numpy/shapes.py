@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ... import runtime
-from ...kinds import constructor_kind, transpose_kind
+from ...kinds import Tag, constructor_kind, transpose_kind
 from ...modes import Mode
 from ..registry import (
     ZERO,
@@ -136,7 +136,7 @@ for _fn in (np.copy, np.ascontiguousarray, np.ndarray.copy):
 for _fn in (np.array, np.asarray):
     defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.array_vjp(ct, x))
     specialize(
-        _fn, Mode.REVERSE, lambda x, *rest: x.tag == "array", lambda ct, ans, x, *args, **kw: ct
+        _fn, Mode.REVERSE, lambda x, *rest: x.tag is Tag.ARRAY, lambda ct, ans, x, *args, **kw: ct
     )
 
 defvjp(np.ndarray.astype, lambda ct, ans, x, *args, **kw: runtime.astype_vjp(ct, x))
