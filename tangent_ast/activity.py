@@ -24,9 +24,8 @@ from .kinds import UNKNOWN
 class Activity:
     varied: set = field(default_factory=set)
     useful: set = field(default_factory=set)
-    reached: set = field(
-        default_factory=set
-    )  # depends on a wrt input in any way (a closure made from it)
+    # depends on a wrt input in any way (a closure made from it)
+    reached: set = field(default_factory=set)
 
     def active(self, name):
         return name in self.varied and name in self.useful

@@ -115,9 +115,8 @@ def flat_arguments(f, args, kwargs):
         )
     fn = getattr(f, "__func__", f)
     if not inspect.isfunction(fn) or (not kwargs and len(args) == plain_arity(fn)):
-        return PLAIN, tuple(
-            args
-        )  # (a non-function is refused, with the reason, when its rule is asked for)
+        # (a non-function is refused, with the reason, when its rule is asked for)
+        return PLAIN, tuple(args)
     try:
         form, flat = bind(fn, args, kwargs, lambda p: p.default)
     except CallMismatch as exc:

@@ -208,9 +208,8 @@ def statement_lines(stmt, indent, line_of, last_line):
 
 
 def to_ast(fn):
-    """A stdlib ``ast`` copy of a gast node; primal lines kept as ``_primal_line``."""
+    """A stdlib ``ast`` copy of a gast node (ready to unparse)."""
     tree = gast.gast_to_ast(fn)
-    _copy_lines(fn, tree)
     for node in ast.walk(tree):
         if "lineno" in node._attributes:
             node.lineno = node.end_lineno = 1
@@ -219,8 +218,10 @@ def to_ast(fn):
 
 
 def function_source(fn, line_of):
-    """Source of one generated gast FunctionDef, with primal-line comments."""
+    """Source of one generated gast FunctionDef, with primal-line comments: ``line_of`` maps
+    a statement's primal line (or None) to the comment's text (or None)."""
     tree = to_ast(fn)
+    primal = _primal_lines(fn, tree)
     header = ast.unparse(
         ast.FunctionDef(
             name=tree.name,
@@ -236,24 +237,26 @@ def function_source(fn, line_of):
     last_line = [None]
     body = []
     for s in tree.body:
-        body += statement_lines(s, 1, line_of, last_line)
+        body += statement_lines(s, 1, lambda a: line_of(primal.get(id(a))), last_line)
     return "\n".join([header] + body) + "\n"
 
 
-def _copy_lines(gast_node, ast_node):
-    """gast_to_ast drops our line numbers on generated nodes: copy them over."""
-    for g, a in zip(gast.walk(gast_node), ast.walk(ast_node)):
-        if hasattr(g, "lineno"):
-            a._primal_line = g.lineno
+def _primal_lines(gast_node, ast_node):
+    """id of each node of ``ast_node`` -> the primal line of its gast original (gast_to_ast
+    drops the line numbers of generated nodes). Both trees are walked in the same order;
+    the gast tree may hold a few more nodes at its end (not strict)."""
+    return {
+        id(a): g.lineno
+        for g, a in zip(gast.walk(gast_node), ast.walk(ast_node), strict=False)
+        if hasattr(g, "lineno")
+    }
 
 
 def module_source(functions, namespace, provenance, line_of, *, notes=()):
     """The full text of a generated module."""
     used = _used_globals(functions)
     imports, loader = imports_and_bindings(namespace, used)
-    bodies = "\n\n".join(
-        function_source(f, lambda s: line_of(getattr(s, "_primal_line", None))) for f in functions
-    )
+    bodies = "\n\n".join(function_source(f, line_of) for f in functions)
     body_hash = hashlib.sha256(bodies.rstrip("\n").encode() + b"\n").hexdigest()[:16]
     p = provenance
     header = [

@@ -49,9 +49,8 @@ class Dependencies:
 
     def __init__(self, in_dicts, attributes, functions, reads):
         self.in_dicts = tuple(in_dicts)  # (mapping, key, object): globals, module and class dicts
-        self.attributes = tuple(
-            attributes
-        )  # (owner, attribute, object): __code__, __defaults__, cells
+        # (owner, attribute, object): __code__, __defaults__, cells
+        self.attributes = tuple(attributes)
         self.functions = tuple(functions)  # user functions reached, the rule's own first
         self.reads = reads  # {function: {name: value}}: data values each reads
 

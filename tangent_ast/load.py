@@ -24,11 +24,23 @@ import sys
 import tempfile
 import types
 import warnings
+from enum import Enum
 from pathlib import Path
 
 from .emit import body_hash_of, read_header
 from .errors import TangentAstError
 from .modes import Mode
+
+
+class OnDisk(Enum):
+    """What the cache holds for a rule: whether it can be used, and whether a person edited it."""
+
+    MISSING = "missing"
+    CORRUPT = "corrupt"  # unreadable, not Python, or missing a function: derived again
+    FRESH = "fresh"
+    STALE = "stale"  # derived from an older source (or rules, or callees): derived again
+    EDITED = "edited"  # edited by hand, source unchanged: used as it is
+    EDITED_STALE = "edited-stale"  # edited by hand, source changed since: used, with a warning
 
 
 class StaleRuleWarning(UserWarning):
@@ -79,7 +91,7 @@ def write_atomic(path, text):
 
 
 def state_of(path, expected):
-    """What is on disk at ``path``: missing, corrupt, fresh, stale, edited or edited-stale.
+    """What is on disk at ``path`` (an :class:`OnDisk`).
 
     ``expected`` holds the header fields a fresh module must have
     (source-hash, rules-hash, tangent-ast-version, depends).
@@ -87,24 +99,25 @@ def state_of(path, expected):
     try:
         text = Path(path).read_text()
     except FileNotFoundError:
-        return "missing"
+        return OnDisk.MISSING
     except (OSError, UnicodeDecodeError):
-        return "corrupt"
+        return OnDisk.CORRUPT
     header = read_header(text)
     if "body-hash" not in header or "source-hash" not in header:
-        return "corrupt"
+        return OnDisk.CORRUPT
     try:
         tree = compile(text, str(path), "exec", ast.PyCF_ONLY_AST)
         compile(tree, str(path), "exec")
     except SyntaxError:
-        return "corrupt"
+        return OnDisk.CORRUPT
+    # e.g. truncated after a whole function: it compiles but lacks the rest
     if not _rule_functions(header) <= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}:
-        return "corrupt"  # e.g. truncated after a whole function: it compiles but lacks the rest
+        return OnDisk.CORRUPT
     fresh = all(header.get(k) == v for k, v in expected.items())
     edited = body_hash_of(text) != header["body-hash"]
     if edited:
-        return "edited" if fresh else "edited-stale"
-    return "fresh" if fresh else "stale"
+        return OnDisk.EDITED if fresh else OnDisk.EDITED_STALE
+    return OnDisk.FRESH if fresh else OnDisk.STALE
 
 
 def _rule_functions(header):

@@ -46,7 +46,7 @@ from .forward import forward
 from .kind_inference import infer
 from .kinds import UNKNOWN, Tag, describe_signature
 from .live import dependencies_of
-from .load import cache_dir, import_module, state_of, warn_stale, write_atomic
+from .load import OnDisk, cache_dir, import_module, state_of, warn_stale, write_atomic
 from .modes import Mode
 from .naming import Namer, sanitize
 from .normalize import (
@@ -96,9 +96,10 @@ def front(fn, signature, trace=False, form=PLAIN):
     scope = resolve(parsed)
     check_dynamic(parsed, scope)
     params = [a.id for a in parsed.node.args.args]
+    # a signature may be shorter than the parameters: those have their defaults
     array_params = (
         None if signature is None else {p for p, k in zip(params, signature) if k.tag is Tag.ARRAY}
-    )  # shorter: defaults
+    )
     list_params = {p for p, k in zip(params, signature or ()) if k.tag is Tag.LIST}
     updated, lists = check_updates(parsed, scope, array_params, list_params)
     namer = Namer(scope.locals | set(scope.free))
@@ -329,7 +330,8 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
             simplify(jvp, rewritable(jvp), namespace, keep=user_derivatives, origin=origin)
         ]
     else:
-        fwd, bwd = reverse(d, f.function, wrt)
+        sweeps = reverse(d, f.function, wrt)
+        fwd, bwd = sweeps.fwd, sweeps.bwd
         if trace:
             snapshots["reverse"] = _source(fwd) + "\n" + _source(bwd)
         bwd = simplify(
@@ -339,10 +341,11 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
             origin=origin,
             same_shape=lambda a, b: _same_float_shape(f.kinds, a, b),
         )
-        copied = finish_updates(bwd)
+        copied = finish_updates(bwd, sweeps.restores)
         install_tapes(
             fwd,
             bwd,
+            sweeps.loops,
             f.namer,
             d.loop_headers,
             recomputable=lambda st: is_pure(st.value, namespace),
@@ -681,10 +684,10 @@ class Session:
         """Make the module on disk current; return the GeneratedModule if it was (re)derived."""
         path = self.directory / f"{module_name}.py"
         expected = self.expected_header(fn)
-        state = state_of(path, expected) if expected is not None else "stale"
-        if state in ("fresh", "edited"):
+        state = state_of(path, expected) if expected is not None else OnDisk.STALE
+        if state in (OnDisk.FRESH, OnDisk.EDITED):
             return None
-        if state == "edited-stale":
+        if state is OnDisk.EDITED_STALE:
             warn_stale(path, fn.__qualname__, self.strict)
             return None
         self.in_progress.add((fn, mode, wrt, signature, form))

@@ -21,6 +21,7 @@ the simplified reverse sweep reads.
 """
 
 import copy
+from dataclasses import dataclass
 import operator
 
 import gast
@@ -50,23 +51,26 @@ def _update_targets(stmt):
     ]
 
 
-def finish_updates(bwd):
+def finish_updates(bwd, restores):
     """Restores of overwritten slots are needed only if the reverse sweep reads the
     array; then it works on its own copy, so the caller's result is left alone and
     the pullback can run again. Otherwise the restores go (and with them the saves)."""
-    restores = [n for n in gast.walk(bwd) if getattr(n, "restores", None)]
+    present = {id(n) for n in gast.walk(bwd)}
+    restores = [r for r in restores if id(r.statement) in present]  # simplify kept them
     copied = set()
-    for array in sorted({r.restores for r in restores}):
+    for array in sorted({r.array for r in restores}):
         reads = [
             n
             for n in gast.walk(bwd)
             if isinstance(n, gast.Name) and n.id == array and isinstance(n.ctx, gast.Load)
         ]
-        in_restores = sum(1 for r in restores if r.restores == array)
+        in_restores = sum(1 for r in restores if r.array == array)
         if len(reads) == in_restores:
-            _drop_statements(bwd, {id(r) for r in restores if r.restores == array})
+            _drop_statements(bwd, {id(r.statement) for r in restores if r.array == array})
         else:
-            block = _branch_holding(bwd.body, {id(r) for r in restores if r.restores == array})
+            block = _branch_holding(
+                bwd.body, {id(r.statement) for r in restores if r.array == array}
+            )
             at = (
                 1
                 if block is bwd.body
@@ -123,14 +127,45 @@ def _assigned(stmts):
     return out
 
 
+@dataclass
+class LoopPair:
+    """A loop of the primal as the two sweeps run it: the forward sweep's copy of it and
+    the reverse sweep's loop that runs its iterations backwards (tapes.py joins them)."""
+
+    primal: int  # id of the SSA loop statement: the key of SSAInfo.loop_headers
+    forward: gast.stmt
+    backward: gast.For
+
+
+@dataclass
+class Restore:
+    """A statement of the reverse sweep that undoes an in-place update of ``array``."""
+
+    statement: gast.Assign
+    array: str
+
+
+@dataclass
+class Sweeps:
+    """What the reverse stage produces: the two functions (residuals not yet filled in),
+    the loops the tapes stage completes, and the restores ``finish_updates`` keeps or drops."""
+
+    fwd: gast.FunctionDef
+    bwd: gast.FunctionDef
+    loops: list[LoopPair]
+    restores: list[Restore]
+
+
 class Reverse:
     def __init__(self, derivation):
         self.d = derivation
+        self.forward_loops = {}  # id(SSA loop) -> its copy in the forward sweep
+        self.reverse_loops = {}  # id(SSA loop) -> the loop running it backwards
+        self.restores = []
         self.ct_names = {}
         self.loops = []  # per enclosing reverse loop: {"outer": names, "buffers": {name: buffer}}
-        self.owned = (
-            set()
-        )  # arrays whose ct_ variable is an array this rule owns (updated in place)
+        # arrays whose ct_ variable is an array this rule owns (updated in place)
+        self.owned = set()
         self.term_lines = {}  # id(term) -> the primal line whose adjoint produced it
         self.line = None  # the primal line being transposed
         self.calls = {}  # id(statement) -> how a call to a user function is swept (or None)
@@ -160,7 +195,7 @@ class Reverse:
             elif isinstance(s, (gast.For, gast.While)):
                 new = copy.copy(s)
                 new.body = self.forward_sweep(s.body)
-                new.loop_id = id(s)
+                self.forward_loops[id(s)] = new
                 out.append(new)
             elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
                 out.extend(self.save_slot(s))
@@ -264,7 +299,7 @@ class Reverse:
         restored = gast.Assign(
             targets=[restore], value=name(self.old_values[id(s)]), type_comment=None
         )
-        restored.restores = array
+        self.restores.append(Restore(restored, array))
         out.append(_at(restored, s))
         return out
 
@@ -642,8 +677,7 @@ class Reverse:
             orelse=[],
             type_comment=None,
         )
-        loop.loop_id = id(s)
-        loop.trips = trips
+        self.reverse_loops[id(s)] = loop
         for v, buffer in sorted(buffers.items()):
             out.append(_at(assign(buffer, self.d.zero(v)), s))
         out.append(_at(loop, s))
@@ -655,8 +689,7 @@ class Reverse:
 
 
 def reverse(derivation, fn, wrt):
-    """The reverse rule of ``fn`` (SSA): ``(f_fwd, f_bwd)`` FunctionDefs, residuals not yet filled
-    in."""
+    """The reverse rule of ``fn`` (SSA): :class:`Sweeps`, residuals not yet filled in."""
     transform = Reverse(derivation)
     transform.read_by_active = {
         n.id
@@ -702,4 +735,8 @@ def reverse(derivation, fn, wrt):
         defaults=[],
     )
     bwd.body = body
-    return fwd, bwd
+    loops = [
+        LoopPair(key, transform.forward_loops[key], backward)
+        for key, backward in transform.reverse_loops.items()
+    ]
+    return Sweeps(fwd, bwd, loops, transform.restores)

@@ -32,9 +32,8 @@ from .normalize import append_fallthrough
 class SSAInfo:
     origin: dict = field(default_factory=dict)  # SSA name -> user's name
     joins: set = field(default_factory=set)  # names assigned on both sides of an if
-    carried: set = field(
-        default_factory=set
-    )  # loop header names (set before a loop and at its exits)
+    # loop header names (set before a loop and at its exits)
+    carried: set = field(default_factory=set)
     loop_headers: dict = field(default_factory=dict)  # id(loop node) -> its own header names
 
 

@@ -26,12 +26,12 @@ import gast
 from .normalize import append_fallthrough, assign, name
 
 
-def _loops(node):
-    """Loops under ``node``, innermost first."""
+def _loops(node, wanted):
+    """The loops under ``node`` whose ids are in ``wanted``, innermost first."""
     out = []
     for child in gast.iter_child_nodes(node):
-        out.extend(_loops(child))
-    if isinstance(node, (gast.For, gast.While)) and hasattr(node, "loop_id"):
+        out.extend(_loops(child, wanted))
+    if isinstance(node, (gast.For, gast.While)) and id(node) in wanted:
         out.append(node)
     return out
 
@@ -102,19 +102,21 @@ def _append(tape, value):
     return gast.Expr(value=call)
 
 
-def install_tapes(fwd, bwd, namer, loop_headers, recomputable, is_scalar):
-    """Fill in the tapes and trip counts of every loop of ``fwd``/``bwd`` (in place).
+def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar):
+    """Fill in the tapes and trip counts of every loop of ``fwd``/``bwd`` (in place);
+    ``loops``: the :class:`~tangent_ast.reverse.LoopPair` of each.
 
     ``recomputable(stmt)``: whether a statement may be evaluated again in the reverse
     sweep (a pure operation, no call with effects); ``is_scalar(name)``: whether a
     value is a number (cheap to recompute every iteration)."""
-    forward_loops = {loop.loop_id: loop for loop in _loops(fwd)}
+    pair_of = {id(pair.backward): pair for pair in loops}
     created = []
-    for back in _loops(bwd):
-        loop = forward_loops[back.loop_id]
+    for back in _loops(bwd, pair_of):
+        pair = pair_of[id(back)]
+        loop = pair.forward
         top = _top_level_loop(loop, fwd)
         target = loop.target.id if isinstance(loop, gast.For) else None
-        headers = loop_headers.get(loop.loop_id, set())
+        headers = loop_headers.get(pair.primal, set())
         assigned = _stored(loop.body) | ({target} if target else set())
         needed = sorted((_loaded(back.body) - _stored(back.body)) & assigned)
         # What the reverse sweep can compute again is not saved: values that do not
