@@ -10,22 +10,25 @@ import copy
 import functools
 import inspect
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import gast
 import numpy as np
 
 from . import runtime
-from .activity import assignments
+from .activity import Activity, assignments
 from .calling import CallMismatch, bind, flat_params
-from .emit import ModuleReference
+from .emit import ModuleNamespace, ModuleReference
 from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
-from .kinds import UNKNOWN, Tag, kind_of
+from .kinds import UNKNOWN, Kind, Tag, kind_of
 from .live import is_library
 from .modes import Mode
+from .naming import Namer
 from .normalize import check_updates, name
-from .parse import parse
-from .resolve import Pack, callee, resolve
+from .parse import ParsedFunction, parse
+from .resolve import Pack, Scope, callee, resolve
 from .rules.binding import CallRefused, bind_call
 from .rules.registry import ZERO, SameCall, lookup, qualified_name
 from .rules.template import literal
@@ -35,14 +38,15 @@ from .rules.template import literal
 class Derivation:
     """Everything the transforms need to know about the function being derived."""
 
-    parsed: object
-    scope: object
-    namer: object
-    kinds: dict
-    activity: object
-    mode: str
-    namespace: object  # emit.ModuleNamespace of the generated module
-    derive_callee: object  # (fn, mode, wrt positions, signature, where) -> CalleeRule
+    parsed: ParsedFunction
+    scope: Scope
+    namer: Namer
+    kinds: dict[str, Kind]
+    activity: Activity
+    mode: Mode
+    namespace: ModuleNamespace  # the globals of the generated module
+    # (fn, mode, wrt positions, signature, where, form) -> the pipeline's CalleeRule
+    derive_callee: Callable[..., Any]
     temps: set = field(default_factory=set)  # normalization temporaries
     carried: set = field(default_factory=set)  # loop header names
     loop_headers: dict = field(default_factory=dict)  # id(loop) -> header names of that loop

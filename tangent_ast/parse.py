@@ -11,6 +11,7 @@ every later error and every generated comment can cite ``file:line``.
 import hashlib
 import inspect
 import textwrap
+import types
 from dataclasses import dataclass, field
 
 import gast
@@ -20,7 +21,7 @@ from .errors import NoSourceError, UnsupportedSyntaxError
 
 @dataclass
 class ParsedFunction:
-    fn: object = field(repr=False)
+    fn: types.FunctionType = field(repr=False)
     node: gast.FunctionDef = field(repr=False)
     filename: str
     first_line: int  # line of the function's first source line in ``filename``

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import runtime
 from .activity import analyze
-from .calling import PLAIN, flat_params, flatten
+from .calling import PLAIN, Spread, flat_params, flatten
 from .derivatives import Derivation
 from .emit import (
     ModuleNamespace,
@@ -44,7 +44,7 @@ from .emit import (
 from .errors import InternalError, NotDifferentiableError, TangentAstError
 from .forward import forward
 from .kind_inference import infer
-from .kinds import UNKNOWN, Tag, describe_signature
+from .kinds import UNKNOWN, Kind, Tag, describe_signature
 from .live import dependencies_of
 from .load import OnDisk, cache_dir, import_module, state_of, warn_stale, write_atomic
 from .modes import Mode
@@ -59,12 +59,11 @@ from .normalize import (
     copy_views,
     name,
 )
-from .parse import parse, source_hash
-from .parse import parse as parse_fn
-from .resolve import resolve
+from .parse import ParsedFunction, parse, source_hash
+from .resolve import Scope, resolve
 from .reverse import finish_updates, reverse
 from .simplify import is_pure, restore_names, simplify
-from .ssa import to_ssa
+from .ssa import SSAInfo, to_ssa
 from .tapes import install_tapes
 from .version import __version__
 
@@ -76,15 +75,15 @@ STAGE_NAMES = ("parse", "normalize", "ssa", "forward", "reverse", "simplify", "m
 class Front:
     """What the mode-independent stages produce."""
 
-    parsed: object
-    scope: object
-    namer: object
-    function: object  # SSA FunctionDef
-    ssa_info: object
-    kinds: dict
-    temps: set
-    updated: set  # arrays updated in place (arguments included)
-    spread: object  # calling.Spread: what *args/**kwargs were flattened into
+    parsed: ParsedFunction
+    scope: Scope
+    namer: Namer
+    function: gast.FunctionDef  # in SSA form
+    ssa_info: SSAInfo
+    kinds: dict[str, Kind]
+    temps: set[str]
+    updated: set[str]  # arrays updated in place (arguments included)
+    spread: Spread | None  # what *args/**kwargs were flattened into
     changed_args: set  # arguments left changed: arrays updated in place, lists written back
     snapshots: dict = field(default_factory=dict)
 
@@ -611,7 +610,7 @@ class Session:
         fn = getattr(fn, "__func__", fn)
         mode = Mode.of(mode)
         if not inspect.isfunction(fn):
-            parse_fn(fn)  # raises the NoSourceError that explains
+            parse(fn)  # raises the NoSourceError that explains
         wrt = wrt_names(flat_params(fn, form), wrt, fn.__qualname__)
         signature = canonical(signature)
         key = (fn, mode, wrt, signature, form)

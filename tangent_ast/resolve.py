@@ -16,12 +16,14 @@ import contextlib
 import dataclasses
 import operator
 from dataclasses import dataclass, field
+from typing import Any
 
 import gast
 import numpy as np
 
 from .errors import UnsupportedSyntaxError
 from .kinds import Tag
+from .rules.binding import CallRefused
 from .rules.template import literal
 
 BINOPS = {
@@ -111,8 +113,9 @@ class CallSite:
     the attribute ``(numpy.ndarray, "T")`` of ``x``.
     """
 
-    fn: object
-    func: object  # the gast expression called (for calls), else None
+    # a function, a Pack, or (class, attribute) for an attribute read such as x.T
+    fn: Any
+    func: gast.expr | None  # the gast expression called (for calls), else None
     args: list  # gast atoms; a method's receiver comes first
     keywords: list
     method: str | None = None
@@ -120,7 +123,7 @@ class CallSite:
         None  # (args, keywords) as the call writes them, when ``args`` are canonical
     )
     slots: dict | None = None  # canonical position -> its position or keyword name in ``written``
-    refused: object = None  # rules.binding.CallRefused: a call form the rule does not handle
+    refused: CallRefused | None = None  # a call form the rule does not handle
 
 
 def assigned_names(node):

@@ -21,8 +21,8 @@ the simplified reverse sweep reads.
 """
 
 import copy
-from dataclasses import dataclass
 import operator
+from dataclasses import dataclass
 
 import gast
 import numpy as np

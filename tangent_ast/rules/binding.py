@@ -57,7 +57,7 @@ class CallRefused(Exception):
 class Given:
     """One argument of the call: where the call passes it and the parameter it binds to."""
 
-    value: object  # gast expression
+    value: gast.expr
     parameter: str  # the primal's parameter name (``operands[2]`` for a *args item)
     role: Role
     position: int | None  # the rule's argument number (DIFFERENTIABLE / NO_DERIVATIVE)

@@ -30,10 +30,13 @@ a shape, a condition). Both decorator and call forms work::
 """
 
 import copy
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import gast
 
+from ..kinds import Kind
 from ..modes import Mode
 from .template import Template, expression_template, template_of
 
@@ -42,7 +45,7 @@ from .template import Template, expression_template, template_of
 class SameCall:
     """Forward rule of a linear function: the call itself, on the tangent."""
 
-    fn: object = None
+    fn: Callable | None = None
     inlinable = True
 
     def instantiate(self, leading, args, keywords, bind_global, *, func=None, slot=0, method=None):
@@ -66,19 +69,19 @@ class SameCall:
 class Primitive:
     """A function with hand-written rules."""
 
-    fn: object
+    fn: Callable | tuple  # a function, or (class, attribute) for an attribute such as x.T
     jvps: dict = field(default_factory=dict)  # argnum -> Template | SameCall | None
     vjps: dict = field(default_factory=dict)  # argnum -> Template | None
     nondiff: bool = False
     broadcasts: bool = False
-    kind: object = None  # optional kind inference: (*arg_kinds) -> Kind
+    kind: Callable[..., Kind] | None = None  # optional kind inference: (*arg_kinds) -> Kind
     variants: list = field(default_factory=list)  # (mode, predicate(*arg_kinds), {argnum: rule})
     linear_in: tuple = ()  # def_jointly_linear: forward rule is fn(dxs, i, dv)
     static: frozenset = frozenset()  # parameters the rules handle for any constant value
     fills: dict = field(default_factory=dict)  # values for positional parameters a call leaves out
-    signature: object = None  # the primal's signature, where it cannot be read
+    signature: inspect.Signature | None = None  # the primal's, where it cannot be read
     sequences: bool = False  # differentiable arguments may be lists/tuples/records
-    validate: object = None  # (args, argnum, resolve) -> None, or raises CallRefused
+    validate: Callable | None = None  # (args, argnum, resolve) -> None, or raises CallRefused
     # No effect but its result: a call whose result is unused may be dropped, and the
     # reverse sweep may evaluate it again instead of saving its value. Declaring rules
     # for a function states it is math; ``effectful`` says otherwise (``print``).

@@ -20,6 +20,7 @@ import functools
 import inspect
 import linecache
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import gast
@@ -33,12 +34,12 @@ _LITERALS = (type(None), bool, int, float, complex, str)
 class Template:
     """A rule function, parsed once."""
 
-    fn: object
+    fn: Callable  # the rule function (a def or a lambda)
     params: list  # positional-or-keyword parameter names
     defaults: dict  # parameter name -> default value
     var_positional: str | None
     var_keyword: str | None
-    body: object  # gast expression to inline, or None: call ``fn``
+    body: gast.expr | None  # the expression to inline, or None: call ``fn``
     globals: dict = field(repr=False)
     keyword_only: tuple = ()  # parameters after ``*args``: never bound positionally
 
