@@ -19,6 +19,7 @@ import numpy as np
 
 from . import runtime
 from .activity import Activity, assignments
+from .aliasing import check_updates
 from .calling import CallMismatch, bind, flat_params
 from .emit import ModuleNamespace, ModuleReference
 from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
@@ -26,12 +27,12 @@ from .kinds import UNKNOWN, Kind, Tag, kind_of
 from .live import is_library
 from .modes import Mode
 from .naming import Namer
-from .normalize import check_updates, name
 from .parse import ParsedFunction, parse
 from .resolve import Pack, Scope, callee, resolve
 from .rules.binding import CallRefused, bind_call
 from .rules.registry import ZERO, SameCall, lookup, qualified_name
 from .rules.template import literal
+from .syntax import name
 
 
 @dataclass

@@ -19,8 +19,8 @@ import gast
 
 from . import runtime
 from .modes import Mode
-from .normalize import assign, name
 from .rules.registry import lookup
+from .syntax import assign, name
 
 
 class Forward:

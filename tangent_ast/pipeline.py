@@ -31,7 +31,9 @@ import numpy as np
 
 from . import runtime
 from .activity import analyze
+from .aliasing import check_augmented, check_updates, check_views, copy_views
 from .calling import PLAIN, Spread, flat_params, flatten
+from .checks import check_dynamic, check_supported
 from .derivatives import Derivation
 from .emit import (
     ModuleNamespace,
@@ -47,23 +49,15 @@ from .kind_inference import infer
 from .kinds import UNKNOWN, Kind, Tag, describe_signature
 from .live import dependencies_of
 from .load import OnDisk, cache_dir, import_module, state_of, warn_stale, write_atomic
+from .lowering import Normalizer
 from .modes import Mode
 from .naming import Namer, sanitize
-from .normalize import (
-    Normalizer,
-    check_augmented,
-    check_dynamic,
-    check_supported,
-    check_updates,
-    check_views,
-    copy_views,
-    name,
-)
 from .parse import ParsedFunction, parse, source_hash
 from .resolve import Scope, resolve
 from .reverse import finish_updates, reverse
 from .simplify import is_pure, restore_names, simplify
 from .ssa import SSAInfo, to_ssa
+from .syntax import name
 from .tapes import install_tapes
 from .version import __version__
 
@@ -117,7 +111,7 @@ def front(fn, signature, trace=False, form=PLAIN):
     if trace:
         snapshots["ssa"] = _source(ssa_fn)
     kinds = infer(ssa_fn, scope, signature, result_kind)
-    check_augmented(parsed, ssa_fn, info.origin, kinds, scope)
+    check_augmented(parsed, ssa_fn, info.origin, kinds, scope, normalizer.augmented)
     if updated:
         check_views(parsed, ssa_fn, updated, kinds, scope)
         copy_views(ssa_fn, updated, kinds, namer, scope)

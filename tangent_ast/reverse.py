@@ -32,10 +32,10 @@ from .derivatives import unsupported_call
 from .kind_inference import KindInference
 from .kinds import Tag
 from .modes import Mode
-from .normalize import assign, name
 from .rules.template import as_value
 from .simplify import MAX_LINE
 from .simplify import line_length as _length
+from .syntax import assign, name
 
 
 def _at(new, old):

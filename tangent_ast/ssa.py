@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from .normalize import append_fallthrough
+from .lowering.jumps import append_fallthrough
 
 
 @dataclass

@@ -23,7 +23,8 @@ import copy
 
 import gast
 
-from .normalize import append_fallthrough, assign, name
+from .lowering.jumps import append_fallthrough
+from .syntax import assign, name
 
 
 def _loops(node, wanted):

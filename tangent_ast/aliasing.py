@@ -1,0 +1,538 @@
+"""TODO"""
+
+import gast
+import numpy as np
+
+from .checks import unsupported
+from .kinds import Tag
+from .syntax import assign, located, name
+
+FRESH = (
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "array",
+    "copy",
+    "linspace",
+    "eye",
+    "identity",
+)
+
+
+_VIEW_ATTRIBUTES = {"T", "mT", "real", "imag"}
+
+
+_VIEW_METHODS = {"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze", "diagonal"}
+
+
+_VIEW_FUNCTIONS = (
+    "reshape",
+    "ravel",
+    "transpose",
+    "squeeze",
+    "expand_dims",
+    "moveaxis",
+    "swapaxes",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "broadcast_to",
+    "diagonal",
+    "asarray",
+    "asanyarray",
+    "real",
+    "imag",
+)
+
+
+def _view_of(value, updated, scope):
+    """``a`` when ``value`` may be a view of ``a``, an array in ``updated`` (None: any):
+    a slice, ``a.T``, ``a.reshape(...)``, ``np.transpose(a)``, ..."""
+    base = None
+    if isinstance(value, (gast.Subscript, gast.Attribute)) and isinstance(value.value, gast.Name):
+        if isinstance(value, gast.Subscript) or value.attr in _VIEW_ATTRIBUTES:
+            base = value.value.id
+    elif isinstance(value, gast.Call):
+        func = value.func
+        if (
+            isinstance(func, gast.Attribute)
+            and isinstance(func.value, gast.Name)
+            and func.attr in _VIEW_METHODS
+            and scope.is_local(func.value.id)
+        ):
+            base = func.value.id
+        elif value.args and isinstance(value.args[0], gast.Name):
+            obj = scope.lookup(func)
+            if any(obj is getattr(np, f, None) for f in _VIEW_FUNCTIONS):
+                base = value.args[0].id
+    return base if updated is None or base in updated else None
+
+
+def _program_order(stmts, loops=()):
+    """The statements of ``stmts``, nested ones included, in program order, each
+    with the loops around it."""
+    order = []
+    for s in stmts:
+        order.append((s, loops))
+        if isinstance(s, (gast.For, gast.While)):
+            order += _program_order(s.body, loops + (id(s),))
+        elif isinstance(s, gast.If):
+            order += _program_order(s.body, loops) + _program_order(s.orelse, loops)
+    return order
+
+
+def _may_precede(position, first, first_loops, then, then_loops):
+    """May ``first`` run before ``then``: earlier in the text, or both in a loop
+    (an iteration runs ``then`` after the previous one ran ``first``)."""
+    return position[id(first)] < position[id(then)] or bool(set(first_loops) & set(then_loops))
+
+
+def check_augmented(parsed, fn, origin, kinds, scope, augmented):
+    """Refuse ``a += b`` on an array that has a second name, is a view or sits in a container.
+
+    On a NumPy array ``a += b`` updates ``a`` in place, and every other reference
+    sees the change; the stages treat it as ``a = a + b``, a new value, which is the
+    same only while ``a`` is the one reference to its array. Runs on the SSA function
+    (``origin``: SSA name -> user name); array arguments updated this way are
+    in-place updates (check_updates) and not seen here."""
+    order = _program_order(fn.body)
+    position = {id(s): i for i, (s, _) in enumerate(order)}
+    assigns = [
+        (n, loops)
+        for n, loops in order
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name)
+    ]
+    copies = [(n.targets[0].id, n.value.id) for n, _ in assigns if isinstance(n.value, gast.Name)]
+    for n, loops in assigns:
+        if (
+            (
+                getattr(n, "lineno", None),
+                getattr(n, "col_offset", None),
+                origin.get(n.targets[0].id, n.targets[0].id),
+            )
+            not in augmented
+            or not isinstance(n.value, gast.BinOp)
+            or not isinstance(n.value.left, gast.Name)
+            or kinds.get(n.value.left.id) is None
+            or kinds[n.value.left.id].tag not in (Tag.ARRAY, Tag.UNKNOWN)
+        ):
+            continue  # (a value of unknown kind may be an array: checked like one)
+        same = {n.value.left.id}  # names of the array being updated: joined by copies
+        while True:
+            more = {a for a, b in copies if b in same} | {b for a, b in copies if a in same}
+            if more <= same:
+                break
+            same |= more
+        user = origin.get(n.targets[0].id, n.targets[0].id)
+        before = [d for d, d_loops in assigns if _may_precede(position, d, d_loops, n, loops)]
+        params = {a.id for a in fn.args.args}  # y = x; y += 1 updates the caller's x too
+        others = sorted(
+            (
+                {
+                    origin.get(d.targets[0].id, d.targets[0].id)
+                    for d in before
+                    if (isinstance(d.value, gast.Name) and d.value.id in same)
+                    or d.targets[0].id in same
+                }
+                | {origin.get(p, p) for p in same & params}
+            )
+            - {user}
+        )
+        views = [d for d in before if d.targets[0].id in same and _view_of(d.value, None, scope)]
+        held = [
+            d
+            for d in before
+            if isinstance(d.value, (gast.Tuple, gast.List, gast.Dict))
+            and any(
+                isinstance(e, gast.Name) and e.id in same
+                for e in (d.value.values if isinstance(d.value, gast.Dict) else d.value.elts)
+            )
+        ]
+        why = (
+            f"it is also named {others[0]!r}"
+            if others
+            else f"it is a view of {_view_of(views[0].value, None, scope)!r}"
+            if views
+            else "it is also held in a tuple, list or dict"
+            if held
+            else None
+        )
+        if why:
+            raise unsupported(
+                parsed,
+                n,
+                f"an augmented assignment to the array {user!r}, which Python "
+                f"does in place, while {why}",
+                f"write {user} = {user} <op> ... for a new array, or keep one name for it",
+            )
+
+
+def copy_views(fn, updated, kinds, namer, scope):
+    """``v = a[1:]`` of an array ``a`` that is updated in place -> ``v = a[1:].copy()``
+    (also ``a.T``, ``a.reshape(...)`` and the other views).
+
+    Without the copy, the saved value ``v`` would change behind its name when
+    ``a`` is updated, and the reverse sweep would read it changed. Where the
+    function itself reads a view after an update, that is refused (check_views).
+    Scalar reads (``a[i]`` of a vector) are copies already."""
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse"):
+                if isinstance(getattr(s, field, None), list) and not isinstance(
+                    s, gast.FunctionDef
+                ):
+                    setattr(s, field, block(getattr(s, field)))
+            value = getattr(s, "value", None)
+            base = _view_of(value, updated, scope) if isinstance(s, gast.Assign) else None
+            if (
+                base is not None
+                and isinstance(s.targets[0], gast.Name)
+                and kinds.get(s.targets[0].id) is not None
+                and not kinds[s.targets[0].id].scalar
+            ):
+                view = namer.fresh(f"{base}_view")
+                kinds[view] = kinds[s.targets[0].id]
+                out.append(located(assign(view, value), s))
+                s.value = gast.Call(
+                    func=gast.Attribute(value=name(view), attr="copy", ctx=gast.Load()),
+                    args=[],
+                    keywords=[],
+                )
+            out.append(s)
+        return out
+
+    fn.body = block(fn.body)
+
+
+def check_views(parsed, fn, updated, kinds, scope):
+    """Refuse reading a view of an array after the array is updated in place.
+
+    ``v = x[1:]; x[1] = 0.0; ... v ...``: Python's ``v`` sees the new value, but the
+    derived rules treat ``v`` as the value it had when it was taken. Runs on the SSA
+    function, before copy_views; name copies of a view (``w = v``, loop headers)
+    count as the view."""
+    order = _program_order(fn.body)
+    position = {id(s): i for i, (s, _) in enumerate(order)}
+
+    def reads(s, names):
+        own = [getattr(s, f, None) for f in ("value", "test", "iter")]
+        own += [t.slice for t in getattr(s, "targets", []) if isinstance(t, gast.Subscript)]
+        return any(
+            isinstance(n, gast.Name) and n.id in names
+            for e in own
+            if e is not None
+            for n in gast.walk(e)
+        )
+
+    for s, def_loops in order:
+        value = getattr(s, "value", None)
+        array = _view_of(value, updated, scope) if isinstance(s, gast.Assign) else None
+        if (
+            array is None
+            or not isinstance(s.targets[0], gast.Name)
+            or kinds.get(s.targets[0].id, None) is None
+            or kinds[s.targets[0].id].scalar
+        ):
+            continue
+        aliases = {s.targets[0].id}
+        for t, _ in order:
+            if (
+                isinstance(t, gast.Assign)
+                and isinstance(t.value, gast.Name)
+                and t.value.id in aliases
+                and isinstance(t.targets[0], gast.Name)
+            ):
+                aliases.add(t.targets[0].id)
+        updates = [
+            (u, loops)
+            for u, loops in order
+            if isinstance(u, gast.Assign)
+            and isinstance(u.targets[0], gast.Subscript)
+            and u.targets[0].value.id == array
+        ]
+        for use, use_loops in order:
+            if (
+                use is s
+                or not reads(use, aliases)
+                or (isinstance(use, gast.Assign) and isinstance(use.value, gast.Name))
+            ):
+                continue
+            for update, update_loops in updates:
+                # between the view and its use, or in an earlier iteration of a loop the view was
+                # taken outside
+                between = position[id(s)] < position[id(update)] < position[id(use)]
+                if between or set(use_loops) & set(update_loops) - set(def_loops):
+                    raise unsupported(
+                        parsed,
+                        use,
+                        f"reading {s.targets[0].id!r}, a view of {array!r}, "
+                        f"after {array!r} is updated in place (line {parsed.line(update)})",
+                        f"take a copy ({array}[...].copy()) or read {array} again after the update",
+                    )
+
+
+def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
+    """In-place updates ``a[i] = v`` only on arrays this function creates or on
+    array arguments, never aliased. Returns the arrays updated in place and the
+    lists updated by item or appended to (``xs[i] = v``, which normalize turns into
+    a new list; for a list argument, one the function writes back at its end).
+
+    That is what makes them safe to differentiate: the forward sweep saves what an
+    update overwrites and the reverse sweep restores it, so no other name may see
+    the array change. An argument updated in place is left by the derived rule in
+    the state the function leaves it in. ``array_params``: the parameters the
+    signature says are arrays (None: no signature); ``x += y`` on one of them
+    updates it in place."""
+    node = parsed.node
+    params = [a.id for a in node.args.args]
+    updates = {}  # name -> the update statements, in source order
+    appended = {}
+    for n in gast.walk(node):
+        targets = (
+            n.targets
+            if isinstance(n, gast.Assign)
+            else [n.target]
+            if isinstance(n, gast.AugAssign)
+            else []
+        )
+        for t in targets:
+            if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                updates.setdefault(t.value.id, []).append(n)
+        if (
+            isinstance(n, gast.AugAssign)
+            and isinstance(n.target, gast.Name)
+            and n.target.id in (array_params or ())
+        ):
+            updates.setdefault(n.target.id, []).append(n)
+        if isinstance(n, gast.Expr) and append_call(n.value, scope) is not None:
+            appended.setdefault(append_call(n.value, scope)[0], n)
+        if _extends(n, list_params):  # xs += ys on a list argument extends the caller's list
+            appended.setdefault(n.target.id, n)
+        if isinstance(n, gast.Expr) and out_target(n.value) is not None:
+            updates.setdefault(out_target(n.value), []).append(n)
+    in_place, lists = set(), set()
+    for xs, at in appended.items():
+        if xs in params and xs not in list_params:
+            raise unsupported(
+                parsed,
+                at,
+                f"appending to the argument {xs!r}, which is not a list",
+                f"build a new list: {xs} = {xs} + [v]",
+            )
+        _check_unaliased(parsed, node, xs, "it is appended to", f"use {xs} itself, or list({xs})")
+        definitions = _rebindings(node, xs, list_params)
+        if xs in params and not any(d.lineno < at.lineno for d in definitions):
+            _check_not_rebound_after(parsed, at, xs, definitions, f"list({xs})")
+            lists.add(xs)  # the caller's list: written back at the end
+    for array, stmts in updates.items():
+        first = min(stmts, key=lambda n: n.lineno)
+        # (for an argument, x += y rebinds it too unless the signature says it is an array)
+        rebinding = (gast.Assign, gast.AugAssign) if array in params else gast.Assign
+        definitions = [
+            n
+            for n in _rebindings(node, array, list_params)
+            if n not in stmts and isinstance(n, rebinding)
+        ]
+        if array in params and (
+            not definitions or first.lineno < min(d.lineno for d in definitions)
+        ):
+            _check_not_rebound_after(
+                parsed,
+                first,
+                array,
+                definitions,
+                f"list({array})" if array in list_params else f"{array}.copy()",
+            )
+            if array in list_params:  # lowered like a local list, then written back
+                lists.add(array)
+                _check_unaliased(
+                    parsed, node, array, "it is updated in place", f"use {array} itself"
+                )
+                continue
+            if array_params is None or array in array_params:
+                in_place.add(array)
+                _check_unaliased(
+                    parsed, node, array, "it is updated in place", f"use {array} itself"
+                )
+                continue
+            raise unsupported(
+                parsed,
+                first,
+                f"updating the argument {array!r}, which is neither an array nor a list, in place",
+                f"build a new value: {array} = ...",
+            )
+        if any(isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) for n in stmts):
+            continue  # ``x += y`` on an argument rebound before: plain arithmetic on the new value
+        if definitions and all(_is_list(d.value, scope) for d in definitions):
+            _check_unaliased(
+                parsed,
+                node,
+                array,
+                "it is updated in place",
+                f"use {array} itself, or list({array})",
+            )
+            lists.add(array)
+            continue
+        if any(_is_list(d.value, scope) for d in definitions):
+            raise unsupported(
+                parsed,
+                first,
+                f"updating the list {array!r} in place, which is not always "
+                "a list built in this function",
+                f"build {array} once as a list: [...], a comprehension or list(...)",
+            )
+        if len(definitions) != 1 or not _fresh(definitions[0].value, scope):
+            raise unsupported(
+                parsed,
+                first,
+                f"an in-place update of {array!r}, which is not a new array "
+                "created once in this function",
+                f"create it with np.zeros/np.empty/np.array/.copy() and assign {array} only once",
+            )
+        _check_unaliased(
+            parsed, node, array, "it is updated in place", f"use {array} itself, or {array}.copy()"
+        )
+        in_place.add(array)
+    return in_place, lists
+
+
+def _extends(stmt, list_params):
+    return (
+        isinstance(stmt, gast.AugAssign)
+        and isinstance(stmt.op, gast.Add)
+        and isinstance(stmt.target, gast.Name)
+        and stmt.target.id in list_params
+    )
+
+
+def _rebindings(node, xs, list_params):
+    """The statements assigning ``xs`` (``xs += ys`` on a list argument extends it instead)."""
+    return [
+        n
+        for n in gast.walk(node)
+        if isinstance(n, (gast.Assign, gast.AugAssign))
+        and any(
+            isinstance(t, gast.Name) and t.id == xs
+            for t in getattr(n, "targets", [getattr(n, "target", None)])
+        )
+        and not _extends(n, list_params)
+    ]
+
+
+def _check_not_rebound_after(parsed, first, xs, definitions, copy):
+    """Refuse ``xs = ...`` after the argument ``xs`` is changed in place (first at ``first``)."""
+    if any(d.lineno > first.lineno for d in definitions):
+        raise unsupported(
+            parsed,
+            first,
+            f"updating the argument {xs!r} in place and rebinding it later",
+            f"update it in place only, or copy it first: {xs} = {copy}",
+        )
+
+
+def _check_unaliased(parsed, node, value, why, hint):
+    """Refuse ``b = value``, and ``value`` held in a tuple, list or dict built before
+    its last change: the other reference would see the changes made through the name."""
+    last = max(
+        (
+            n.lineno
+            for n in gast.walk(node)
+            if isinstance(n, (gast.Assign, gast.AugAssign, gast.Expr)) and _changes(n, value)
+        ),
+        default=0,
+    )
+    for n in gast.walk(node):
+        if isinstance(n, gast.Assign) and isinstance(n.value, gast.Name) and n.value.id == value:
+            raise unsupported(parsed, n, f"a second name for {value!r} ({why})", hint)
+        if (
+            isinstance(n, (gast.Tuple, gast.List, gast.Dict))
+            and isinstance(getattr(n, "ctx", gast.Load()), gast.Load)
+            and getattr(n, "lineno", last + 1) <= last
+            and any(
+                isinstance(e, gast.Name) and e.id == value
+                for e in (n.values if isinstance(n, gast.Dict) else n.elts)
+            )
+        ):
+            raise unsupported(
+                parsed, n, f"{value!r} held in a tuple, list or dict ({why} later)", hint
+            )
+
+
+def _changes(stmt, value):
+    """Does ``stmt`` update ``value`` in place (``value[i] = v``, ``value.append(v)``,
+    ``out=value``)?"""
+    targets = stmt.targets if isinstance(stmt, gast.Assign) else [getattr(stmt, "target", None)]
+    if any(
+        isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name) and t.value.id == value
+        for t in targets
+    ):
+        return True
+    call = getattr(stmt, "value", None) if isinstance(stmt, gast.Expr) else None
+    return isinstance(call, gast.Call) and (
+        out_target(call) == value
+        or (
+            isinstance(call.func, gast.Attribute)
+            and isinstance(call.func.value, gast.Name)
+            and call.func.value.id == value
+        )
+    )
+
+
+def _is_list(value, scope):
+    """``[...]``, a list comprehension, ``[0.0] * n`` or ``list(...)``: a new list."""
+    if isinstance(value, (gast.List, gast.ListComp)):
+        return True
+    if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Mult, gast.Add)):
+        return _is_list(value.left, scope) or _is_list(value.right, scope)
+    return isinstance(value, gast.Call) and scope.lookup(value.func) is list
+
+
+def out_target(value):
+    """``a`` for a call ``f(..., out=a)`` kept for its effect."""
+    if isinstance(value, gast.Call):
+        outs = [k.value for k in value.keywords if k.arg == "out"]
+        if len(outs) == 1 and isinstance(outs[0], gast.Name):
+            return outs[0].id
+    return None
+
+
+def append_call(value, scope):
+    """``(xs, [v])`` for ``xs.append(v)`` (and ``(xs, ys)`` for ``xs.extend(ys)``) on a local
+    list."""
+    if (
+        isinstance(value, gast.Call)
+        and isinstance(value.func, gast.Attribute)
+        and isinstance(value.func.value, gast.Name)
+        and scope.is_local(value.func.value.id)
+        and len(value.args) == 1
+        and not value.keywords
+    ):
+        if value.func.attr == "append":
+            return value.func.value.id, gast.List(elts=[value.args[0]], ctx=gast.Load())
+        if value.func.attr == "extend":
+            return value.func.value.id, value.args[0]
+    return None
+
+
+def _fresh(value, scope):
+    """A value that is a new array no other name refers to: a constructor, a copy, the
+    result of arithmetic (``x * 1.0``, ``-x``, ``a @ b``) or of a ufunc (``np.sin(x)``)."""
+    if isinstance(value, (gast.List, gast.BinOp, gast.UnaryOp)):
+        return True
+    if not isinstance(value, gast.Call):
+        return False
+    func = value.func
+    if isinstance(func, gast.Attribute) and func.attr == "copy":
+        return True
+    obj = scope.lookup(func)
+
+    if isinstance(obj, np.ufunc) and not value.keywords and len(value.args) == obj.nin:
+        return True
+    return any(obj is getattr(np, f, None) for f in FRESH)

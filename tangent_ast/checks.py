@@ -1,0 +1,136 @@
+"""TODO"""
+
+import builtins
+
+import gast
+
+from .errors import UnsupportedSyntaxError
+from .local_functions import local_functions, why_not_inlined
+
+_MOVE_OUT = "move it outside the differentiated function"
+
+
+_UNSUPPORTED = {
+    gast.AsyncFor: ("an async for loop", "use a plain for loop"),
+    gast.ClassDef: ("a class definition inside the function", "define the class at module level"),
+    gast.FunctionDef: ("a nested def", "define the helper at module level and call it"),
+    gast.AsyncFunctionDef: ("a nested async def", "define the helper at module level"),
+    gast.Global: (
+        "a global statement",
+        "mutable globals are not supported: pass the value as an argument and return the new value",
+    ),
+    gast.Nonlocal: ("a nonlocal statement", "pass the value as an argument and return it"),
+    gast.With: ("a with block", _MOVE_OUT),
+    gast.AsyncWith: ("an async with block", _MOVE_OUT),
+    gast.Try: ("a try block", "move the try/except outside the differentiated function"),
+    gast.Delete: ("del", "drop the del: a name going out of use needs no statement"),
+    gast.Import: ("an import inside the function", "import at module level"),
+    gast.ImportFrom: ("an import inside the function", "import at module level"),
+    gast.Lambda: ("a lambda", "define the helper with def at module level"),
+    gast.Yield: ("yield", "generators cannot be differentiated: return a value"),
+    gast.YieldFrom: ("yield from", "generators cannot be differentiated: return a value"),
+    gast.Await: ("await", "async functions cannot be differentiated"),
+    gast.NamedExpr: ("an assignment expression (:=)", "assign on a line of its own"),
+    gast.SetComp: ("a set comprehension", "write the loop out"),
+    gast.DictComp: ("a dict comprehension", "write the loop out"),
+    gast.GeneratorExp: (
+        "a generator expression here",
+        "use it as sum(...)'s argument, or write a list comprehension",
+    ),
+    gast.Set: ("a set literal", _MOVE_OUT),
+    gast.Starred: (
+        "a starred argument (*t) other than the function's own *args parameter",
+        "pass the arguments one by one",
+    ),
+}
+
+
+def unsupported(parsed, node, what=None, hint=None):
+    what_default, hint_default = _UNSUPPORTED.get(type(node), (type(node).__name__, None))
+    return UnsupportedSyntaxError(
+        f"{what or what_default} is not supported",
+        where=parsed.where(node),
+        hint=hint or hint_default,
+    )
+
+
+def check_supported(parsed):
+    """Raise UnsupportedSyntaxError at the first construct outside what the stages handle."""
+    node = parsed.node
+    inlined = {id(definition) for definition, _ in local_functions(node).values()}
+    inlined |= {
+        id(d.value) for d, _ in local_functions(node).values() if isinstance(d, gast.Assign)
+    }
+    # f(x for x in xs): a generator as a call's argument is read as a list comprehension
+    inlined |= {
+        id(a)
+        for n in gast.walk(node)
+        if isinstance(n, gast.Call)
+        for a in n.args
+        if isinstance(a, gast.GeneratorExp)
+    }
+    for n in gast.walk(node):
+        if (
+            n is not node
+            and type(n) in _UNSUPPORTED
+            and not isinstance(n, gast.Starred)
+            and id(n) not in inlined
+        ):
+            if isinstance(n, gast.FunctionDef):
+                raise unsupported(
+                    parsed,
+                    n,
+                    why_not_inlined(node, n),
+                    "define the helper at module level and call it",
+                )
+            raise unsupported(parsed, n)
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        raise unsupported(
+            parsed,
+            node,
+            "*args, **kwargs, keyword-only or positional-only "
+            "parameters in the differentiated function",
+            "give the differentiated function plain positional parameters",
+        )
+
+
+_DYNAMIC = {
+    "eval",
+    "exec",
+    "compile",
+    "globals",
+    "locals",
+    "vars",
+    "__import__",
+    "setattr",
+    "delattr",
+}
+
+
+def check_dynamic(parsed, scope):
+    """Refuse code whose meaning is only known when it runs (``eval("x * 2")``, ``locals()``,
+    ``getattr(m, name)`` with a computed name): its derivative cannot be read from the source,
+    and treating it as a constant would give a silent zero."""
+    for n in gast.walk(parsed.node):
+        if not isinstance(n, gast.Call) or not isinstance(n.func, gast.Name):
+            continue
+        target = scope.lookup(n.func)
+        if (
+            target is not None
+            and getattr(builtins, n.func.id, None) is target
+            and n.func.id in _DYNAMIC
+        ):
+            raise unsupported(
+                parsed,
+                n,
+                f"{n.func.id}(...), whose code is only known when it runs",
+                "write the expression itself in the function",
+            )
+        if target is getattr and (len(n.args) < 2 or not isinstance(n.args[1], gast.Constant)):
+            raise unsupported(
+                parsed,
+                n,
+                "getattr with a name computed when it runs",
+                "write the attribute itself: obj.name",
+            )

@@ -1,0 +1,101 @@
+"""TODO"""
+
+from dataclasses import dataclass
+
+import gast
+
+from .syntax import is_docstring
+
+
+@dataclass
+class LocalFunction:
+    """A nested ``def`` or a ``lambda`` bound to a name, inlined where it is called."""
+
+    params: list
+    body: list  # statements before the return
+    result: object  # the returned expression
+
+
+def local_functions(node):
+    """The nested functions of ``node`` that can be inlined at their calls.
+
+    A nested ``def`` qualifies when its only ``return`` is its last statement and
+    it has plain positional parameters; ``g = lambda ...:`` always does. Either
+    must be bound once and only ever called (never passed around)."""
+    found = {}
+    for s in node.body:
+        if isinstance(s, gast.FunctionDef) and not s.decorator_list and _plain_params(s.args):
+            body = [b for b in s.body if not is_docstring(b)]
+            returns = [n for n in gast.walk(s) if isinstance(n, gast.Return)]
+            if (
+                body
+                and isinstance(body[-1], gast.Return)
+                and len(returns) == 1
+                and body[-1].value is not None
+                and not any(
+                    isinstance(n, (gast.FunctionDef, gast.Lambda))
+                    for b in body
+                    for n in gast.walk(b)
+                )
+            ):
+                found[s.name] = (
+                    s,
+                    LocalFunction([a.id for a in s.args.args], body[:-1], body[-1].value),
+                )
+        elif (
+            isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)
+            and isinstance(s.value, gast.Lambda)
+            and _plain_params(s.value.args)
+        ):
+            found[s.targets[0].id] = (
+                s,
+                LocalFunction([a.id for a in s.value.args.args], [], s.value.body),
+            )
+    for fn_name in list(found):
+        uses = [n for n in gast.walk(node) if isinstance(n, gast.Name) and n.id == fn_name]
+        calls = [
+            n
+            for n in gast.walk(node)
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == fn_name
+        ]
+        stores = [n for n in uses if isinstance(n.ctx, gast.Store)]
+        loads = [n for n in uses if isinstance(n.ctx, gast.Load)]
+        if len(loads) != len(calls) or len(stores) > (
+            1 if isinstance(found[fn_name][0], gast.Assign) else 0
+        ):
+            del found[fn_name]
+    return found
+
+
+def why_not_inlined(node, definition):
+    """What keeps a nested ``def`` from being inlined at its calls, in words."""
+    name = definition.name
+    defined = [n for n in gast.walk(node) if isinstance(n, gast.FunctionDef) and n.name == name]
+    if len(defined) > 1:
+        return f"the local function {name!r} defined more than once"
+    if definition not in node.body:
+        return f"the local function {name!r} defined inside a loop, branch or another function"
+    if definition.decorator_list or not _plain_params(definition.args):
+        return (
+            f"the local function {name!r} with decorators, *args, keyword-only parameters or "
+            "defaults"
+        )
+    if any(isinstance(n, (gast.Nonlocal, gast.Global)) for n in gast.walk(definition)):
+        return f"nonlocal or global in the local function {name!r}"
+    body = [b for b in definition.body if not is_docstring(b)]
+    if (
+        not body
+        or not isinstance(body[-1], gast.Return)
+        or body[-1].value is None
+        or len([n for n in gast.walk(definition) if isinstance(n, gast.Return)]) != 1
+    ):
+        return f"the local function {name!r}, whose only return is not its last statement"
+    return (
+        f"the local function {name!r} used other than by calling it (passed or stored as a value)"
+    )
+
+
+def _plain_params(args):
+    return not (args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults)

@@ -1,0 +1,5 @@
+"""TODO"""
+
+from .walk import Normalizer
+
+__all__ = ["Normalizer"]

@@ -1,0 +1,225 @@
+"""TODO"""
+
+import builtins
+import copy
+import inspect
+
+import gast
+import numpy as np
+
+from .. import runtime
+from ..checks import unsupported
+from ..rules.binding import CallRefused, Role, bind_call
+from ..rules.registry import lookup
+from ..syntax import assign, located, name
+
+
+class CallLowering:
+    """TODO"""
+
+    def write_back(self, node, stmts):
+        """A list argument changed by item or appended to is a value inside the function: a
+        copy, then a new list at each change (``xs = runtime.list_with(xs, i, v)``). At the end
+        it is copied into the caller's list (saved values never see that write)::
+
+            xs_given = xs
+            xs = list(xs)
+            ...
+            runtime.write_list(xs_given, xs)
+        """
+        params = [a.id for a in node.args.args]
+        written = [p for p in params if p in self.lists]
+        if not written:
+            return stmts
+        given = {p: self.namer.fresh(f"{p}_given") for p in written}
+        prologue = [
+            s
+            for p in written
+            for s in (
+                assign(given[p], name(p), node),
+                assign(p, gast.Call(func=self.builtin("list"), args=[name(p)], keywords=[]), node),
+            )
+        ]
+        epilogue = [
+            located(
+                gast.Expr(value=self.runtime_call("write_list", [name(given[p]), name(p)])), node
+            )
+            for p in written
+        ]
+        return prologue + stmts + epilogue
+
+    def runtime_call(self, helper, args):
+        """``runtime.<helper>(*args)`` (the pipeline binds ``runtime`` when lists need it)."""
+        module = next(n for n, obj in self.scope.free.items() if obj is runtime)
+        return gast.Call(
+            func=gast.Attribute(value=name(module), attr=helper, ctx=gast.Load()),
+            args=args,
+            keywords=[],
+        )
+
+    def check_effect_only(self, s):
+        """A call kept only for its effect must not change a local value: that change
+        would be invisible to the derivative (a silent zero). print(x) is fine."""
+        call = s.value
+        if not isinstance(call, gast.Call):
+            return
+        func = call.func
+        locals_in_args = any(
+            isinstance(n, gast.Name) and self.scope.is_local(n.id)
+            for a in list(call.args) + [k.value for k in call.keywords]
+            for n in gast.walk(a)
+        )
+        if isinstance(func, gast.Attribute) and not self.scope.is_global_chain(func):
+            raise unsupported(
+                self.parsed,
+                s,
+                f"calling .{func.attr}() for its effect on a local value",
+                "build the value functionally (e.g. collect into a NumPy array with "
+                "a[i] = v, or xs = xs + [v]) and assign the result",
+            )
+        if any(kw.arg == "out" for kw in call.keywords):
+            raise unsupported(
+                self.parsed,
+                s,
+                "out= (writing a result into an existing array)",
+                "assign the result instead: y = np.add(y, x)",
+            )
+        target = self.scope.lookup(func)
+
+        in_place = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal}
+        if (
+            target in in_place
+            or (type(target).__name__ == "ufunc" and getattr(func, "attr", "") == "at")
+            or (inspect.isfunction(target) and locals_in_args)
+        ):
+            raise unsupported(
+                self.parsed,
+                s,
+                f"calling {getattr(target, '__name__', 'a function')} "
+                "for its effect on a local value",
+                "use its result: y = f(x), or update an array with a[i] = v",
+            )
+
+    def builtin(self, name_):
+        """A builtin the lowering introduces (``range``, ``len``, ``min``)."""
+        self.scope.free.setdefault(name_, getattr(builtins, name_))
+        return name(name_)
+
+    def lists_as_arrays(self, call):
+        """``np.sum([a, b * c])`` -> ``np.sum(np.array([a, b * c]))``: NumPy makes an array of
+        a list literal passed where it takes an array; written out, the conversion has a
+        rule (its cotangent is split back into the list's entries), the implicit one none.
+        Only for a NumPy function reached as ``np.f`` whose rule takes arrays there."""
+
+        func = call.func
+        entry = lookup(self.scope.lookup(func))
+        if (
+            entry is None
+            or entry.sequences
+            or not isinstance(func, gast.Attribute)
+            or not isinstance(func.value, gast.Name)
+            or self.scope.lookup(func.value) is not np
+        ):
+            return call
+        listed = [
+            a
+            for a in call.args
+            if isinstance(a, (gast.List, gast.Tuple))
+            and not all(isinstance(e, gast.Constant) for e in a.elts)
+        ]
+        if not listed:
+            return call
+        try:
+            bound = bind_call(entry, call.args, call.keywords)
+        except CallRefused:
+            return call
+        convert = {id(g.value) for g in bound.given if g.role is Role.DIFFERENTIABLE}
+        array = gast.Attribute(
+            value=gast.Name(func.value.id, gast.Load(), None, None), attr="array", ctx=gast.Load()
+        )
+        call = copy.copy(call)
+        call.args = [
+            gast.Call(func=copy.deepcopy(array), args=[a], keywords=[])
+            if id(a) in convert and any(a is b for b in listed)
+            else a
+            for a in call.args
+        ]
+        return call
+
+    def spread_items(self, items, what=None, hint=None):
+        """``f(x, *rest)`` with ``rest`` a ``*args`` parameter: ``f(x, rest0, rest1)``."""
+        out = []
+        for a in items:
+            if not isinstance(a, gast.Starred):
+                out.append(a)
+            elif isinstance(a.value, gast.Name) and self.spread.items(a.value.id) is not None:
+                out += [name(n) for n in self.spread.items(a.value.id)]
+            elif isinstance(a.value, (gast.Tuple, gast.List)):
+                out += self.spread_items(a.value.elts, what, hint)
+            else:
+                raise unsupported(self.parsed, a, what, hint)
+        return out
+
+    def spread_keywords(self, call):
+        """``f(x, **options)`` with ``options`` a ``**kwargs`` parameter: ``f(x,
+        tol=options_tol)``."""
+        out = []
+        for kw in call.keywords:
+            if kw.arg is not None:
+                out.append(kw)
+            elif isinstance(kw.value, gast.Name) and self.spread.keys(kw.value.id) is not None:
+                out += [
+                    gast.keyword(arg=k, value=name(n))
+                    for k, n in self.spread.keys(kw.value.id).items()
+                ]
+            else:
+                raise unsupported(
+                    self.parsed,
+                    call,
+                    "**mapping in a call, other than the function's own **kwargs parameter",
+                    "pass the keywords one by one",
+                )
+        if len({kw.arg for kw in out}) != len(out):
+            raise unsupported(
+                self.parsed,
+                call,
+                "a keyword passed twice (once through **kwargs)",
+                "pass each keyword once",
+            )
+        return out
+
+    def known_key(self, call, at):
+        """``options.get('tol', d)`` on a ``**kwargs`` parameter: the call form says whether
+        'tol' was passed, so this is ``options_tol`` or ``d``."""
+        func = call.func
+        if not (
+            isinstance(func, gast.Attribute)
+            and func.attr == "get"
+            and isinstance(func.value, gast.Name)
+            and self.spread.keys(func.value.id) is not None
+            and not call.keywords
+            and 1 <= len(call.args) <= 2
+            and isinstance(call.args[0], gast.Constant)
+        ):
+            return None
+        passed = self.spread.keys(func.value.id)
+        if call.args[0].value in passed:
+            return [], name(passed[call.args[0].value])
+        return self.operation(
+            call.args[1] if len(call.args) == 2 else gast.Constant(None, None), at
+        )
+
+    def callee(self, func, at):
+        if isinstance(func, gast.Name) or (
+            isinstance(func, gast.Attribute) and self.scope.is_global_chain(func)
+        ):
+            return [], func
+        if isinstance(func, gast.Attribute):
+            pre, receiver = self.atom(func.value, at)
+            return pre, gast.Attribute(value=receiver, attr=func.attr, ctx=gast.Load())
+        raise unsupported(
+            self.parsed,
+            func,
+            "calling the result of an expression",
+            "assign the function to a name first",
+        )

@@ -1,0 +1,63 @@
+"""TODO"""
+
+import copy
+
+import gast
+
+from ..checks import unsupported
+from ..syntax import assign
+
+
+class InliningLowering:
+    """TODO"""
+
+    def inline(self, call, at):
+        """``g(a)`` of a local function ``g``: its body, renamed, then its result."""
+        fn_name = call.func.id
+        if fn_name in self.inlining:
+            raise unsupported(
+                self.parsed,
+                call,
+                f"the local function {fn_name!r} calling itself",
+                "define a recursive helper at module level",
+            )
+        local = self.local[fn_name]
+        if (
+            call.keywords
+            or len(call.args) != len(local.params)
+            or any(isinstance(a, gast.Starred) for a in call.args)
+        ):
+            raise unsupported(
+                self.parsed,
+                call,
+                f"this call of the local function {fn_name!r}",
+                "pass exactly its positional parameters",
+            )
+        pre = []
+        renames = {}
+        for param, arg in zip(local.params, call.args, strict=True):
+            more, atom = self.atom(arg, at)
+            pre += more
+            renames[param] = self.namer.fresh(param)
+            pre.append(assign(renames[param], atom, at))
+        body = copy.deepcopy(local.body)
+        result = copy.deepcopy(local.result)
+        for stored in sorted(
+            {
+                n.id
+                for b in body
+                for n in gast.walk(b)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+            }
+        ):
+            renames.setdefault(stored, self.namer.fresh(stored))
+        for n in [n for b in body + [result] for n in gast.walk(b)]:
+            if isinstance(n, gast.Name) and n.id in renames:
+                n.id = renames[n.id]
+        self.inlining.append(fn_name)
+        try:
+            pre += self.block(body)
+            more, value = self.operation(result, at)
+        finally:
+            self.inlining.pop()
+        return pre + more, value

@@ -1,0 +1,180 @@
+"""TODO"""
+
+import copy
+
+import gast
+
+from ..syntax import assign, located, name
+
+
+class JumpLowering:
+    """TODO"""
+
+    def lower_returns(self, stmts):
+        """Replace ``return e`` by ``<result> = e``, moving what follows an ``if``
+        that may return into the branches that fall through."""
+        out = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, gast.Return):
+                value = s.value if s.value is not None else gast.Constant(None, None)
+                if not (isinstance(value, gast.Name) and value.id == self.result):
+                    out.append(
+                        located(
+                            gast.Assign(
+                                targets=[name(self.result, gast.Store())],
+                                value=value,
+                                type_comment=None,
+                            ),
+                            s,
+                        )
+                    )
+                return out
+            if isinstance(s, (gast.For, gast.While)) and _may_return(s):
+                flag = self.namer.fresh("returned")
+                loop = copy.copy(s)
+                loop.body = self.returns_to_breaks(s.body, flag)
+                after = located(
+                    gast.If(
+                        test=name(flag),
+                        body=[located(gast.Return(value=name(self.result)), s)],
+                        orelse=[],
+                    ),
+                    s,
+                )
+                start = assign(flag, gast.Constant(False, None), s)
+                return out + self.lower_returns([start, loop, after] + stmts[i + 1 :])
+            if isinstance(s, gast.If) and _may_return(s):
+                rest = stmts[i + 1 :]
+                body = s.body if _always_exits(s.body) else s.body + copy.deepcopy(rest)
+                orelse = s.orelse if _always_exits(s.orelse) else s.orelse + copy.deepcopy(rest)
+                new = copy.copy(s)
+                new.body = self.lower_returns(body)
+                new.orelse = self.lower_returns(orelse)
+                out.append(new)
+                return out
+            out.append(s)
+        return out
+
+    def returns_to_breaks(self, stmts, flag):
+        """Inside a loop: ``return e`` -> ``<result> = e; flag = True; break``."""
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.Return):
+                value = s.value if s.value is not None else gast.Constant(None, None)
+                out += [
+                    located(
+                        gast.Assign(
+                            targets=[name(self.result, gast.Store())],
+                            value=value,
+                            type_comment=None,
+                        ),
+                        s,
+                    ),
+                    assign(flag, gast.Constant(True, None), s),
+                    located(gast.Break(), s),
+                ]
+                return out
+            if isinstance(s, gast.If) and _may_return(s):
+                new = copy.copy(s)
+                new.body = self.returns_to_breaks(s.body, flag)
+                new.orelse = self.returns_to_breaks(s.orelse, flag)
+                out.append(new)
+            elif isinstance(s, (gast.For, gast.While)) and _may_return(s):
+                loop = copy.copy(s)
+                loop.body = self.returns_to_breaks(s.body, flag)
+                out += [
+                    loop,
+                    located(
+                        gast.If(test=name(flag), body=[located(gast.Break(), s)], orelse=[]), s
+                    ),
+                ]
+            else:
+                out.append(s)
+        return out
+
+    def lower_jumps(self, stmts):
+        """In a loop body: drop ``continue`` and make ``break`` end its branch,
+        moving what follows an ``if`` that jumps into the branches that fall through."""
+        out = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, gast.Continue):
+                return out
+            if isinstance(s, gast.Break):
+                return out + [s]
+            if isinstance(s, gast.If) and _may_jump(s):
+                rest = stmts[i + 1 :]
+                new = copy.copy(s)
+                new.body = self.lower_jumps(
+                    s.body if _always_jumps(s.body) else s.body + copy.deepcopy(rest)
+                )
+                new.orelse = self.lower_jumps(
+                    s.orelse if _always_jumps(s.orelse) else s.orelse + copy.deepcopy(rest)
+                )
+                return out + [new]
+            out.append(s)
+        return out
+
+
+def append_fallthrough(stmts, tail):
+    """Append ``tail`` where control reaches the end of ``stmts`` (not after a ``break``)."""
+    last = stmts[-1] if stmts else None
+    if isinstance(last, (gast.Break, gast.Return, gast.Raise)):
+        return
+    if isinstance(last, gast.If) and (_always_jumps(last.body) or _always_jumps(last.orelse)):
+        for block in (last.body, last.orelse):
+            if not _always_jumps(block):
+                append_fallthrough(block, copy.deepcopy(tail))
+        return
+    stmts.extend(tail)
+
+
+def loop_level(stmts):
+    """Nodes of ``stmts`` not inside nested loops (what break/continue there refer to)."""
+    for s in stmts:
+        yield s
+        if isinstance(s, gast.If):
+            yield from loop_level(s.body)
+            yield from loop_level(s.orelse)
+
+
+def _may_jump(s):
+    return any(isinstance(n, (gast.Break, gast.Continue)) for n in loop_level([s]))
+
+
+def _always_jumps(stmts):
+    """Every path through ``stmts`` ends in break, continue, return or raise."""
+    for s in stmts:
+        if isinstance(s, (gast.Break, gast.Continue, gast.Return, gast.Raise)):
+            return True
+        if isinstance(s, gast.If) and _always_jumps(s.body) and _always_jumps(s.orelse):
+            return True
+    return False
+
+
+def mark_breaks(stmts, flag):
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Break):
+            out += [assign(flag, gast.Constant(True, None), s), s]
+        elif isinstance(s, gast.If):
+            new = copy.copy(s)
+            new.body = mark_breaks(s.body, flag)
+            new.orelse = mark_breaks(s.orelse, flag)
+            out.append(new)
+        else:
+            out.append(s)
+    return out
+
+
+def _may_return(s):
+    return any(isinstance(n, gast.Return) for n in gast.walk(s))
+
+
+def _always_exits(stmts):
+    """Every path through ``stmts`` ends in return or raise."""
+    for s in stmts:
+        if isinstance(s, (gast.Return, gast.Raise)):
+            return True
+        if isinstance(s, gast.If) and _always_exits(s.body) and _always_exits(s.orelse):
+            return True
+    return False

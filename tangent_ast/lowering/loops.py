@@ -1,0 +1,150 @@
+"""TODO"""
+
+import copy
+
+import gast
+
+from ..checks import unsupported
+from ..syntax import assign, call_name, located, name
+from .jumps import append_fallthrough, loop_level, mark_breaks
+from .operations import temp_base
+
+
+class LoopLowering:
+    """TODO"""
+
+    def loop_body(self, body):
+        return self.block(self.lower_jumps(body))
+
+    def while_loop(self, s):
+        if s.orelse:
+            raise unsupported(
+                self.parsed, s, "while ... else", "move the else block after the loop"
+            )
+        if isinstance(s.test, gast.Name):
+            body = self.loop_body(s.body)
+            return [located(gast.While(test=s.test, body=body, orelse=[]), s)]
+        pre, op = self.operation(s.test, s)
+        test = self.namer.fresh(temp_base(op) if temp_base(op) != "tmp" else "keep_going")
+        again, op_again = self.operation(copy.deepcopy(s.test), s)
+        body = self.loop_body(s.body)
+        append_fallthrough(body, again + [assign(test, op_again, s)])
+        return pre + [
+            assign(test, op, s),
+            located(gast.While(test=name(test), body=body, orelse=[]), s),
+        ]
+
+    def for_loop(self, s):
+        """``for x in <iterable>`` -> ``for i in range(...)`` with ``x = xs[i]`` first in the
+        body."""
+        pre, header, prefix, range_args = self.loop_header(s.target, s.iter, s)
+        broke = None
+        orelse = []
+        if s.orelse:
+            if any(isinstance(n, gast.Break) for n in loop_level(s.body)):
+                broke = self.namer.fresh("broke")
+                s = copy.copy(s)
+                s.body = mark_breaks(s.body, broke)
+                pre.append(assign(broke, gast.Constant(False, None), s))
+                orelse = [located(gast.If(test=name(broke), body=[], orelse=s.orelse), s)]
+            else:
+                orelse = s.orelse
+        body = self.loop_body(prefix + s.body)
+        loop = located(
+            gast.For(
+                target=name(header, gast.Store()),
+                iter=None,
+                body=body,
+                orelse=[],
+                type_comment=None,
+            ),
+            s,
+        )
+        range_pre, loop.iter = self.range_call(range_args, s)
+        return pre + range_pre + [loop] + self.block(orelse)
+
+    def range_call(self, args, at):
+        pre, atoms = [], []
+        for a in args:
+            more, atom = self.atom(a, at)
+            pre += more
+            atoms.append(atom)
+        return pre, gast.Call(func=self.builtin("range"), args=atoms, keywords=[])
+
+    def loop_header(self, target, iterable, at):
+        """(statements before the loop, loop variable, statements starting the body,
+        arguments of the ``range`` it runs over)."""
+        kind = call_name(iterable, self.scope)
+        if kind == "range":
+            if not isinstance(target, gast.Name):
+                raise unsupported(self.parsed, at, "unpacking the variable of a range loop")
+            return [], target.id, [], list(iterable.args)
+        index = self.namer.fresh("i")
+        if (
+            kind == "enumerate"
+            and len(iterable.args) == 1
+            and not iterable.keywords
+            and isinstance(target, gast.Tuple)
+            and len(target.elts) == 2
+            and isinstance(target.elts[0], gast.Name)
+        ):
+            pre, seq = self.atom(iterable.args[0], at)
+            index = target.elts[0].id
+            return pre, index, [self._item(target.elts[1], seq, index, at)], [self._len(seq)]
+        if (
+            kind == "zip"
+            and isinstance(target, gast.Tuple)
+            and len(target.elts) == len(iterable.args)
+            and not iterable.keywords
+        ):
+            pre, seqs = [], []
+            for a in iterable.args:
+                more, seq = self.atom(a, at)
+                pre += more
+                seqs.append(seq)
+            lengths = [self._len(q) for q in seqs]
+            count = (
+                lengths[0]
+                if len(lengths) == 1
+                else gast.Call(func=self.builtin("min"), args=lengths, keywords=[])
+            )
+            items = [self._item(t, q, index, at) for t, q in zip(target.elts, seqs, strict=True)]
+            return pre, index, items, [count]
+        if kind == "reversed" and len(iterable.args) == 1:
+            pre, seq = self.atom(iterable.args[0], at)
+            last = gast.BinOp(left=self._len(seq), op=gast.Sub(), right=gast.Constant(1, None))
+            return (
+                pre,
+                index,
+                [self._item(target, seq, index, at)],
+                [last, gast.Constant(-1, None), gast.Constant(-1, None)],
+            )
+        if kind in ("enumerate", "zip", "reversed"):
+            raise unsupported(
+                self.parsed,
+                at,
+                f"this use of {kind} in a for loop",
+                "loop over range(len(...)) and index explicitly",
+            )
+        pre, seq = self.atom(iterable, at)
+        return pre, index, [self._item(target, seq, index, at)], [self._len(seq)]
+
+    def _len(self, seq):
+        return gast.Call(func=self.builtin("len"), args=[copy.deepcopy(seq)], keywords=[])
+
+    def _item(self, target, seq, index, at):
+        if not isinstance(target, gast.Name):
+            raise unsupported(
+                self.parsed,
+                at,
+                "unpacking the loop variable",
+                "assign the element to a name and index it in the body",
+            )
+        return located(
+            gast.Assign(
+                targets=[name(target.id, gast.Store())],
+                value=gast.Subscript(value=copy.deepcopy(seq), slice=name(index), ctx=gast.Load()),
+                type_comment=None,
+            ),
+            at,
+        )

@@ -1,0 +1,281 @@
+"""TODO"""
+
+import copy
+
+import gast
+
+from ..aliasing import append_call, out_target
+from ..calling import Spread
+from ..checks import check_supported, unsupported
+from ..local_functions import local_functions
+from ..syntax import assign, is_atom, is_docstring, located, name
+from .calls import CallLowering
+from .comprehensions import ComprehensionLowering
+from .conditionals import ConditionalLowering
+from .inlining import InliningLowering
+from .jumps import JumpLowering
+from .loops import LoopLowering
+from .operations import OperationLowering, temp_base
+
+
+class Normalizer(
+    CallLowering,
+    ComprehensionLowering,
+    ConditionalLowering,
+    InliningLowering,
+    JumpLowering,
+    LoopLowering,
+    OperationLowering,
+):
+    """TODO"""
+
+    def __init__(self, parsed, scope, namer, in_place=frozenset(), lists=frozenset(), spread=None):
+        self.parsed = parsed
+        self.scope = scope
+        self.namer = namer
+        self.in_place = in_place  # array arguments updated in place (check_updates)
+        self.lists = lists  # local lists updated by item: xs[i] = v is xs = list_with(xs, i, v)
+        self.spread = spread or Spread()  # *args/**kwargs parameters, by the names they hold
+        self.result = None
+        # (line, column, name) of each ``name += ...``: the checks after SSA look for them
+        self.augmented: set[tuple[int, int, str]] = set()
+
+    def function(self, node):
+        check_supported(self.parsed)
+        found = local_functions(node)
+        self.local = {fn_name: local for fn_name, (_, local) in found.items()}
+        self.inlining = []
+        definitions = {id(d) for d, _ in found.values()}
+        body = [s for s in node.body if not is_docstring(s) and id(s) not in definitions]
+        tail = body[-1] if body else None
+        simple_return = (
+            isinstance(tail, gast.Return)
+            and isinstance(tail.value, gast.Name)
+            and not any(isinstance(n, gast.Return) for s in body[:-1] for n in gast.walk(s))
+        )
+        if simple_return:
+            self.result = tail.value.id
+            stmts = self.block(body[:-1])
+        else:
+            self.result = self.namer.fresh("out")
+            stmts = self.block(self.lower_returns(body))
+        stmts = self.write_back(node, stmts)
+        stmts.append(located(gast.Return(value=name(self.result)), tail or node))
+        new = copy.copy(node)
+        new.body = stmts
+        new.returns = None
+        for arg in new.args.args:
+            arg.annotation = None
+        return new
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s):
+        if isinstance(s, gast.Assign):
+            return self.assign(s)
+        if isinstance(s, gast.AugAssign):
+            if isinstance(s.target, gast.Subscript):
+                return self.update(s.target, s, op=s.op, value=s.value)
+            if not isinstance(s.target, gast.Name):
+                raise unsupported(
+                    self.parsed,
+                    s,
+                    "augmented assignment to an attribute",
+                    "build a new object instead",
+                )
+            target = name(s.target.id)
+            value = gast.BinOp(left=target, op=s.op, right=s.value)
+            if s.target.id in self.in_place:  # x += y on an array argument: the caller's x changes
+                whole = gast.Subscript(
+                    value=name(s.target.id), slice=gast.Constant(Ellipsis, None), ctx=gast.Store()
+                )
+                return self.update(whole, s, value=value)
+            stmts = self.assign(
+                located(
+                    gast.Assign(
+                        targets=[name(s.target.id, gast.Store())], value=value, type_comment=None
+                    ),
+                    s,
+                )
+            )
+            # for check_augmented: on an array, Python updates in place
+            self.augmented.add((s.lineno, s.col_offset, s.target.id))
+            return stmts
+        if isinstance(s, gast.AnnAssign):
+            if s.value is None:
+                return []
+            return self.assign(
+                located(gast.Assign(targets=[s.target], value=s.value, type_comment=None), s)
+            )
+        if isinstance(s, gast.If):
+            pre, test = self.atom(s.test, s)
+            new = located(
+                gast.If(test=test, body=self.block(s.body), orelse=self.block(s.orelse)), s
+            )
+            new.lineno = s.lineno
+            return pre + [new]
+        if isinstance(s, gast.Expr):
+            if isinstance(s.value, gast.Constant):
+                return []
+            target = out_target(s.value)
+            if target is not None:  # np.add(a, b, out=a) -> a[...] = np.add(a, b)
+                call = copy.copy(s.value)
+                call.keywords = [k for k in call.keywords if k.arg != "out"]
+                whole = gast.Subscript(
+                    value=name(target), slice=gast.Constant(Ellipsis, None), ctx=gast.Store()
+                )
+                return self.update(whole, s, value=call)
+            appended = append_call(s.value, self.scope)
+            if appended is not None:  # xs.append(v) -> xs = xs + [v]
+                xs, item = appended
+                value = gast.BinOp(left=name(xs), op=gast.Add(), right=item)
+                return self.assign(
+                    located(
+                        gast.Assign(
+                            targets=[name(xs, gast.Store())], value=value, type_comment=None
+                        ),
+                        s,
+                    )
+                )
+            self.check_effect_only(s)
+            pre, value = self.operation(s.value, s)
+            return pre + [located(gast.Expr(value=value), s)]
+        if isinstance(s, gast.Pass):
+            return []
+        if isinstance(s, gast.Assert):
+            pre, test = self.atom(s.test, s)
+            return pre + [located(gast.Assert(test=test, msg=s.msg), s)]
+        if isinstance(s, gast.Raise):
+            return [s]
+        if isinstance(s, gast.For):
+            return self.for_loop(s)
+        if isinstance(s, gast.While):
+            return self.while_loop(s)
+        if isinstance(s, gast.Break):
+            return [s]
+        raise unsupported(self.parsed, s)
+
+    def assign(self, s):
+        value = s.value
+        pre = []
+        targets = s.targets
+        first = targets[-1]
+        if isinstance(first, gast.Name):
+            more, op = self.operation(value, s)
+            pre += more + [assign(first.id, op, s)]
+            source = first.id
+        elif (
+            isinstance(first, (gast.Tuple, gast.List))
+            and isinstance(value, (gast.Tuple, gast.List))
+            and len(first.elts) == len(value.elts)
+            and all(isinstance(t, gast.Name) for t in first.elts)
+        ):
+            atoms = []
+            for v in value.elts:
+                more, a = self.atom(v, s)
+                pre += more
+                atoms.append(a)
+            for t, a in zip(first.elts, atoms, strict=True):
+                pre.append(assign(t.id, copy.deepcopy(a), s))
+            source = None
+        elif isinstance(first, (gast.Tuple, gast.List)):
+            more, whole = self.atom(value, s)
+            pre += more + self.unpack(first, whole, s)
+            source = None
+        elif isinstance(first, gast.Subscript) and len(targets) == 1:
+            return self.update(first, s, value=value)
+        else:
+            raise unsupported(
+                self.parsed,
+                s,
+                f"assignment to {type(first).__name__.lower()}",
+                "assign to plain names (in-place updates of arrays and lists "
+                "are not supported yet)",
+            )
+        for t in targets[:-1]:
+            if not isinstance(t, gast.Name) or source is None:
+                raise unsupported(self.parsed, s, "this chained assignment")
+            pre.append(assign(t.id, name(source), s))
+        return pre
+
+    def update(self, target, at, value, op=None):
+        """``a[i] = v`` stays an in-place update of ``a``; ``a[i] += v`` reads the slot first."""
+        if not isinstance(target.value, gast.Name):
+            raise unsupported(
+                self.parsed,
+                at,
+                "an in-place update of an expression",
+                "update a named array: a[i] = v",
+            )
+        pre, index = self.index(target.slice, at)
+        more, v = self.atom(value, at)
+        pre += more
+        if op is not None:
+            old = self.namer.fresh(f"{target.value.id}_slot")
+            new = self.namer.fresh(f"{target.value.id}_slot")
+            pre += [
+                assign(
+                    old,
+                    gast.Subscript(
+                        value=name(target.value.id), slice=copy.deepcopy(index), ctx=gast.Load()
+                    ),
+                    at,
+                ),
+                assign(new, gast.BinOp(left=name(old), op=op, right=v), at),
+            ]
+            v = name(new)
+        if target.value.id in self.lists:  # a new list with item i replaced: lists are values here
+            call = self.runtime_call("list_with", [name(target.value.id), index, v])
+            return pre + [assign(target.value.id, call, at)]
+        store = gast.Subscript(value=name(target.value.id), slice=index, ctx=gast.Store())
+        return pre + [located(gast.Assign(targets=[store], value=v, type_comment=None), at)]
+
+    def unpack(self, targets, whole, at):
+        """``a, (b, *c) = t`` -> ``a = t[0]``, ``u = t[1]``, ``b = u[0]``, ``c = u[1:]``."""
+        stmts = []
+        starred = [i for i, t in enumerate(targets.elts) if isinstance(t, gast.Starred)]
+        after = len(targets.elts) - starred[0] - 1 if starred else 0
+        for i, target in enumerate(targets.elts):
+            if isinstance(target, gast.Starred):
+                upper = gast.Constant(-after, None) if after else None
+                index = gast.Slice(lower=gast.Constant(i, None), upper=upper, step=None)
+                target = target.value
+            else:
+                position = i if not starred or i < starred[0] else -(len(targets.elts) - i)
+                index = gast.Constant(position, None)
+            item = gast.Subscript(value=copy.deepcopy(whole), slice=index, ctx=gast.Load())
+            if isinstance(target, gast.Name):
+                stmts.append(assign(target.id, item, at))
+            elif isinstance(target, (gast.Tuple, gast.List)):
+                inner = self.namer.fresh("part")
+                stmts.append(assign(inner, item, at))
+                stmts += self.unpack(target, name(inner), at)
+            else:
+                raise unsupported(
+                    self.parsed,
+                    at,
+                    f"unpacking into {type(target).__name__.lower()}",
+                    "unpack into plain names",
+                )
+        return stmts
+
+    def atom(self, expr, at):
+        """Statements computing ``expr`` and an atom holding its value."""
+        if (
+            isinstance(expr, gast.UnaryOp)
+            and isinstance(expr.op, gast.USub)
+            and isinstance(expr.operand, gast.Constant)
+            and isinstance(expr.operand.value, (int, float))
+        ):
+            return [], gast.Constant(-expr.operand.value, None)
+        if is_atom(expr, self.scope):
+            return [], expr
+        pre, op = self.operation(expr, at)
+        if isinstance(op, (gast.Name, gast.Constant)):
+            return pre, op
+        temp = self.namer.fresh(temp_base(op))
+        return pre + [assign(temp, op, at)], name(temp)

@@ -1,0 +1,64 @@
+"""TODO"""
+
+import builtins
+
+import gast
+
+
+def located(new, old):
+    """Give ``new`` (and its children without a position) the line of ``old``."""
+    lineno = getattr(old, "lineno", None)
+    for n in gast.walk(new):
+        if (
+            getattr(n, "lineno", None) is None
+            and hasattr(n, "_attributes")
+            and "lineno" in n._attributes
+        ):
+            n.lineno = lineno
+            n.col_offset = getattr(old, "col_offset", 0)
+    return new
+
+
+def name(id_, ctx=None):
+    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+
+
+def assign(target, value, at=None):
+    node = gast.Assign(targets=[name(target, gast.Store())], value=value, type_comment=None)
+    return located(node, at) if at is not None else node
+
+
+def is_atom(expr, scope):
+    if isinstance(expr, (gast.Name, gast.Constant)):
+        return True
+    if isinstance(expr, gast.Attribute) and scope.is_global_chain(expr):
+        return True
+    if isinstance(expr, (gast.Tuple, gast.List)):  # a constant tuple such as a shape
+        return all(
+            isinstance(e, gast.Constant)
+            or (isinstance(e, (gast.Tuple, gast.List)) and is_atom(e, scope))
+            for e in expr.elts
+        )
+    return False
+
+
+def call_name(expr, scope):
+    """``"range"``/``"enumerate"``/``"zip"``/``"reversed"`` if ``expr`` calls that builtin."""
+    if (
+        isinstance(expr, gast.Call)
+        and isinstance(expr.func, gast.Name)
+        and not scope.is_local(expr.func.id)
+    ):
+        obj = scope.free.get(expr.func.id)
+        for candidate in ("range", "enumerate", "zip", "reversed"):
+            if obj is getattr(builtins, candidate):
+                return candidate
+    return None
+
+
+def is_docstring(s):
+    return (
+        isinstance(s, gast.Expr)
+        and isinstance(s.value, gast.Constant)
+        and isinstance(s.value.value, str)
+    )
