@@ -6,11 +6,23 @@ is *varied* if it depends differentiably on a ``wrt`` input, *useful* if the
 result depends on it, and *active* if both. Only active values get
 derivative code.
 
-    def f(x, n):           wrt=x:   varied  {x, y, z}
-        y = x * n                   useful  {x, y, n, z}
-        k = n + 1                   active  {x, y, z}
-        z = y * 2                   (k is neither: it gets no tangent)
-        return z
+In the forward rule below, ``k`` depends on ``n`` only: it gets no tangent.
+
+>>> import tangent_ast as ta
+>>> def f(x, n):
+...     y = x * n
+...     k = n + 1
+...     z = y * k
+...     return z
+>>> print(ta.show(f, stage="forward", args=(1.5, 2)))
+def f_jvp(x, n, dx):
+    y = x * n
+    dy = dx * n
+    k = n + 1
+    z = y * k
+    dz = dy * k
+    return (z, dz)
+<BLANKLINE>
 """
 
 from dataclasses import dataclass, field

@@ -1,4 +1,30 @@
-"""TODO"""
+"""In-place updates and the names that share an array: allowed, copied or refused.
+
+NumPy updates arrays in place (``a[i] = v``, ``a += b``), and every other name for the
+same array sees the change. The stages derive code where each value is computed once, so
+an update is only sound while the array it changes has one name. These checks run at two
+points of the pipeline:
+
+* before normalization, ``check_updates`` finds the arrays updated in place (arguments
+  included) and the lists changed by item, and refuses an update of an array that
+  another name or a container also holds;
+* after SSA and kind inference, ``check_augmented`` refuses ``a += b`` on an array that
+  has a second name, is a view or sits in a container; ``check_views`` refuses a view
+  read after its base is updated; ``copy_views`` copies a view taken of an array that is
+  updated later, so the derivative sees the values the primal saw.
+
+>>> import numpy as np, tangent_ast as ta
+>>> def f(x):
+...     y = x
+...     y += 1.0
+...     return np.sum(y)
+>>> ta.grad(f)(np.ones(2))
+Traceback (most recent call last):
+...
+tangent_ast.errors.UnsupportedSyntaxError: <doctest ...>:3: an augmented assignment to the
+array 'y', which Python does in place, while it is also named 'x' is not supported
+  hint: write y = y <op> ... for a new array, or keep one name for it
+"""
 
 import gast
 import numpy as np

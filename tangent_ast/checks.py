@@ -1,4 +1,22 @@
-"""TODO"""
+"""The constructs tangent_ast refuses, found before any lowering runs.
+
+``check_supported`` takes the parsed function and raises UnsupportedSyntaxError at the
+first construct outside what the stages handle (``yield``, ``global``, ``try``, a class
+defined inside, ...), naming the file, the line and what to write instead;
+``check_dynamic`` refuses code that computes names at run time (``eval``, ``exec``,
+``locals()``, ``getattr`` with a computed name), which no source transformation can follow.
+
+>>> from tangent_ast.lowering import lower_source
+>>> lower_source('''
+... def f(xs):
+...     for x in xs:
+...         yield x
+... ''')
+Traceback (most recent call last):
+...
+tangent_ast.errors.UnsupportedSyntaxError: <lowering example ...>:3: yield is not supported
+  hint: generators cannot be differentiated: return a value
+"""
 
 import builtins
 

@@ -4,6 +4,24 @@ Shared by the forward and reverse transforms: look up what an operation
 calls, pick the rule for each active argument (specialised to the argument
 kinds where a variant exists), instantiate it at the call site, and adapt
 shapes only where kinds say broadcasting can really happen.
+
+The rule of ``np.sum`` of an array gives ``np.full_like`` of the cotangent; that of
+``np.tanh`` multiplies by ``1 - ans ** 2``, with ``ans`` the saved result:
+
+>>> import numpy as np, tangent_ast as ta
+>>> def f(x):
+...     return np.sum(np.tanh(x))
+>>> print(ta.show(f, mode="reverse", stage="simplify", args=(np.ones(3),)))
+def f_fwd(x):
+    tanh = np.tanh(x)
+    out = np.sum(tanh)
+    return (out, (tanh,))
+<BLANKLINE>
+def f_bwd(saved, ct_out):
+    tanh, = saved
+    ct_x = np.full_like(tanh, ct_out) * (1 - tanh ** 2)
+    return ct_x
+<BLANKLINE>
 """
 
 import copy

@@ -8,11 +8,27 @@ explicit imports of everything it calls (``import numpy as np``,
 comment, and the functions, each statement that starts a new primal line
 commented with that line.
 
-    FunctionDef f_jvp(x, dx): ...   ->   # Derived by tangent_ast ...
-                                         import numpy as np
-                                         def f_jvp(x, dx):
-                                             y = np.sin(x)  # line 3
-                                             ...
+>>> import numpy as np, tangent_ast as ta
+>>> def f(x, y):
+...     z = x * y
+...     return z + np.sin(x)
+>>> print(ta.show(f, stage="module", args=(1.5, 2.0)))
+\"\"\"Forward rule of f, derived by tangent_ast ...
+...
+# signature: float, float
+# mode: forward
+# wrt: x
+...
+import numpy as np
+<BLANKLINE>
+<BLANKLINE>
+def f_jvp(x, y, dx):
+    z = x * y  # line 2
+    dz = dx * y
+    out = z + np.sin(x)  # line 3
+    dout = dz + dx * np.cos(x)
+    return out, dout
+<BLANKLINE>
 """
 
 import ast
@@ -211,6 +227,8 @@ def to_ast(fn):
     """A stdlib ``ast`` copy of a gast node (ready to unparse)."""
     tree = gast.gast_to_ast(fn)
     for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.For, ast.While)) and not node.body:
+            node.body = [ast.Pass()]  # a branch a stage emptied shows as ``pass``
         if "lineno" in node._attributes:
             node.lineno = node.end_lineno = 1
             node.col_offset = node.end_col_offset = 0

@@ -7,10 +7,20 @@ inside the same control flow (branches and loops are kept as they are:
 conditions read primal values), and a call to a user function with active
 arguments becomes a call to its derived forward rule.
 
-    def f(x, y):                def f_jvp(x, y, dx, dy):
-        z = x * y                   z = x * y
-        return z          ->        dz = dx * y + x * dy
-                                    return z, dz
+>>> import numpy as np, tangent_ast as ta
+>>> def f(x, y):
+...     z = x * y
+...     return z + np.sin(x)
+>>> print(ta.show(f, stage="forward", wrt=("x", "y"), args=(1.5, 2.0)))
+def f_jvp(x, y, dx, dy):
+    z = x * y
+    dz = dx * y + x * dy
+    sin = np.sin(x)
+    dsin = dx * np.cos(x)
+    out = z + sin
+    dout = dz + dsin
+    return (out, dout)
+<BLANKLINE>
 """
 
 import copy

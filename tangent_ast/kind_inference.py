@@ -6,10 +6,16 @@ tell (which is always safe: it only costs helper calls in the derived code).
 Calls of primitives take the kind their rule declares; calls of user functions
 the kind their own derivation infers (``result_kind``).
 
-    def f(x, n):          x: array1f   n: int
-        y = x * 2.0       y: array1f (same shape as x)
-        s = np.sum(y)     s: float
-        return s
+>>> import numpy as np
+>>> from tangent_ast.kinds import signature_of
+>>> from tangent_ast.pipeline import front
+>>> def f(x, n):
+...     s = np.sum(x * 2.0)
+...     k = n + 1
+...     return s * k
+>>> kinds = front(f, signature_of((np.ones(3), 2))).kinds
+>>> {name: str(kind) for name, kind in sorted(kinds.items())}
+{'k': 'int', 'n': 'int', 'out': 'float', 's': 'float', 'x': 'array1f', 'x_times_two': 'array1f'}
 """
 
 import inspect

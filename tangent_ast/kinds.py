@@ -8,7 +8,7 @@ array code call ``unbroadcast`` only where shapes can really differ.
 kind for every value of a function is the stage :mod:`tangent_ast.kind_inference`.
 
 >>> kind_of(np.zeros((2, 3)))
-Kind(tag='array', ndim=2, dtype='f', shape=None, elements=None, cls=None, fields=None)
+Kind(tag=<Tag.ARRAY: 'array'>, ndim=2, dtype='f', shape=None, elements=None, cls=None, fields=None)
 >>> describe_signature(signature_of((1.0, np.zeros(3))))
 'float, array1f'
 """
@@ -80,7 +80,7 @@ class Kind:
     def describe(self):
         if self.tag is Tag.ARRAY:
             return f"ndarray[ndim={self.ndim}, {self.dtype}]"
-        return self.tag
+        return self.tag.value
 
     def __str__(self):
         if self.tag is Tag.ARRAY:
@@ -94,7 +94,7 @@ class Kind:
         if self.elements is not None:
             name = self.cls.__name__ if self.cls is not None else self.tag
             return f"{name}({','.join(str(e) for e in self.elements)})"
-        return self.tag
+        return self.tag.value
 
 
 UNKNOWN = Kind(Tag.UNKNOWN)

@@ -18,6 +18,19 @@ the source and data kinds of every function reached; ``reads``: the kinds of
 the values the function itself reads), so a module derived against an older
 callee or a value of another kind is not reused by a later process either.
 
+>>> SCALE = 2.0
+>>> def g(x):
+...     return SCALE * x
+>>> def f(x):
+...     return g(x) * 3.0
+>>> dependencies = dependencies_of(f)
+>>> dependencies.current()
+True
+>>> def g(x):  # redefined, as in a notebook
+...     return SCALE * x * x
+>>> dependencies.current()
+False
+
 Libraries (NumPy, SciPy, the standard library, tangent_ast) are not reloaded in
 a session: attribute chains into them (``np.linalg.norm``) are not checked on
 each call, which keeps the check to a few dictionary lookups.

@@ -13,6 +13,15 @@ imported as a package so derived rules can import each other
   as it is and never overwritten; if its source changed since, a
   :class:`StaleRuleWarning` says so (an error under ``strict``).
 * A corrupted or truncated module (bad header, does not compile) is derived again.
+
+>>> import tangent_ast as ta
+>>> def f(x):
+...     return x * x
+>>> rule = ta.derive(f, args=(3.0,))
+>>> rule.path.name, rule.jvp(3.0, 1.0)
+('...__f__forward__x__float.py', (9.0, 6.0))
+>>> state_of(rule.path, {})
+<OnDisk.FRESH: 'fresh'>
 """
 
 import ast

@@ -1,4 +1,10 @@
-"""TODO"""
+"""The nested functions of a ``def``, and whether each can be inlined where it is called.
+
+A nested ``def`` (or ``g = lambda ...``) that is defined once at the top of the function,
+with plain parameters, and only ever called, is inlined by :mod:`tangent_ast.lowering`;
+``why_not_inlined`` says in words why another one is not (defined twice, inside a loop,
+with ``nonlocal``, passed as a value, ...), for the error message.
+"""
 
 from dataclasses import dataclass
 

@@ -4,8 +4,15 @@ Takes a function; guarantees a :class:`ParsedFunction` holding the gast tree
 of its (dedented) source, without decorators, plus where it came from, so
 every later error and every generated comment can cite ``file:line``.
 
-    def f(x):            ->   FunctionDef(name='f', args=[x],
-        return x * 2                      body=[Return(BinOp(x, Mult, 2))])
+>>> import numpy as np, tangent_ast as ta
+>>> def f(x, y):
+...     z = x * y  # the product
+...     return z + np.sin(x)
+>>> print(ta.show(f, stage="parse"))
+def f(x, y):
+    z = x * y  # the product
+    return z + np.sin(x)
+<BLANKLINE>
 """
 
 import hashlib

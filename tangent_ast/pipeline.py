@@ -1,21 +1,33 @@
 """The recipe: every stage of a derivation, in order.
 
-    parse      function object -> gast FunctionDef with file/line      parse.py
-    flatten    *args/**kwargs/keyword-only -> plain positional params  calling.py
+    parse      function object -> gast FunctionDef with file/line        parse.py
+    flatten    *args/**kwargs/keyword-only -> plain positional params    calling.py
+    check      refuse what no stage handles (yield, eval, ...)           checks.py
     resolve    free names -> objects (closure cells, globals, builtins)  resolve.py
-    normalize  one operation per statement, structured returns          normalize.py
-    ssa        each name assigned once per path, explicit joins         ssa.py
-    kinds      what each value is, from the signature                   kinds.py
-    activity   which values carry derivatives                           activity.py
-    forward    (mode="forward") tangent statement after each one        forward.py
-    reverse    (mode="reverse") forward sweep + transposed reverse sweep reverse.py
-    simplify   copies, single-use temporaries, dead code, constants     simplify.py
-    tapes      (reverse) save what reverse loops read, by iteration     tapes.py
-    emit       FunctionDefs -> module text with header and imports      emit.py
-    load       write atomically to the cache, import                   load.py
+    updates    arrays and lists changed in place, and who else holds them aliasing.py
+    normalize  one operation per statement, structured returns           lowering/
+    ssa        each name assigned once per path, explicit joins          ssa.py
+    kinds      what each value is, from the signature                    kind_inference.py
+    aliasing   a += b on a shared array refused, views copied            aliasing.py
+    activity   which values carry derivatives                            activity.py
+    forward    (mode="forward") tangent statement after each one         forward.py
+    reverse    (mode="reverse") forward sweep + transposed reverse sweep  reverse.py
+    simplify   copies, single-use temporaries, dead code, constants      simplify.py
+    tapes      (reverse) save what reverse loops read, by iteration      tapes.py
+    emit       FunctionDefs -> module text with header and imports       emit.py
+    load       write atomically to the cache, import                     load.py
 
-``derive_module`` runs them; ``Session`` remembers rules derived in this
-process and derives the rules of called user functions (recursion included).
+``front`` runs the stages up to kinds (they do not depend on the mode), ``derive_module``
+the rest; ``Session`` remembers rules derived in this process and derives the rules of
+called user functions (recursion included). Each stage module's docstring says what it
+takes and guarantees, with an example that runs as a doctest.
+
+>>> def f(x):
+...     return x * x
+>>> rule = Session().rule(f, "reverse", 0, None)
+>>> out, saved = rule.fwd(3.0)
+>>> out, rule.bwd(saved, 1.0)
+(9.0, 6.0)
 """
 
 import ast

@@ -5,10 +5,14 @@ function's local names and, for every other name it reads, the object found
 in its closure cells, its module globals or the builtins (in that order),
 plus :func:`callee`, which says what a call or operator in the tree calls.
 
-    import numpy as np
-    def f(x):                  locals: {x, y}
-        y = np.sin(x)    ->    free:   {np: <module numpy>}
-        return y               callee(np.sin(x)) = numpy.sin
+>>> import numpy as np
+>>> from tangent_ast.parse import parse
+>>> def f(x):
+...     y = np.sin(x)
+...     return y
+>>> scope = resolve(parse(f))
+>>> sorted(scope.locals), scope.free
+(['x', 'y'], {'np': <module 'numpy' from '...'>})
 """
 
 import builtins

@@ -10,11 +10,24 @@ Takes the SSA function with kinds and activity; guarantees two functions:
   several times are *added*: the first contribution assigns, later ones add.
   A branch is replayed with the condition the forward sweep saved.
 
-    def f(x, y):                def f_fwd(x, y):         def f_bwd(saved, ct_out):
-        z = x * y                   z = x * y                x, y = saved
-        return z        ->          return z, (x, y)         ct_x = ct_out * y
-                                                             ct_y = ct_out * x
-                                                             return ct_x, ct_y
+>>> import numpy as np, tangent_ast as ta
+>>> def f(x, y):
+...     z = x * y
+...     return z + np.sin(x)
+>>> print(ta.show(f, mode="reverse", stage="reverse", wrt=("x", "y"), args=(1.5, 2.0)))
+def f_fwd(x, y):
+    z = x * y
+    sin = np.sin(x)
+    out = z + sin
+    return out
+<BLANKLINE>
+def f_bwd(saved, ct_out):
+    ct_sin = ct_out
+    ct_z = ct_out
+    ct_x = ct_sin * np.cos(x) + ct_z * y
+    ct_y = ct_z * x
+    return (ct_x, ct_y)
+<BLANKLINE>
 
 Residuals are found after simplification: they are exactly the primal names
 the simplified reverse sweep reads.

@@ -10,13 +10,28 @@ Takes a normalized function; guarantees
   branch), so each path still assigns it once;
 * :class:`SSAInfo` says which user name each version stands for.
 
-    y = x * 2              y = x * 2
-    if y > 1:              t = y > 1
-        y = y * y    ->    if t:
-    return y                   y_1 = y * y
-                           else:
-                               y_1 = y
-                           return y_1
+>>> import tangent_ast as ta
+>>> def f(x, n):
+...     y = x
+...     for i in range(n):
+...         y = y * x
+...     if y > 1.0:
+...         y = y - 1.0
+...     return y
+>>> print(ta.show(f, stage="ssa", args=(1.5, 3)))
+def f(x, n):
+    y = x
+    y_1 = y
+    for i in range(n):
+        y_2 = y_1 * x
+        y_1 = y_2
+    y_gt_one = y_1 > 1.0
+    if y_gt_one:
+        y_3 = y_1 - 1.0
+    else:
+        y_3 = y_1
+    return y_3
+<BLANKLINE>
 
 :func:`verify` checks these invariants; the tests run it after this stage.
 """

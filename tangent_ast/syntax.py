@@ -1,4 +1,12 @@
-"""TODO"""
+"""Building gast nodes: names, assignments, positions, and what counts as an atom.
+
+The stages build code as gast trees; these are the few constructors every stage needs.
+
+>>> import ast, gast
+>>> from tangent_ast.emit import to_ast
+>>> ast.unparse(to_ast(assign("y", gast.BinOp(name("x"), gast.Mult(), name("x")))))
+'y = x * x'
+"""
 
 import builtins
 

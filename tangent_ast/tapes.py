@@ -17,6 +17,32 @@ Takes the forward sweep and the simplified reverse sweep; guarantees that
                               for i in range(n):             y = y_tape[k]
                                   y_tape.append(y)           ct_x = ct_x + ct_y * y
                                   y = y * x                  ct_y = ct_y * x
+
+>>> import tangent_ast as ta
+>>> def f(x, n):
+...     y = x
+...     for i in range(n):
+...         y = y * x
+...     return y
+>>> print(ta.show(f, mode="reverse", stage="simplify", args=(1.5, 3)))
+def f_fwd(x, n):
+    y_1_tape = []
+    y = x
+    for i in range(n):
+        y_1_tape.append(y)
+        y = y * x
+    return (y, (x, n, y_1_tape))
+<BLANKLINE>
+def f_bwd(saved, ct_y):
+    x, n, y_1_tape = saved
+    ct_x = 0.0
+    for i in reversed(range(n)):
+        y = y_1_tape[i]
+        ct_x = ct_x + ct_y * y
+        ct_y = ct_y * x
+    ct_x = ct_x + ct_y
+    return ct_x
+<BLANKLINE>
 """
 
 import copy

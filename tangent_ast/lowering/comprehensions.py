@@ -1,4 +1,23 @@
-"""TODO"""
+"""Comprehensions: a list comprehension or ``sum`` of a generator becomes a loop.
+
+Takes a ``ListComp`` (or ``sum(... for ...)``); guarantees an index loop that appends to
+a new list (or adds to a total), its loop variables renamed apart from the function's.
+
+>>> from tangent_ast.lowering import lower_source
+>>> print(lower_source('''
+... def f(xs):
+...     return sum(x * x for x in xs)
+... '''))
+def f(xs):
+    total = 0
+    len_xs = len(xs)
+    for i in range(len_xs):
+        x_1 = xs[i]
+        x_1_sq = x_1 * x_1
+        total = total + x_1_sq
+    out = total
+    return out
+"""
 
 import copy
 
@@ -9,7 +28,7 @@ from ..syntax import assign, located, name
 
 
 class ComprehensionLowering:
-    """TODO"""
+    """The lowering of comprehensions to loops."""
 
     def comprehension(self, comp, at, into_sum=False):
         """``[e for x in xs if c]`` -> ``t = []; for x in xs: if c: t = t + [e]``;

@@ -1,4 +1,25 @@
-"""TODO"""
+"""Conditionals: ``a if c else b``, ``and``/``or`` and chained comparisons become ``if``.
+
+Takes those expressions; guarantees ``if name:`` statements assigning one name in each
+branch, evaluated as Python does (the right operand of ``and`` only when the left holds).
+
+>>> from tangent_ast.lowering import lower_source
+>>> print(lower_source('''
+... def f(x, y):
+...     z = x if x > 0 and y < 1 else y
+...     return z
+... '''))
+def f(x, y):
+    both = x > 0
+    if both:
+        both = y < 1
+    if both:
+        choice = x
+    else:
+        choice = y
+    z = choice
+    return z
+"""
 
 import copy
 
@@ -8,7 +29,7 @@ from ..syntax import assign, located, name
 
 
 class ConditionalLowering:
-    """TODO"""
+    """The lowering of conditional expressions to ``if`` statements."""
 
     def ternary(self, expr, at):
         """``a if c else b`` -> an ``if`` assigning one name in each branch."""

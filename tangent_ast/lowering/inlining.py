@@ -1,4 +1,24 @@
-"""TODO"""
+"""Inlining: a nested ``def`` (or ``g = lambda ...``) that is only called is inlined.
+
+Takes a call of a local function (:mod:`tangent_ast.local_functions` says which can be);
+guarantees its body in place of the call, its names renamed apart, so a closure over the
+function's variables differentiates like the rest of the code.
+
+>>> from tangent_ast.lowering import lower_source
+>>> print(lower_source('''
+... def f(x, y):
+...     def g(a):
+...         return a * y
+...     return g(x) + g(y)
+... '''))
+def f(x, y):
+    a_1 = x
+    a_1_times_y = a_1 * y
+    a_2 = y
+    a_2_times_y = a_2 * y
+    out = a_1_times_y + a_2_times_y
+    return out
+"""
 
 import copy
 
@@ -9,7 +29,7 @@ from ..syntax import assign
 
 
 class InliningLowering:
-    """TODO"""
+    """The lowering of calls of local functions."""
 
     def inline(self, call, at):
         """``g(a)`` of a local function ``g``: its body, renamed, then its result."""

@@ -1,4 +1,40 @@
-"""TODO"""
+"""Jumps: one ``return`` at the end; ``continue`` gone; ``break`` only ending a branch.
+
+Takes the function's statements; guarantees exactly one ``return atom``, last. An early
+``return`` assigns the result name and the statements after the ``if`` that may return
+move into the branch that does not; inside a loop it sets a flag and breaks, and the loop
+is followed by ``if flag:``. What follows a ``continue`` moves into the branch that does
+not continue.
+
+>>> from tangent_ast.lowering import lower_source
+>>> print(lower_source('''
+... def f(xs):
+...     total = 0.0
+...     for x in xs:
+...         if x > 10:
+...             return x
+...         total = total + x
+...     return total
+... '''))
+def f(xs):
+    total = 0.0
+    returned = False
+    len_xs = len(xs)
+    for i in range(len_xs):
+        x = xs[i]
+        x_gt_ten = x > 10
+        if x_gt_ten:
+            out = x
+            returned = True
+            break
+        else:
+            total = total + x
+    if returned:
+        pass
+    else:
+        out = total
+    return out
+"""
 
 import copy
 
@@ -8,7 +44,7 @@ from ..syntax import assign, located, name
 
 
 class JumpLowering:
-    """TODO"""
+    """The lowering of ``return``, ``break`` and ``continue``."""
 
     def lower_returns(self, stmts):
         """Replace ``return e`` by ``<result> = e``, moving what follows an ``if``

@@ -1,4 +1,33 @@
-"""TODO"""
+"""Loops: every loop becomes ``for i in range(...)`` or ``while atom``.
+
+Takes ``for``/``while`` statements; guarantees that a ``for`` loop iterates over
+``range(a, b, c)`` of atoms (a loop over a sequence, ``enumerate``, ``zip`` or ``reversed``
+reads ``x = xs[i]`` first in its body) and that a ``while`` loop tests one name, computed
+before the loop and again at the end of its body.
+
+>>> from tangent_ast.lowering import lower_source
+>>> print(lower_source('''
+... def f(xs, n):
+...     total = 0.0
+...     for x in xs:
+...         total = total + x * x
+...     while total > n:
+...         total = total / 2
+...     return total
+... '''))
+def f(xs, n):
+    total = 0.0
+    len_xs = len(xs)
+    for i in range(len_xs):
+        x = xs[i]
+        x_sq = x * x
+        total = total + x_sq
+    total_gt_n = total > n
+    while total_gt_n:
+        total = total / 2
+        total_gt_n = total > n
+    return total
+"""
 
 import copy
 
@@ -11,7 +40,7 @@ from .operations import temp_base
 
 
 class LoopLowering:
-    """TODO"""
+    """The lowering of ``for`` and ``while`` statements."""
 
     def loop_body(self, body):
         return self.block(self.lower_jumps(body))

@@ -1,4 +1,24 @@
-"""TODO"""
+"""The walk: visits each statement once and hands each construct to its lowering.
+
+Takes the function's gast ``FunctionDef``; guarantees the normal form described in
+:mod:`tangent_ast.lowering`. Assignments, tuple unpacking and augmented assignments are
+lowered here (``a, b = x, y * 2`` assigns each name; ``a += b`` is ``a = a + b``, recorded
+so that the checks after SSA can refuse it where Python would update an array in place).
+
+>>> from tangent_ast.lowering import lower_source
+>>> print(lower_source('''
+... def f(x, y):
+...     a, b = x, y * 2
+...     a += b
+...     return a
+... '''))
+def f(x, y):
+    y_times_two = y * 2
+    a = x
+    b = y_times_two
+    a = a + b
+    return a
+"""
 
 import copy
 
@@ -27,7 +47,7 @@ class Normalizer(
     LoopLowering,
     OperationLowering,
 ):
-    """TODO"""
+    """The lowering of one function: the state every construct's lowering shares."""
 
     def __init__(self, parsed, scope, namer, in_place=frozenset(), lists=frozenset(), spread=None):
         self.parsed = parsed
