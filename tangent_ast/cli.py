@@ -2,7 +2,7 @@
 
     tangent-ast show MODULE:FUNCTION [--mode M] [--wrt a,b] [--stage S]
         print the source of one stage of the derivation (default: the module)
-    tangent-ast generate MODULE:FUNCTION... [--mode M] [--wrt a,b] -o PACKAGE_DIR
+    tangent-ast generate MODULE:FUNCTION... [--mode M] [--wrt a,b] [--standalone] -o PACKAGE_DIR
         write importable derivative modules and an ``__init__.py`` exposing them
     tangent-ast check PACKAGE_DIR
         exit 1 if a generated module's source function changed since it was derived
@@ -16,15 +16,17 @@ import argparse
 import importlib
 import inspect
 import os
+import shutil
 import sys
 import textwrap
 import warnings
 from pathlib import Path
 
+from . import runtime
 from .emit import body_hash_of, read_header
 from .errors import TangentAstError
 from .live import dependencies_of
-from .load import StaleRuleWarning
+from .load import StaleRuleWarning, write_atomic
 from .modes import Mode
 from .parse import source_hash
 from .pipeline import MODES, STAGE_NAMES, Session, derive_module
@@ -166,10 +168,59 @@ def cmd_generate(args):
         warnings.simplefilter("always", StaleRuleWarning)
         rules = [session.rule(fn, args.mode, wrt, None) for fn in functions]
     _report_warnings(caught)
+    modules = _generated_modules(directory)
+    _check_importable(modules)
+    _link_runtime(directory, modules, args.standalone)
     (directory / "__init__.py").write_text(init_source(rules, directory))
     for rule in rules:
         print(f"{rule.path}")
     return 0
+
+
+def _check_importable(modules):
+    """A shipped module cannot get values from the loader: refuse the ones that need it."""
+    for path, header in modules:
+        if "bound-by-loader" in header:
+            names = header["bound-by-loader"].split("  (")[0]
+            raise UsageError(
+                f"{path.name} reads {names}, which a generated package cannot import (a closure "
+                f"cell, or a value of a script run as __main__); define it at module level of an "
+                f"importable module, or pass it as an argument"
+            )
+
+
+RUNTIME_IMPORT = "from tangent_ast import runtime"
+LOCAL_RUNTIME_IMPORT = "from . import runtime"
+
+
+def _link_runtime(directory, modules, standalone):
+    """With ``standalone``, copy the runtime into the package and import it from there, so
+    the package needs no tangent_ast; without, import ``tangent_ast.runtime``."""
+    if standalone:
+        needs_tangent_ast = [
+            p.name for p, _ in modules if "tangent_ast.function_values" in p.read_text()
+        ]
+        if needs_tangent_ast:
+            raise UsageError(
+                f"{', '.join(needs_tangent_ast)} call a function passed as a value, whose rule is "
+                "derived when the call runs: that needs tangent_ast installed, so --standalone "
+                "cannot be used for them"
+            )
+        copy = directory / "runtime"
+        if copy.exists():
+            shutil.rmtree(copy)
+        shutil.copytree(
+            Path(runtime.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    old, new = (
+        (RUNTIME_IMPORT, LOCAL_RUNTIME_IMPORT)
+        if standalone
+        else (LOCAL_RUNTIME_IMPORT, RUNTIME_IMPORT)
+    )
+    for path, _ in modules:
+        text = path.read_text()
+        if f"\n{old}\n" in text:  # the import line only: the body (and its hash) is untouched
+            write_atomic(path, text.replace(f"\n{old}\n", f"\n{new}\n", 1))
 
 
 def stale_reason(header):
@@ -253,6 +304,11 @@ def build_parser():
     generate.add_argument("targets", nargs="+", metavar="MODULE:FUNCTION")
     add_rule_options(generate)
     generate.add_argument("-o", "--output", required=True, metavar="PACKAGE_DIR")
+    generate.add_argument(
+        "--standalone",
+        action="store_true",
+        help="copy tangent_ast's runtime into PACKAGE_DIR: the package then needs only NumPy",
+    )
     generate.add_argument(
         "--force",
         action="store_true",

@@ -58,6 +58,7 @@ class ModuleNamespace:
         self.namer = namer
         self.objects = {}
         self.relative = {}  # name -> (module name, attribute): derived rules of callees
+        self.homes = {}  # a free name of the user's function -> the module it is a global of
 
     def bind(self, preferred, obj):
         if self.objects.get(preferred, _MISSING) is obj:
@@ -73,9 +74,12 @@ class ModuleNamespace:
         self.objects[fresh] = obj
         return fresh
 
-    def bind_user(self, name, obj):
-        """A free name of the user's function: it keeps its name."""
+    def bind_user(self, name, obj, home=None):
+        """A free name of the user's function: it keeps its name. ``home``: the module whose
+        global it is (generated code imports it from there), None for a closure cell."""
         self.objects[name] = obj
+        if home is not None:
+            self.homes[name] = home
 
     def bind_relative(self, preferred, module, attr):
         key = (module, attr)
@@ -158,6 +162,8 @@ def imports_and_bindings(namespace, used):
         if name not in namespace.objects:
             continue
         line = _importable(namespace.objects[name], name)
+        if line is None and name in namespace.homes:  # a module-level value of the user's
+            line = f"from {namespace.homes[name]} import {name}"
         if line is None:
             loader.append(name)
         elif line:

@@ -35,6 +35,7 @@ import contextlib
 import copy
 import hashlib
 import inspect
+import sys
 import textwrap
 from dataclasses import dataclass, field, replace
 
@@ -288,7 +289,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     f.namer.reserve(*functions, "saved")
     namespace = ModuleNamespace(f.namer)
     for free_name, obj in f.scope.free.items():
-        namespace.bind_user(free_name, obj)
+        namespace.bind_user(free_name, obj, _home_module(fn, free_name, obj))
 
     def derive_callee(callee_fn, callee_mode, positions, kinds, where, callee_form=PLAIN):
         return session.callee(
@@ -735,6 +736,22 @@ class Session:
 def program_changed():
     """Something a rule was derived against was rebound: forget what was inferred from it."""
     _RESULT_KINDS.clear()
+
+
+def _home_module(fn, name, obj):
+    """The module ``name`` is a global of, if generated code can import it from there: a
+    module of its own (not ``__main__``), where ``name`` is ``obj``; else None (closure
+    cells, values of a script or a notebook, which the loader binds)."""
+    home = getattr(fn, "__module__", None)
+    if name in fn.__code__.co_freevars or home in (None, "__main__"):
+        return None
+    module = sys.modules.get(home)
+    if module is None or getattr(module, name, _NOT_THERE) is not obj:
+        return None
+    return home
+
+
+_NOT_THERE = object()
 
 
 def _loader_values(fn, names):
