@@ -1,4 +1,4 @@
-"""Stage 6, activity: which values carry derivatives.
+"""Stage activity: which values carry derivatives.
 
 Takes the SSA function, its kinds, the ``wrt`` parameters and a way to tell
 whether a call is differentiable; guarantees :class:`Activity`, where a name

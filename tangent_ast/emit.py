@@ -1,4 +1,4 @@
-"""Stage 9, emit: generated FunctionDefs -> the text of a Python module.
+"""Stage emit: generated FunctionDefs -> the text of a Python module.
 
 Takes the simplified functions, the namespace of globals they read and the
 provenance of the rule; guarantees deterministic module text: a header

@@ -1,4 +1,4 @@
-"""Stage 7a, forward: linearize. After each active statement, its tangent.
+"""Stage forward: linearize. After each active statement, its tangent.
 
 Takes the SSA function with kinds and activity; guarantees a function
 ``f_jvp(*params, *d_wrt)`` returning ``(out, dout)`` in which every active

@@ -1,4 +1,4 @@
-"""Stage 10, load: write a generated module to the cache and import it.
+"""Stage load: write a generated module to the cache and import it.
 
 Takes generated module text and its name; guarantees an imported module
 object. Modules live in one directory (the cache: ``TANGENT_AST_CACHE``,

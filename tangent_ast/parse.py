@@ -1,4 +1,4 @@
-"""Stage 1, parse: a Python function object -> its gast ``FunctionDef``.
+"""Stage parse: a Python function object -> its gast ``FunctionDef``.
 
 Takes a function; guarantees a :class:`ParsedFunction` holding the gast tree
 of its (dedented) source, without decorators, plus where it came from, so

@@ -1,4 +1,4 @@
-"""Stage 2, resolve: every free name of the function -> the object it denotes.
+"""Stage resolve: every free name of the function -> the object it denotes.
 
 Takes a :class:`ParsedFunction`; guarantees a :class:`Scope` that knows the
 function's local names and, for every other name it reads, the object found

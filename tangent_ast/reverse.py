@@ -1,4 +1,4 @@
-"""Stage 7b, reverse: unzip and transpose.
+"""Stage reverse: unzip and transpose.
 
 Takes the SSA function with kinds and activity; guarantees two functions:
 

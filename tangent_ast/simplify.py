@@ -1,4 +1,4 @@
-"""Stage 8, simplify: make generated code read as if written by hand.
+"""Stage simplify: make generated code read as if written by hand.
 
 Takes a generated FunctionDef and the set of names it may rewrite freely
 (temporaries, tangents, cotangents); guarantees the same function with

@@ -1,4 +1,4 @@
-"""Stage 4, SSA: each name is assigned once on every path.
+"""Stage SSA: each name is assigned once on every path.
 
 Takes a normalized function; guarantees
 
