@@ -134,7 +134,7 @@ defvjp(
 )
 
 
-# --- Issue 7: a list of factors, tuple results ----------------------------------------
+# --- a list of factors, tuple results ------------------------------------------------
 defjvp(np.linalg.multi_dot, lambda dxs, ans, xs, **kw: runtime.multi_dot_jvp(dxs, ans, xs, **kw))
 defvjp(np.linalg.multi_dot, lambda ct, ans, xs, **kw: runtime.multi_dot_vjp(ct, ans, xs, **kw))
 # eigh: distinct eigenvalues; like eigvalsh, only the triangle UPLO is read.

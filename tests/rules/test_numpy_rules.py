@@ -171,7 +171,7 @@ def m_repeat(x): return x.repeat(2, axis=1)
 def m_T(x): return x.T
 
 
-# --- issue 5, second batch ------------------------------------------------------------
+# --- NaN-aware reductions, quantiles, array-API functions, signals, selections ---------
 NAN_M = DISTINCT_M.copy()
 NAN_M[0, 1] = np.nan
 NAN_M[2, 3] = np.nan
@@ -267,7 +267,7 @@ def m_real(x): return x.real
 def m_mT(x): return x.mT
 
 
-# --- issue 7: lists of arrays in, tuples and lists of arrays out ----------------------
+# --- lists of arrays in, tuples and lists of arrays out ---------------------------------
 TALL = rng.standard_normal((4, 3)) + 2 * np.eye(4, 3)     # full column rank
 
 
