@@ -133,3 +133,23 @@ def test_import_is_cheap_and_generated_code_needs_only_the_runtime():
     loaded = out.stdout.split()
     assert all(m == "tangent_ast.version" or m.startswith("tangent_ast.runtime") or m == "tangent_ast"
                for m in loaded), loaded
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_top_level_name_defined_twice(module):
+    """A second definition silently replaces the first (two runtime helpers of one name)."""
+    tree = ast.parse(MODULES[module].read_text())
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    assert not {n for n in names if names.count(n) > 1}
+
+
+def test_runtime_modules_define_distinct_helpers():
+    """``runtime`` re-exports every module's helpers: one name, one helper."""
+    owner = {}
+    for module, path in MODULES.items():
+        if layer_of(module) != "runtime" or path.name == "__init__.py":
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                assert node.name not in owner, f"{node.name}: in {owner.get(node.name)} and {module}"
+                owner[node.name] = module
