@@ -146,6 +146,17 @@ defvjp(np.linalg.svd, lambda ct, ans, x, *args, **kw: runtime.svd_vjp(ct, ans, x
 # qr: a tall or square matrix of full rank; modes "reduced", "complete" (square) and "r".
 defjvp(np.linalg.qr, lambda dx, ans, x, *args, **kw: runtime.qr_jvp(dx, ans, x, *args, **kw))
 defvjp(np.linalg.qr, lambda ct, ans, x, *args, **kw: runtime.qr_vjp(ct, ans, x, *args, **kw))
+# What each rule handles besides its differentiable arguments (rules/binding.py).
+handles(np.linalg.norm, "ord", "axis", "keepdims")
+handles(np.linalg.vector_norm, "ord", "axis", "keepdims")
+handles(np.linalg.matrix_norm, "ord", "keepdims")
+handles([np.linalg.eigvalsh, np.linalg.eigh], "UPLO")
+handles([np.linalg.diagonal, np.linalg.trace], "offset")
+handles([np.linalg.cross, np.linalg.vecdot], "axis")
+handles(np.linalg.tensordot, "axes")
+handles(np.linalg.svd, "full_matrices", "compute_uv")
+handles(np.linalg.qr, "mode")
+handles(np.linalg.multi_dot, sequences=True)
 
 
 def _result_kind(cls, *ranks):
@@ -169,16 +180,3 @@ primitive(np.linalg.eigh).kind = _result_kind(type(np.linalg.eigh(_EYE)), -1, 0)
 primitive(np.linalg.svd).kind = _result_kind(type(np.linalg.svd(_EYE)), 0, -1, 0)
 primitive(np.linalg.qr).kind = _result_kind(type(np.linalg.qr(_EYE)), 0, 0)
 primitive(np.linalg.slogdet).kind = _result_kind(type(np.linalg.slogdet(_EYE)), -2, -2)
-
-
-# What each rule handles besides its differentiable arguments (rules/binding.py).
-handles(np.linalg.norm, "ord", "axis", "keepdims")
-handles(np.linalg.vector_norm, "ord", "axis", "keepdims")
-handles(np.linalg.matrix_norm, "ord", "keepdims")
-handles([np.linalg.eigvalsh, np.linalg.eigh], "UPLO")
-handles([np.linalg.diagonal, np.linalg.trace], "offset")
-handles([np.linalg.cross, np.linalg.vecdot], "axis")
-handles(np.linalg.tensordot, "axes")
-handles(np.linalg.svd, "full_matrices", "compute_uv")
-handles(np.linalg.qr, "mode")
-handles(np.linalg.multi_dot, sequences=True)

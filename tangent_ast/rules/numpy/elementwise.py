@@ -217,6 +217,7 @@ for _fn in (np.clip, np.ndarray.clip):
         lambda ct, ans, x, lo=None, hi=None, **kw: ct * (x < lo),
         lambda ct, ans, x, lo=None, hi=None, **kw: ct * (x > hi),
     )
+handles(np.clip, fills={"a_min": None, "a_max": None})
 
 # --- elementwise odds and ends (real arguments) ---------------------------------------
 broadcasting(np.copysign)
@@ -236,6 +237,7 @@ defvjp(
 defjvp(np.nan_to_num, lambda dx, ans, x, *args, **kw: dx * np.isfinite(x))
 
 defvjp(np.nan_to_num, lambda ct, ans, x, *args, **kw: ct * np.isfinite(x))
+handles(np.nan_to_num, "copy", "nan", "posinf", "neginf")
 
 def_linear(np.conjugate, np.ndarray.conj, np.ndarray.conjugate, np.asanyarray, np.asarray_chkfinite)
 
@@ -244,6 +246,7 @@ for _fn in (np.conjugate, np.ndarray.conj, np.ndarray.conjugate):
 
 for _fn in (np.asanyarray, np.asarray_chkfinite):
     defvjp(_fn, lambda ct, ans, x, *args, **kw: ct)
+handles(np.asarray_chkfinite, "dtype", "order")
 
 # real part: for real arguments an identity
 defjvp(np.real, lambda dx, ans, x: np.real(dx))
@@ -254,11 +257,6 @@ defjvp((np.ndarray, "real"), lambda dx, ans, x: np.real(dx))
 
 defvjp((np.ndarray, "real"), lambda ct, ans, x: ct)
 
-handles(np.nan_to_num, "copy", "nan", "posinf", "neginf")
-
-handles(np.clip, fills={"a_min": None, "a_max": None})
-
-handles(np.asarray_chkfinite, "dtype", "order")
 
 # Helpers the rules above call that have no rules of their own: pure, so an unused call
 # in derivative code may be dropped. (np.add.at and np.put_along_axis write into their

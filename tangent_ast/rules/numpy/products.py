@@ -138,6 +138,7 @@ defvjp(
     lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_left(ct, x, y, axes),
     lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_right(ct, x, y, axes),
 )
+handles(np.tensordot, "axes")
 
 defjvp(np.kron, lambda dx, ans, x, y: np.kron(dx, y), lambda dy, ans, x, y: np.kron(x, dy))
 
@@ -223,6 +224,7 @@ defvjp(np.matrix_transpose, lambda ct, ans, x: np.matrix_transpose(ct))
 defjvp((np.ndarray, "mT"), lambda dx, ans, x: np.matrix_transpose(dx))
 
 defvjp((np.ndarray, "mT"), lambda ct, ans, x: np.matrix_transpose(ct))
+handles([np.take, np.ndarray.take], "axis", "mode")
 
 # vecdot of real arrays (complex ones would need conjugates)
 defjvp(
@@ -236,6 +238,7 @@ defvjp(
     lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, y, x, axis),
     lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, x, y, axis),
 )
+handles(np.vecdot, "axis")
 
 defjvp(np.matvec, lambda da, ans, a, v: np.matvec(da, v), lambda dv, ans, a, v: np.matvec(a, dv))
 
@@ -252,10 +255,6 @@ defvjp(
     lambda ct, ans, v, a: runtime.unbroadcast(np.matvec(a, ct), v),
     lambda ct, ans, v, a: runtime.unbroadcast(np.expand_dims(v, -1) * np.expand_dims(ct, -2), a),
 )
-
-handles([np.take, np.ndarray.take], "axis", "mode")
-
-handles(np.tensordot, "axes")
 
 
 def _einsum_form(args, argnum, resolve):
@@ -285,5 +284,3 @@ def _einsum_form(args, argnum, resolve):
 
 
 handles(np.einsum, "optimize", validate=_einsum_form)
-
-handles(np.vecdot, "axis")

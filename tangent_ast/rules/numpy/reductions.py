@@ -104,12 +104,16 @@ for _fn in (np.cumprod, np.ndarray.cumprod):
     defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.cumprod_vjp(ct, ans, x, *args, **kw))
 
 defvjp(np.diff, lambda ct, ans, x, *args, **kw: runtime.diff_vjp(ct, x, *args, **kw))
+# (not prepend/append: the forward rule is the call on the tangent, which would take their
+# values along; np.diff of a tangent with a prepended constant is not its derivative)
+handles(np.diff, "n", "axis")
 
 for _fn in (np.trace, np.ndarray.trace):
     defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.trace_vjp(ct, x, *args, **kw))
 
 for _fn in (np.diagonal, np.ndarray.diagonal):
     defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.diagonal_vjp(ct, x, *args, **kw))
+handles([np.trace, np.ndarray.trace, np.diagonal, np.ndarray.diagonal], "offset", "axis1", "axis2")
 
 # --- NaN-aware reductions: NaNs are skipped, so their elements get no derivative ------
 defjvp(
@@ -144,71 +148,17 @@ defvjp(np.nanstd, lambda ct, ans, x, *args, **kw: runtime.nanstd_vjp(ct, ans, x,
 
 for _fn in (np.nansum, np.nanmean, np.nanmax, np.nanmin, np.nanprod, np.nanvar, np.nanstd):
     primitive(_fn).kind = reduction_kind
+handles(
+    [np.var, np.ndarray.var, np.std, np.ndarray.std, np.nanvar, np.nanstd],
+    "axis",
+    "ddof",
+    "keepdims",
+)
 
 # --- order statistics (linear interpolation; no derivative in q) ----------------------
 defjvp(np.median, lambda dx, ans, x, *args, **kw: runtime.median_jvp(dx, ans, x, *args, **kw))
 
 defvjp(np.median, lambda ct, ans, x, *args, **kw: runtime.median_vjp(ct, ans, x, *args, **kw))
-
-defjvp(
-    np.quantile,
-    lambda dx, ans, x, q, *args, **kw: runtime.quantile_jvp(dx, ans, x, q, *args, **kw),
-    None,
-)
-
-defvjp(
-    np.quantile,
-    lambda ct, ans, x, q, *args, **kw: runtime.quantile_vjp(ct, ans, x, q, *args, **kw),
-    None,
-)
-
-defjvp(
-    np.percentile,
-    lambda dx, ans, x, q, *args, **kw: runtime.percentile_jvp(dx, ans, x, q, *args, **kw),
-    None,
-)
-
-defvjp(
-    np.percentile,
-    lambda ct, ans, x, q, *args, **kw: runtime.percentile_vjp(ct, ans, x, q, *args, **kw),
-    None,
-)
-
-# --- cumulative functions -------------------------------------------------------------
-def_linear(np.cumulative_sum)
-
-defvjp(np.cumulative_sum, lambda ct, ans, x, **kw: runtime.cumulative_sum_vjp(ct, x, **kw))
-
-defjvp(np.cumulative_prod, lambda dx, ans, x, **kw: runtime.cumulative_prod_jvp(dx, ans, x, **kw))
-
-defvjp(np.cumulative_prod, lambda ct, ans, x, **kw: runtime.cumulative_prod_vjp(ct, ans, x, **kw))
-
-defjvp(
-    np.nancumsum,
-    lambda dx, ans, x, *args, **kw: np.nancumsum(np.where(np.isnan(x), 0.0, dx), *args, **kw),
-)
-
-defvjp(
-    np.nancumsum,
-    lambda ct, ans, x, *args, **kw: np.where(
-        np.isnan(x), 0.0, runtime.cumsum_vjp(ct, x, *args, **kw)
-    ),
-)
-
-defjvp(
-    np.nancumprod,
-    lambda dx, ans, x, *args, **kw: runtime.cumprod_jvp(
-        np.where(np.isnan(x), 0.0, dx), ans, np.where(np.isnan(x), 1.0, x), *args, **kw
-    ),
-)
-
-defvjp(
-    np.nancumprod,
-    lambda ct, ans, x, *args, **kw: np.where(
-        np.isnan(x), 0.0, runtime.cumprod_vjp(ct, ans, np.where(np.isnan(x), 1.0, x), *args, **kw)
-    ),
-)
-
 # What each rule handles besides its differentiable arguments (rules/binding.py): a call
 # giving any other parameter (out=, where=, dtype=, order=, initial=, ...) at a value other
 # than its default is refused at derivation time.
@@ -239,15 +189,66 @@ handles(
     "keepdims",
 )
 
-handles(
-    [np.var, np.ndarray.var, np.std, np.ndarray.std, np.nanvar, np.nanstd],
-    "axis",
-    "ddof",
-    "keepdims",
+defjvp(
+    np.quantile,
+    lambda dx, ans, x, q, *args, **kw: runtime.quantile_jvp(dx, ans, x, q, *args, **kw),
+    None,
 )
 
+defvjp(
+    np.quantile,
+    lambda ct, ans, x, q, *args, **kw: runtime.quantile_vjp(ct, ans, x, q, *args, **kw),
+    None,
+)
+
+defjvp(
+    np.percentile,
+    lambda dx, ans, x, q, *args, **kw: runtime.percentile_jvp(dx, ans, x, q, *args, **kw),
+    None,
+)
+
+defvjp(
+    np.percentile,
+    lambda ct, ans, x, q, *args, **kw: runtime.percentile_vjp(ct, ans, x, q, *args, **kw),
+    None,
+)
 handles([np.quantile, np.percentile], "axis", "keepdims")
 
+# --- cumulative functions -------------------------------------------------------------
+def_linear(np.cumulative_sum)
+
+defvjp(np.cumulative_sum, lambda ct, ans, x, **kw: runtime.cumulative_sum_vjp(ct, x, **kw))
+
+defjvp(np.cumulative_prod, lambda dx, ans, x, **kw: runtime.cumulative_prod_jvp(dx, ans, x, **kw))
+
+defvjp(np.cumulative_prod, lambda ct, ans, x, **kw: runtime.cumulative_prod_vjp(ct, ans, x, **kw))
+handles([np.cumulative_sum, np.cumulative_prod], "axis", "include_initial")
+
+defjvp(
+    np.nancumsum,
+    lambda dx, ans, x, *args, **kw: np.nancumsum(np.where(np.isnan(x), 0.0, dx), *args, **kw),
+)
+
+defvjp(
+    np.nancumsum,
+    lambda ct, ans, x, *args, **kw: np.where(
+        np.isnan(x), 0.0, runtime.cumsum_vjp(ct, x, *args, **kw)
+    ),
+)
+
+defjvp(
+    np.nancumprod,
+    lambda dx, ans, x, *args, **kw: runtime.cumprod_jvp(
+        np.where(np.isnan(x), 0.0, dx), ans, np.where(np.isnan(x), 1.0, x), *args, **kw
+    ),
+)
+
+defvjp(
+    np.nancumprod,
+    lambda ct, ans, x, *args, **kw: np.where(
+        np.isnan(x), 0.0, runtime.cumprod_vjp(ct, ans, np.where(np.isnan(x), 1.0, x), *args, **kw)
+    ),
+)
 handles(
     [
         np.cumsum,
@@ -272,11 +273,3 @@ handles(
     ],
     "axis",
 )
-
-handles([np.cumulative_sum, np.cumulative_prod], "axis", "include_initial")
-
-# (not prepend/append: the forward rule is the call on the tangent, which would take their
-# values along; np.diff of a tangent with a prepended constant is not its derivative)
-handles(np.diff, "n", "axis")
-
-handles([np.trace, np.ndarray.trace, np.diagonal, np.ndarray.diagonal], "offset", "axis1", "axis2")

@@ -99,6 +99,7 @@ defvjp(
     np.moveaxis,
     lambda ct, ans, x, source, destination: runtime.moveaxis_vjp(ct, source, destination),
 )
+handles(np.moveaxis, "source", "destination")
 
 defvjp(np.flip, lambda ct, ans, x, axis=None: np.flip(ct, axis))
 
@@ -107,12 +108,16 @@ defvjp(np.fliplr, lambda ct, ans, x: np.fliplr(ct))
 defvjp(np.flipud, lambda ct, ans, x: np.flipud(ct))
 
 defvjp(np.rot90, lambda ct, ans, x, k=1, axes=(0, 1): np.rot90(ct, -k, axes))
+handles(np.rot90, "k", "axes")
 
 defvjp(np.roll, lambda ct, ans, x, shift, axis=None: runtime.roll_vjp(ct, shift, axis))
+handles(np.roll, "shift", "axis")
 
 defvjp(np.broadcast_to, lambda ct, ans, x, shape, **kw: runtime.unbroadcast(ct, x))
+handles(np.broadcast_to, "shape")
 
 defvjp(np.tile, lambda ct, ans, x, reps: runtime.tile_vjp(ct, x, reps))
+handles(np.tile, "reps")
 
 for _fn in (np.repeat, np.ndarray.repeat):
     defvjp(_fn, lambda ct, ans, x, repeats, axis=None: runtime.repeat_vjp(ct, x, repeats, axis))
@@ -126,10 +131,12 @@ defvjp(np.tril, lambda ct, ans, x, k=0: np.tril(ct, k))
 for _fn in (np.sort,):
     defjvp(_fn, lambda dx, ans, x, *args, **kw: runtime.sort_jvp(dx, x, *args, **kw))
     defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.sort_vjp(ct, x, *args, **kw))
+handles(np.sort, "axis", "kind")
 
 # identities: copies and conversions of one array
 for _fn in (np.copy, np.ascontiguousarray, np.ndarray.copy):
     defvjp(_fn, lambda ct, ans, x, *args, **kw: ct)
+handles(np.ascontiguousarray, "dtype")
 
 # np.array/np.asarray of one array is an identity; of a list of arrays and numbers the
 # cotangent is split back into the list's entries (a TangentTuple).
@@ -151,6 +158,7 @@ defvjp(
     np.ediff1d,
     lambda ct, ans, ary, to_end=None, to_begin=None: runtime.ediff1d_vjp(ct, ary, to_end, to_begin),
 )
+handles(np.ediff1d, "to_end", "to_begin")
 
 defjvp(
     np.append,
@@ -175,13 +183,16 @@ defvjp(
 )
 
 defvjp(np.resize, lambda ct, ans, a, new_shape: runtime.gather_vjp(ct, a, np.resize, new_shape))
+handles(np.resize, "new_shape")
 
 defvjp(np.diagflat, lambda ct, ans, v, k=0: np.reshape(np.diagonal(ct, k), np.shape(v)))
+handles([np.diag, np.triu, np.tril, np.diagflat], "k")
 
 defvjp(
     np.rollaxis,
     lambda ct, ans, a, axis, start=0: runtime.gather_vjp(ct, a, np.rollaxis, axis, start),
 )
+handles(np.rollaxis, "axis", "start")
 
 defvjp(
     np.ndarray.take,
@@ -194,6 +205,13 @@ defvjp(
     lambda ct, ans, x, condition, axis=None: runtime.compress_vjp(ct, condition, x, axis),
     None,
 )
+handles([np.reshape, np.ndarray.reshape], "shape")
+handles([np.transpose, np.ndarray.transpose], "axes")
+handles([np.swapaxes, np.ndarray.swapaxes], "axis1", "axis2")
+handles([np.repeat, np.ndarray.repeat], "repeats", "axis")
+handles([np.ndarray.copy, np.copy], "order")
+# Conversions: a float dtype keeps the derivative (binding.py checks that it is one).
+handles([np.ndarray.astype, np.array, np.asarray, np.asanyarray], "dtype", "order", "copy")
 
 defjvp(np.compress, None, lambda d, ans, condition, a, axis=None: np.compress(condition, d, axis))
 
@@ -225,6 +243,21 @@ defvjp(np.dstack, lambda ct, ans, xs: runtime.gather_list_vjp(ct, xs, np.dstack)
 defvjp(np.column_stack, lambda ct, ans, xs: runtime.gather_list_vjp(ct, xs, np.column_stack))
 
 defvjp(np.block, lambda ct, ans, xs: runtime.gather_list_vjp(ct, xs, np.block))
+# Rules whose differentiable arguments may be lists or tuples of arrays and numbers.
+handles(
+    [
+        np.array,
+        np.asarray,
+        np.concatenate,
+        np.stack,
+        np.hstack,
+        np.vstack,
+        np.dstack,
+        np.column_stack,
+        np.block,
+    ],
+    sequences=True,
+)
 
 # --- splitting: linear; the reverse rule joins the pieces' cotangents -----------------
 def_linear(np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.unstack)
@@ -255,56 +288,6 @@ defvjp(np.dsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct
 
 defvjp(np.unstack, lambda ct, ans, x, axis=0: runtime.unstack_vjp(ct, ans, axis))
 
-handles([np.reshape, np.ndarray.reshape], "shape")
-
-handles([np.transpose, np.ndarray.transpose], "axes")
-
-handles([np.swapaxes, np.ndarray.swapaxes], "axis1", "axis2")
-
-handles(np.moveaxis, "source", "destination")
-
-handles(np.roll, "shift", "axis")
-
-handles(np.broadcast_to, "shape")
-
-handles(np.tile, "reps")
-
-handles([np.repeat, np.ndarray.repeat], "repeats", "axis")
-
-handles([np.diag, np.triu, np.tril, np.diagflat], "k")
-
-handles(np.rot90, "k", "axes")
-
-handles([np.ndarray.copy, np.copy], "order")
-
-handles(np.sort, "axis", "kind")
-
-handles(np.ediff1d, "to_end", "to_begin")
-
-handles(np.resize, "new_shape")
-
-handles(np.rollaxis, "axis", "start")
-
-# Conversions: a float dtype keeps the derivative (binding.py checks that it is one).
-handles([np.ndarray.astype, np.array, np.asarray, np.asanyarray], "dtype", "order", "copy")
-
-handles(np.ascontiguousarray, "dtype")
-
-# Rules whose differentiable arguments may be lists or tuples of arrays and numbers.
-handles(
-    [
-        np.array,
-        np.asarray,
-        np.concatenate,
-        np.stack,
-        np.hstack,
-        np.vstack,
-        np.dstack,
-        np.column_stack,
-        np.block,
-    ],
-    sequences=True,
-)
 
 # np.full(shape, v) and np.full_like(a, v): linear in the fill value v (broadcast to the
 # shape); a and shape only give the shape.

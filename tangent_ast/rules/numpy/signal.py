@@ -22,6 +22,7 @@ defvjp(
     lambda ct, ans, y, x=None, dx=1.0, axis=-1: runtime.trapezoid_vjp_y(ct, y, x, dx, axis),
     lambda ct, ans, y, x=None, dx=1.0, axis=-1: runtime.trapezoid_vjp_x(ct, y, x, dx, axis),
 )
+handles(np.trapezoid, "dx", "axis")
 
 # interp: the slope in x; linear in the values fp; no derivative in the sample points xp.
 defjvp(
@@ -45,6 +46,7 @@ defvjp(
         ct, x, xp, fp, left, right, period
     ),
 )
+handles(np.interp, "left", "right")
 
 defjvp(
     np.convolve,
@@ -70,6 +72,7 @@ defvjp(
     lambda ct, ans, a, v, mode="valid": runtime.correlate_vjp(ct, a, v, mode),
     lambda ct, ans, a, v, mode="valid": runtime.correlate_vjp(ct, a, v, mode, of_v=True),
 )
+handles([np.convolve, np.correlate], "mode")
 
 defjvp(
     np.polyval,
@@ -103,6 +106,7 @@ defvjp(
         runtime.linspace_vjp(ct, start, stop, num, endpoint, axis, of_stop=True)
     ),
 )
+handles(np.linspace, "num", "endpoint", "axis")
 
 defjvp(
     np.logspace,
@@ -129,13 +133,4 @@ defvjp(
         )
     ),
 )
-
-handles(np.trapezoid, "dx", "axis")
-
-handles(np.interp, "left", "right")
-
-handles([np.convolve, np.correlate], "mode")
-
-handles(np.linspace, "num", "endpoint", "axis")
-
 handles(np.logspace, "num", "endpoint", "base", "axis")
