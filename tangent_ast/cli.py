@@ -28,6 +28,7 @@ from .errors import TangentAstError
 from .live import dependencies_of
 from .load import StaleRuleWarning, write_atomic
 from .modes import Mode
+from .naming import rule_base
 from .parse import source_hash
 from .pipeline import MODES, STAGE_NAMES, Session, derive_module
 
@@ -139,9 +140,9 @@ def init_source(rules, directory):
     exported = {}
     for rule in rules:
         names = (
-            [f"{rule.fn.__name__}_jvp"]
+            [f"{rule_base(rule.fn)}_jvp"]
             if rule.mode is Mode.FORWARD
-            else [f"{rule.fn.__name__}_fwd", f"{rule.fn.__name__}_bwd"]
+            else [f"{rule_base(rule.fn)}_fwd", f"{rule_base(rule.fn)}_bwd"]
         )
         for name in names:
             if exported.setdefault(name, rule.path.stem) != rule.path.stem:

@@ -39,6 +39,7 @@ from pathlib import Path
 from .emit import body_hash_of, read_header
 from .errors import TangentAstError
 from .modes import Mode
+from .naming import sanitize
 
 
 class OnDisk(Enum):
@@ -132,7 +133,7 @@ def state_of(path, expected):
 def _rule_functions(header):
     """Names of the functions a module with ``header`` must define (``f_jvp``, or ``f_fwd`` and
     ``f_bwd``)."""
-    base = header.get("source", "").split(" (")[0].rpartition(":")[2].rpartition(".")[2]
+    base = sanitize(header.get("source", "").split(" (")[0].rpartition(":")[2].rpartition(".")[2])
     mode = Mode.FORWARD if header.get("mode") == Mode.FORWARD.value else Mode.REVERSE
     return set(mode.function_names(base))
 

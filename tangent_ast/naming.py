@@ -46,6 +46,12 @@ class Namer:
         return self.fresh("ct_" + name.lstrip("_"))
 
 
+def rule_base(fn):
+    """The name a rule's functions start with: the def's own name (``f`` gives ``f_jvp``,
+    ``f_fwd``, ``f_bwd``; not a ``functools.wraps`` copy's), ``lambda`` for a lambda."""
+    return sanitize(fn.__code__.co_name)
+
+
 def sanitize(text):
     """A valid identifier made from ``text`` (dots, brackets -> underscores)."""
     name = re.sub(r"\W+", "_", str(text)).strip("_") or "t"

@@ -17,6 +17,7 @@ def f(x, y):
 
 import hashlib
 import inspect
+import linecache
 import textwrap
 import types
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ from dataclasses import dataclass, field
 import gast
 
 from .errors import NoSourceError, UnsupportedSyntaxError
+from .naming import rule_base
+from .source import lambda_node
 
 
 @dataclass
@@ -48,6 +51,41 @@ class ParsedFunction:
 
     def where(self, node=None):
         return f"{self.filename}:{self.line(node) if node is not None else self.first_line}"
+
+
+def _parse_lambda(fn, filename):
+    """A lambda as the def it stands for: ``lambda x: e`` is ``def lambda(x): return e``."""
+    node = lambda_node(fn.__code__)
+    lines = linecache.getlines(filename)[node.lineno - 1 : node.end_lineno]
+    lines[-1] = lines[-1][: node.end_col_offset]
+    lines[0] = lines[0][node.col_offset :]
+    source = "".join(lines)
+    for n in gast.walk(node):  # lines relative to the lambda's, as for a def's own source
+        if getattr(n, "lineno", None) is not None:
+            n.lineno -= node.lineno - 1
+            n.end_lineno = (n.end_lineno or n.lineno) - (node.lineno - 1)
+    first_line = fn.__code__.co_firstlineno
+    body = gast.Return(value=node.body)
+    definition = gast.FunctionDef(
+        name=rule_base(fn),  # lambda_jvp, lambda_fwd, lambda_bwd
+        args=node.args,
+        body=[gast.copy_location(body, node.body)],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    gast.copy_location(definition, node)
+    return ParsedFunction(
+        fn=fn,
+        node=definition,
+        filename=filename,
+        first_line=first_line,
+        source=source,
+        source_hash=source_hash(source),
+        module=fn.__module__ or "__main__",
+        qualname=fn.__qualname__,
+    )
 
 
 def source_hash(text):
@@ -76,13 +114,9 @@ def parse(fn):
             hint="define the function in a .py file or a notebook cell; functions made "
             "with exec/eval or typed at a bare interpreter prompt have no source",
         ) from exc
-    source = textwrap.dedent("".join(lines))
     if fn.__name__ == "<lambda>":
-        raise UnsupportedSyntaxError(
-            "a lambda cannot be differentiated directly",
-            where=f"{filename}:{first_line}",
-            hint="define the function with def",
-        )
+        return _parse_lambda(fn, filename)
+    source = textwrap.dedent("".join(lines))
     try:
         module = gast.parse(source)
     except SyntaxError as exc:

@@ -64,11 +64,12 @@ from .live import dependencies_of
 from .load import OnDisk, cache_dir, import_module, state_of, warn_stale, write_atomic
 from .lowering import Normalizer
 from .modes import Mode
-from .naming import Namer, sanitize
+from .naming import Namer, rule_base, sanitize
 from .parse import ParsedFunction, parse, source_hash
 from .resolve import Scope, resolve
 from .reverse import finish_updates, reverse
 from .simplify import is_pure, restore_names, simplify
+from .source import lambda_node
 from .ssa import SSAInfo, to_ssa
 from .syntax import name
 from .tapes import install_tapes
@@ -208,6 +209,9 @@ def rule_prefix(fn):
     # the code's own qualname: a functools.wraps wrapper must not share its wrapped function's
     # modules
     qualname = getattr(fn.__code__, "co_qualname", fn.__qualname__)
+    if fn.__code__.co_name == "<lambda>":  # lambdas share a name: where it is sets them apart
+        node = lambda_node(fn.__code__)
+        qualname = f"{qualname}_line{node.lineno}_col{node.col_offset}"
     return f"{sanitize(module)}__{sanitize(qualname)}"
 
 
@@ -226,7 +230,7 @@ class CalleeRule:
     same_module: bool
 
     def function_name(self, suffix, namespace):
-        local = f"{self.fn.__code__.co_name}_{suffix}"
+        local = f"{rule_base(self.fn)}_{suffix}"
         if self.same_module:
             return local
         return namespace.bind_relative(local, self.module_name, local)
@@ -554,7 +558,7 @@ class DerivedRule:
         updated = header.get("updates-in-place", "").partition("  ")[0].split()
         self.updates = tuple((params.index(p), p) for p in updated)
         self.params = params
-        base = fn.__code__.co_name  # the def's own name (not a functools.wraps copy)
+        base = rule_base(fn)
         if mode is Mode.FORWARD:
             self.jvp = getattr(module, f"{base}_jvp")
         else:

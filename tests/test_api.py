@@ -153,3 +153,24 @@ def test_a_bound_method_is_refused_with_the_call_to_make_instead():
     assert "grad(test_a_bound_method_is_refused_with_the_call_to_make_instead.<locals>.Model.loss, wrt=1)" \
         in str(info.value)
     assert np.allclose(ta.grad(Model.loss, wrt=1)(model, np.array([1.0, 2.0])), [1.0, 1.0])
+
+
+def test_grad_of_a_lambda_written_in_the_call():
+    x = np.array([0.3, -1.2, 2.0])
+    np.testing.assert_allclose(ta.grad(lambda x: np.sum(x ** 2))(x), 2 * x)
+    a, b = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    ga, gb = ta.grad(lambda a, b: np.dot(a, b), wrt=(0, 1))(a, b)
+    np.testing.assert_allclose(ga, b)
+    np.testing.assert_allclose(gb, a)
+
+
+def test_check_grads_of_a_lambda():
+    from tangent_ast.testing import check_grads
+
+    check_grads(lambda a, b: np.dot(a, b) * np.sin(a[0]), (np.array([0.4, 1.1]), np.array([2.0, -0.5])))
+
+
+def test_two_lambdas_on_one_line_get_their_own_rules():
+    double, triple = (lambda x: x * 2.0), (lambda x: x * 3.0)
+    assert (ta.grad(double)(1.0), ta.grad(triple)(1.0)) == (2.0, 3.0)
+    assert ta.derive(double, args=(1.0,)).path != ta.derive(triple, args=(1.0,)).path

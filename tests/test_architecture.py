@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tangent_ast"
 
 # module -> the layer it belongs to; a module may import only modules of its own layer or below
 TOP = {"api", "testing", "cli", "function_values", "examples", "__main__", "fuzz"}
-VOCABULARY = {"kinds", "modes", "calling", "errors", "naming", "version"}
+VOCABULARY = {"kinds", "modes", "calling", "errors", "naming", "source", "version"}
 LAYERS = ["runtime", "vocabulary", "rules", "stages", "pipeline", "top"]
 
 

@@ -14,11 +14,8 @@ rule's own module and handed to ``bind_global`` so the generated module can
 import them under a name that does not collide with the user's.
 """
 
-import ast
 import copy
-import functools
 import inspect
-import linecache
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +23,7 @@ from dataclasses import dataclass, field
 import gast
 
 from ..errors import NoSourceError, TangentAstError
+from ..source import lambda_node
 
 _LITERALS = (type(None), bool, int, float, complex, str)
 
@@ -218,58 +216,12 @@ def _import_name(fn):
     return getattr(fn, "__name__", "rule")
 
 
-@functools.cache
-def _lambdas_by_line(filename):
-    """The lambdas of a file, by the line they start on (the file is parsed once)."""
-    by_line = {}
-    for n in gast.walk(gast.parse("".join(linecache.getlines(filename)))):
-        if isinstance(n, gast.Lambda):
-            by_line.setdefault(n.lineno, []).append(n)
-    return by_line
-
-
 def _function_node(fn):
     """The gast node (FunctionDef or Lambda) of a rule function."""
-    code = fn.__code__
     if fn.__name__ != "<lambda>":
         source = textwrap.dedent(inspect.getsource(fn))
         return gast.parse(source).body[0]
-    filename = code.co_filename
-    arg_names = list(code.co_varnames[: code.co_argcount])
-    candidates = [
-        n
-        for n in _lambdas_by_line(filename).get(code.co_firstlineno, [])
-        if [a.id for a in n.args.args] == arg_names
-    ]
-    if len(candidates) > 1 and hasattr(code, "co_positions"):  # Python 3.11+: columns
-        candidates = [n for n in candidates if _spans(n, code)]
-    if len(candidates) > 1:
-        candidates = [n for n in candidates if _same_code(n, code, filename)]
-    if not candidates:
-        raise TangentAstError(
-            f"cannot read the source of the rule lambda at {filename}:{code.co_firstlineno}"
-        )
-    # A copy: the parsed file is cached and templates are rewritten after this.
-    return copy.deepcopy(candidates[0])
-
-
-def _spans(lambda_node, code):
-    """Whether every instruction of ``code`` lies within the source span of ``lambda_node``."""
-    start = (lambda_node.lineno, lambda_node.col_offset)
-    end = (lambda_node.end_lineno, lambda_node.end_col_offset)
-    return all(
-        start <= (line, col) <= end
-        for line, _, col, end_col in code.co_positions()
-        if line is not None and col is not None and (col, end_col) != (0, 0)  # (0, 0): no column
-    )
-
-
-def _same_code(lambda_node, code, filename):
-    tree = ast.Expression(gast.gast_to_ast(lambda_node))
-    ast.fix_missing_locations(tree)
-    compiled = compile(tree, filename, "eval")
-    inner = next(c for c in compiled.co_consts if inspect.iscode(c))
-    return inner.co_code == code.co_code and inner.co_consts == code.co_consts
+    return lambda_node(fn.__code__)
 
 
 def template_of(fn):

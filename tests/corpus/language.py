@@ -617,3 +617,21 @@ def updates_a_computed_array(x, s):
 
 
 CASES += [Case(updates_a_computed_array, (V, 0.6))]
+
+
+# --- lambdas: the differentiated function itself, closures, two on one line, defaults
+sum_of_squares = lambda x: np.sum(x ** 2)  # noqa: E731
+dot_times_first = lambda a, b: np.dot(a, b) * a[0]  # noqa: E731
+scaled_sine = (lambda scale: (lambda x: np.sum(np.sin(x) * scale)))(1.5)
+product_plus, quotient_minus = (lambda x, y: x * y + y), (lambda x, y: x / y - x)
+cubed_with_default = lambda x, s=2.0: x ** 3 * s  # noqa: E731
+
+
+CASES += [
+    Case(sum_of_squares, (V,), note="lambda"),
+    Case(dot_times_first, (V, V * 2.0), note="lambda"),
+    Case(scaled_sine, (V,), note="closure lambda"),
+    Case(product_plus, (0.4, 1.3), note="first lambda of a line"),
+    Case(quotient_minus, (0.4, 1.3), note="second lambda of a line"),
+    Case(cubed_with_default, (0.7,), note="lambda with a default"),
+]

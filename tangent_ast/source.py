@@ -1,0 +1,94 @@
+"""Finding the source of a lambda: which ``lambda`` of its line a code object is.
+
+A lambda has no name and often shares its line with others (``defvjp(f, lambda ...,
+lambda ...)``, ``grad(lambda x: ...)(lambda y: ...)``). On Python 3.11+ every instruction of
+a code object records its column span (``co_positions``), which singles the lambda out;
+on 3.10 the candidates of the line with the same parameters are compiled again and
+compared. A line whose lambdas cannot be told apart is refused: guessing could pick the
+wrong function, and the wrong derivative would follow.
+
+>>> import numpy as np
+>>> square, cube = (lambda x: x * x), (lambda x: x * x * x)
+>>> import ast, gast
+>>> ast.unparse(gast.gast_to_ast(lambda_node(cube.__code__)))
+'lambda x: x * x * x'
+"""
+
+import ast
+import copy
+import hashlib
+import inspect
+import linecache
+
+import gast
+
+from .errors import NoSourceError
+
+_PARSED: dict[tuple[str, str], dict[int, list]] = {}  # (file, hash of its text) -> lambdas by line
+
+
+def _lambdas_by_line(filename):
+    """The lambdas of a file, by the line they start on (each version of the file parsed once)."""
+    text = "".join(linecache.getlines(filename))
+    key = (filename, hashlib.sha256(text.encode()).hexdigest())
+    if key not in _PARSED:
+        by_line: dict[int, list] = {}
+        try:
+            tree = gast.parse(text)
+        except SyntaxError:
+            tree = gast.Module(body=[], type_ignores=[])
+        for n in gast.walk(tree):
+            if isinstance(n, gast.Lambda):
+                by_line.setdefault(n.lineno, []).append(n)
+        _PARSED[key] = by_line
+    return _PARSED[key]
+
+
+def lambda_node(code):
+    """A copy of the gast ``Lambda`` whose compiled code is ``code``; NoSourceError if the
+    source cannot be read or the lambda cannot be told apart from another on its line."""
+    filename = code.co_filename
+    where = f"{filename}:{code.co_firstlineno}"
+    arg_names = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    candidates = [
+        n
+        for n in _lambdas_by_line(filename).get(code.co_firstlineno, [])
+        if [a.id for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == arg_names
+    ]
+    if len(candidates) > 1 and hasattr(code, "co_positions"):  # Python 3.11+: columns
+        candidates = [n for n in candidates if _spans(n, code)]
+    if len(candidates) > 1:
+        candidates = [n for n in candidates if _same_code(n, code, filename)]
+    if not candidates:
+        raise NoSourceError(
+            "cannot read the source of this lambda",
+            where=where,
+            hint="define the function in a .py file or a notebook cell (or with def)",
+        )
+    if len(candidates) > 1:
+        raise NoSourceError(
+            "this lambda cannot be told apart from another one with the same parameters on "
+            "its line",
+            where=where,
+            hint="put the lambdas on separate lines, or define the function with def",
+        )
+    return copy.deepcopy(candidates[0])  # the parsed file is cached: never hand it out
+
+
+def _spans(node, code):
+    """Whether every instruction of ``code`` lies within the source span of ``node``."""
+    start = (node.lineno, node.col_offset)
+    end = (node.end_lineno, node.end_col_offset)
+    return all(
+        start <= (line, col) <= end
+        for line, _, col, end_col in code.co_positions()
+        if line is not None and col is not None and (col, end_col) != (0, 0)  # (0, 0): none
+    )
+
+
+def _same_code(node, code, filename):
+    tree = ast.Expression(gast.gast_to_ast(copy.deepcopy(node)))
+    ast.fix_missing_locations(tree)
+    compiled = compile(tree, filename, "eval")
+    inner = next(c for c in compiled.co_consts if inspect.iscode(c))
+    return inner.co_code == code.co_code and inner.co_consts == code.co_consts
