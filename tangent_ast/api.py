@@ -18,6 +18,7 @@ from .errors import (
 from .kinds import signature_key, signature_of
 from .modes import Mode
 from .pipeline import MODES, STAGE_NAMES, Session, derive_module
+from .wrappers import as_function
 
 _SESSIONS: dict[tuple, Session] = {}
 
@@ -41,6 +42,7 @@ def derive(f, mode="forward", wrt=0, *, args=None, kwargs=None, cache=None, stri
     Returns a :class:`~tangent_ast.pipeline.DerivedRule` with ``.source``,
     ``.path`` and the generated functions (``.jvp``, or ``.fwd``/``.bwd``).
     """
+    f = as_function(f, _session(cache, strict).directory)
     if args is None and kwargs is None:
         return _session(cache, strict).rule(f, mode, wrt, None)
     form, flat = flat_arguments(f, tuple(args or ()), kwargs or {})
@@ -53,6 +55,7 @@ def jvp(f, primals, tangents, *, cache=None):
     if len(primals) != len(tangents):
         raise TangentAstError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     wrt = tuple(i for i, t in enumerate(tangents) if t is not None)
+    f = as_function(f, _session(cache).directory)
     if not wrt:
         out = f(*primals)
         return out, np.zeros_like(out, dtype=float) if np.ndim(out) else 0.0
@@ -146,6 +149,7 @@ def _check_scalar(f, out):
 
 
 def _value_and_gradient(f, wrt, cache):
+    f = as_function(f, _session(cache).directory)
     rule_for = _reverse_rule(f, wrt, cache)
 
     def call(args, kwargs):
@@ -184,6 +188,7 @@ def vjp(f, *args, wrt=None, cache=None):
     """``(f(*args), pullback)``; ``pullback(ct)`` gives the cotangents of the ``wrt``
     arguments (default: every float or float-array argument), a tuple when there are
     several. The pullback may be called any number of times."""
+    f = as_function(f, _session(cache).directory)
     form, flat = flat_arguments(f, args, {})
     signature = signature_of(flat)
     if wrt is None:

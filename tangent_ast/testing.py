@@ -25,7 +25,10 @@ from .api import derive
 from .calling import PLAIN, flat_arguments, unbind
 from .errors import TangentAstError
 from .kinds import is_plain_object, is_record, kind_of, record_fields
+from .load import cache_dir
 from .modes import Mode
+from .pipeline import Session
+from .wrappers import as_function
 
 _STEPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 
@@ -245,6 +248,7 @@ def check_grads(
             f"check_grads(order={order}): only first derivatives are checked so far "
             "(higher order needs rules for the runtime helpers; see docs/limitations.md)"
         )
+    f = as_function(f, Session().directory if cache is None else cache_dir(cache))
     given = tuple(args)
     form, args = flat_arguments(f, given, kwargs or {})
     function, f = f, (f if form == PLAIN and len(args) == len(given) else _positional(f, form))

@@ -1,0 +1,138 @@
+"""A primitive given where a function is expected: ``grad(np.sin)``, ``partial(np.sum, axis=1)``.
+
+A NumPy or ``math`` function has no Python source to read, but it has rules. Given
+directly, it is differentiated through a one-line def that calls it, written to the
+cache like every generated module (so that its source can be read):
+
+    np.linalg.det        ->   def det(a):
+                                  return numpy.linalg.det(a)
+
+A ``functools.partial`` is the def that calls its function with the values it binds
+(``partial(np.sum, axis=1)`` is ``def sum(a): return numpy.sum(a, axis=axis)``, with
+``axis`` bound to 1); a partial of a user function works the same way.
+
+>>> import numpy as np, tangent_ast as ta
+>>> float(ta.grad(np.sin)(0.0))
+1.0
+>>> import functools
+>>> out, pullback = ta.vjp(functools.partial(np.sum, axis=1), np.ones((2, 3)))
+>>> pullback(np.array([1.0, 2.0]))
+array([[1., 1., 1.],
+       [2., 2., 2.]])
+"""
+
+import functools
+import hashlib
+import importlib
+import inspect
+from typing import ClassVar
+
+from .errors import NoSourceError
+from .live import is_library
+from .load import import_module, write_atomic
+from .naming import sanitize
+from .rules.binding import signature_of
+from .rules.registry import lookup, qualified_name
+
+_WRAPPERS: dict = {}  # (function, bound positions, bound keywords) -> its def
+
+
+def as_function(f, directory):
+    """``f`` itself when it is a Python function to differentiate from its source; else a
+    def calling it (a primitive with rules, or a ``functools.partial``); ``f`` unchanged
+    when neither applies (the pipeline then says why it cannot be differentiated)."""
+    if isinstance(f, functools.partial):
+        return _wrapper(f.func, f.args, f.keywords, directory)
+    if inspect.isfunction(f) and not is_library(f.__module__):
+        return f
+    if lookup(f) is not None and not isinstance(f, tuple):
+        return _wrapper(f, (), {}, directory)
+    return f
+
+
+def _wrapper(fn, bound_args, bound_keywords, directory):
+    key = (fn, len(bound_args), tuple(bound_keywords))
+    values = {f"bound_{i}": v for i, v in enumerate(bound_args)} | dict(bound_keywords)
+    known = _WRAPPERS.get(key)
+    if known is not None and all(
+        getattr(known, "__globals__", {}).get(n, _NONE) is v for n, v in values.items()
+    ):
+        return known
+    params = _free_parameters(fn, len(bound_args), bound_keywords)
+    callee = _reference(fn)
+    name = sanitize(getattr(fn, "__name__", "primitive"))
+    arguments = [f"bound_{i}" for i in range(len(bound_args))] + params
+    arguments += [f"{k}={k}" for k in bound_keywords]
+    source = (
+        f'"""{name}: a def around {callee.text}, written by tangent_ast to derive its rule."""\n'
+        + (callee.import_line + "\n" if callee.module else "")
+        + f"\n\ndef {name}({', '.join(params)}):\n"
+        + f"    return {callee.text}({', '.join(arguments)})\n"
+    )
+    module_name = "wrapper__" + hashlib.sha256(source.encode()).hexdigest()[:12]
+    path = directory / f"{module_name}.py"
+    if not path.exists() or path.read_text() != source:
+        write_atomic(path, source)
+    bindings = values | ({} if callee.module else {callee.text: fn})
+    wrapper = getattr(import_module(directory, module_name, bindings), name)
+    _WRAPPERS[key] = wrapper
+    return wrapper
+
+
+_NONE = object()
+
+
+class _Reference:
+    """How the wrapper's source names the function it calls."""
+
+    ALIASES: ClassVar[dict[str, str]] = {"numpy": "np"}  # written as people write them
+
+    def __init__(self, module, dotted):
+        self.module = module
+        alias = self.ALIASES.get(module) if module else None
+        self.text = f"{alias}{dotted[len(module) :]}" if alias else dotted
+        self.import_line = f"import {module} as {alias}" if alias else f"import {module}"
+
+
+def _reference(fn):
+    """``numpy.linalg.det`` when that dotted name is ``fn``; else a name the loader binds."""
+    dotted = qualified_name(fn)
+    module, _, rest = dotted.partition(".")
+    try:
+        obj = importlib.import_module(module)
+        for part in rest.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        obj = None
+    if obj is fn and rest and "<" not in dotted:
+        return _Reference(module, dotted)
+    return _Reference(None, "wrapped")
+
+
+def _free_parameters(fn, n_bound, bound_keywords):
+    """The parameters a call must still give: required ones, after the bound positions and
+    without the bound keywords."""
+    entry = lookup(fn)
+    signature = signature_of(entry) if entry is not None else _signature(fn)
+    if signature is None:
+        n_inputs = getattr(fn, "nin", None)  # a ufunc whose signature cannot be read
+        if n_inputs is None:
+            raise NoSourceError(
+                f"{qualified_name(fn)} has no source and no readable signature",
+                hint="wrap it in a def: def f(x): return ...(x)",
+            )
+        names = ["x"] if n_inputs == 1 else [f"x{i + 1}" for i in range(n_inputs)]
+        return names[n_bound:]
+    required = [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    return [p for p in required[n_bound:] if p not in bound_keywords]
+
+
+def _signature(fn):
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
