@@ -201,8 +201,14 @@ def vjp(f, *args, wrt=None, cache=None):
 
     def pullback(ct):
         if isinstance(out, (tuple, list)):  # None in a structured cotangent means zero
-            ct = runtime.TangentTuple(
+            entries = [
                 runtime.zero_tangent(o) if c is None else c for c, o in zip(ct, out, strict=True)
+            ]
+            # a namedtuple's cotangent is the same record (its rule reads ct.field)
+            ct = (
+                runtime.rebuild(out, entries)
+                if runtime.is_record(out)
+                else runtime.TangentTuple(entries)
             )
         return real_cotangents(rule, guarded(f, flat, rule, lambda: rule.bwd(saved, ct)))
 

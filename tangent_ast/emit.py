@@ -81,6 +81,10 @@ class ModuleNamespace:
         if home is not None:
             self.homes[name] = home
 
+    def bind_relative_module(self, preferred, module):
+        """A derived rule's module itself, imported relatively (``from . import mod as m``)."""
+        return self.bind_relative(preferred, module, None)
+
     def bind_relative(self, preferred, module, attr):
         key = (module, attr)
         for existing, value in self.relative.items():
@@ -154,7 +158,9 @@ def imports_and_bindings(namespace, used):
         if name in namespace.relative:
             module, attr = namespace.relative[name]
             lines.append(
-                f"from .{module} import {attr}"
+                f"from . import {module} as {name}"
+                if attr is None
+                else f"from .{module} import {attr}"
                 if attr == name
                 else f"from .{module} import {attr} as {name}"
             )

@@ -165,7 +165,7 @@ class Forward:
         kinds = tuple(self.d.kind(a) for a in site.args)
         rule = self.d.derive_callee(fn, Mode.FORWARD, tuple(active), kinds, self.d.where(s), form)
         self.d.callees.append(rule)
-        func = name(rule.function_name("jvp", self.d.namespace))
+        func = rule.reference("jvp", self.d.namespace)
         args = [copy.deepcopy(a) for a in site.args] + [
             self.tangent_of(site.args[i]) for i in active
         ]

@@ -228,12 +228,20 @@ class CalleeRule:
     fn: object
     module_name: str
     same_module: bool
+    # the callee reaches the caller again (f calls g calls f): its module is imported as a
+    # module, whose functions are looked up when called, since neither can import the
+    # other's functions before both exist
+    cyclic: bool = False
 
-    def function_name(self, suffix, namespace):
+    def reference(self, suffix, namespace):
+        """The expression generated code calls the callee's ``f_<suffix>`` by."""
         local = f"{rule_base(self.fn)}_{suffix}"
         if self.same_module:
-            return local
-        return namespace.bind_relative(local, self.module_name, local)
+            return name(local)
+        if self.cyclic:
+            module = namespace.bind_relative_module(f"{rule_base(self.fn)}_rules", self.module_name)
+            return gast.Attribute(value=name(module), attr=local, ctx=gast.Load())
+        return name(namespace.bind_relative(local, self.module_name, local))
 
 
 @dataclass
@@ -297,7 +305,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
 
     def derive_callee(callee_fn, callee_mode, positions, kinds, where, callee_form=PLAIN):
         return session.callee(
-            callee_fn, callee_mode, positions, kinds, where, module_name, callee_form
+            callee_fn, callee_mode, positions, kinds, where, module_name, callee_form, caller=fn
         )
 
     d = Derivation(
@@ -675,7 +683,8 @@ class Session:
                 if line.startswith("def "):
                     break
                 continue
-            callee_module = line[len("from .") :].split()[0]
+            words = line[len("from .") :].split()  # from .mod import f / from . import mod as m
+            callee_module = words[1] if words[0] == "import" else words[0]
             if callee_module in loading:
                 continue
             g = next(
@@ -727,14 +736,15 @@ class Session:
             "reads": dependencies.reads_field(),
         }
 
-    def callee(self, fn, mode, positions, kinds, where, caller_module, form=PLAIN):
+    def callee(self, fn, mode, positions, kinds, where, caller_module, form=PLAIN, caller=None):
         params = flat_params(fn, form)
         wrt = tuple(params[i] for i in positions)
         signature = canonical(kinds)
         module_name = module_name_for(fn, mode, wrt, signature, form)
         if (fn, mode, wrt, signature, form) not in self.in_progress:
             self.ensure(fn, mode, wrt, signature, module_name, form)
-        return CalleeRule(fn, module_name, module_name == caller_module)
+        cyclic = caller is not None and caller in self.dependencies(fn).functions
+        return CalleeRule(fn, module_name, module_name == caller_module, cyclic)
 
 
 def program_changed():

@@ -373,11 +373,11 @@ class Reverse:
                 )
                 self.d.callees.append(rule)
                 call = gast.Call(
-                    func=name(rule.function_name("fwd", self.d.namespace)),
+                    func=rule.reference("fwd", self.d.namespace),
                     args=[copy.deepcopy(a) for a in site.args],
                     keywords=[],
                 )
-                bwd = name(rule.function_name("bwd", self.d.namespace))
+                bwd = rule.reference("bwd", self.d.namespace)
                 result = self._forward_call(s, call, bwd, [site.args[i] for i in active])
         self.calls[id(s)] = result
         return result

@@ -174,3 +174,14 @@ def test_two_lambdas_on_one_line_get_their_own_rules():
     double, triple = (lambda x: x * 2.0), (lambda x: x * 3.0)
     assert (ta.grad(double)(1.0), ta.grad(triple)(1.0)) == (2.0, 3.0)
     assert ta.derive(double, args=(1.0,)).path != ta.derive(triple, args=(1.0,)).path
+
+
+def test_the_pullback_of_a_namedtuple_result_takes_the_record():
+    from .corpus.language import Pair
+
+    def make_pair(x):
+        return Pair(x * 2.0, np.sin(x))
+
+    out, pullback = ta.vjp(make_pair, 0.3)
+    assert pullback(Pair(1.0, 1.0)) == pytest.approx(2.0 + np.cos(0.3))
+    assert pullback((1.0, None)) == pytest.approx(2.0)

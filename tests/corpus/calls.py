@@ -112,3 +112,22 @@ CASES = [
     Case(data_dependent_rec, (3.0,)),
     Case(data_dependent_rec, (0.05,)),
 ]
+
+
+# --- mutual recursion: each rule imports the other's module, not its functions
+def is_even_scaled(x, n):
+    if n <= 0:
+        return x
+    return is_odd_scaled(x * 1.1, n - 1)
+
+
+def is_odd_scaled(x, n):
+    if n <= 0:
+        return np.sin(x)
+    return is_even_scaled(x + 0.5, n - 1) * 2.0
+
+
+CASES += [
+    Case(is_even_scaled, (0.3, 3), wrt=(0,)),
+    Case(is_odd_scaled, (0.3, 4), wrt=(0,)),
+]
