@@ -72,6 +72,24 @@ def unsupported(parsed, node, what=None, hint=None):
     )
 
 
+def _lowered(n):
+    """Constructs of ``_UNSUPPORTED`` the lowering handles in these forms: ``del`` of names,
+    ``:=`` on a name, ``with np.errstate(...)`` (checked again once names are resolved)."""
+    if isinstance(n, gast.Delete):
+        return all(isinstance(t, gast.Name) for t in n.targets)
+    if isinstance(n, gast.NamedExpr):
+        return isinstance(n.target, gast.Name)
+    if isinstance(n, gast.With):
+        return all(
+            item.optional_vars is None
+            and isinstance(item.context_expr, gast.Call)
+            and isinstance(item.context_expr.func, gast.Attribute)
+            and item.context_expr.func.attr == "errstate"
+            for item in n.items
+        )
+    return False
+
+
 def check_supported(parsed):
     """Raise UnsupportedSyntaxError at the first construct outside what the stages handle."""
     node = parsed.node
@@ -87,6 +105,7 @@ def check_supported(parsed):
         for a in n.args
         if isinstance(a, gast.GeneratorExp)
     }
+    inlined |= {id(n) for n in gast.walk(node) if _lowered(n)}
     for n in gast.walk(node):
         if (
             n is not node

@@ -28,6 +28,7 @@ STAGES = [
     "tangent_ast.lowering.calls",
     "tangent_ast.lowering.comprehensions",
     "tangent_ast.lowering.conditionals",
+    "tangent_ast.lowering.contexts",
     "tangent_ast.lowering.inlining",
     "tangent_ast.lowering.jumps",
     "tangent_ast.lowering.loops",

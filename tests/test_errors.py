@@ -24,7 +24,8 @@ def line_of(fn, text):
     (bad.has_class, "a class definition", "class Local"),
     (bad.has_global, "a global statement", "global COUNTER"),
     (bad.has_yield, "yield", "yield x"),
-    (bad.has_with, "a with block", "with np.errstate"),
+    (bad.has_with, "a with block", "with open"),
+    (bad.raises_on_float_errors, "np.errstate with a setting other than", "with np.errstate"),
     (bad.has_try, "a try block", "try:"),
 ])
 @pytest.mark.parametrize("mode", ["forward", "reverse"])

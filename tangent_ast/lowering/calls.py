@@ -230,6 +230,16 @@ class CallLowering:
         )
 
     def callee(self, func, at):
+        if (  # getattr(np, "sin")(x) is np.sin(x)
+            isinstance(func, gast.Call)
+            and self.scope.lookup(func.func) is builtins.getattr
+            and len(func.args) == 2
+            and not func.keywords
+            and isinstance(func.args[1], gast.Constant)
+            and isinstance(func.args[1].value, str)
+            and func.args[1].value.isidentifier()
+        ):
+            func = gast.Attribute(value=func.args[0], attr=func.args[1].value, ctx=gast.Load())
         if isinstance(func, gast.Name) or (
             isinstance(func, gast.Attribute) and self.scope.is_global_chain(func)
         ):

@@ -46,38 +46,38 @@ class LoopLowering:
         return self.block(self.lower_jumps(body))
 
     def while_loop(self, s):
-        if s.orelse:
-            raise unsupported(
-                self.parsed, s, "while ... else", "move the else block after the loop"
-            )
+        pre, s, orelse = self.loop_else(s)
         if isinstance(s.test, gast.Name):
             body = self.loop_body(s.body)
-            return [located(gast.While(test=s.test, body=body, orelse=[]), s)]
-        pre, op = self.operation(s.test, s)
+            return pre + [located(gast.While(test=s.test, body=body, orelse=[]), s)]
+        more, op = self.operation(s.test, s)
         test = self.namer.fresh(temp_base(op) if temp_base(op) != "tmp" else "keep_going")
         again, op_again = self.operation(copy.deepcopy(s.test), s)
         body = self.loop_body(s.body)
         append_fallthrough(body, again + [assign(test, op_again, s)])
-        return pre + [
-            assign(test, op, s),
-            located(gast.While(test=name(test), body=body, orelse=[]), s),
-        ]
+        loop = located(gast.While(test=name(test), body=body, orelse=[]), s)
+        return pre + more + [assign(test, op, s), loop] + self.block(orelse)
+
+    def loop_else(self, s):
+        """A loop's ``else`` block runs when the loop ends without ``break``: after the loop,
+        under a flag that each ``break`` sets. ``(statements before the loop, the loop
+        without its else, the statements after it)``."""
+        if not s.orelse:
+            return [], s, []
+        if not any(isinstance(n, gast.Break) for n in loop_level(s.body)):
+            return [], s, s.orelse
+        broke = self.namer.fresh("broke")
+        loop = copy.copy(s)
+        loop.body = mark_breaks(s.body, broke)
+        after = [located(gast.If(test=name(broke), body=[], orelse=s.orelse), s)]
+        return [assign(broke, gast.Constant(False, None), s)], loop, after
 
     def for_loop(self, s):
         """``for x in <iterable>`` -> ``for i in range(...)`` with ``x = xs[i]`` first in the
         body."""
         pre, header, prefix, range_args = self.loop_header(s.target, s.iter, s)
-        broke = None
-        orelse = []
-        if s.orelse:
-            if any(isinstance(n, gast.Break) for n in loop_level(s.body)):
-                broke = self.namer.fresh("broke")
-                s = copy.copy(s)
-                s.body = mark_breaks(s.body, broke)
-                pre.append(assign(broke, gast.Constant(False, None), s))
-                orelse = [located(gast.If(test=name(broke), body=[], orelse=s.orelse), s)]
-            else:
-                orelse = s.orelse
+        before, s, orelse = self.loop_else(s)
+        pre += before
         body = self.loop_body(prefix + s.body)
         loop = located(
             gast.For(

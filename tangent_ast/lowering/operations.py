@@ -25,7 +25,7 @@ import copy
 import gast
 
 from ..checks import unsupported
-from ..syntax import is_atom
+from ..syntax import is_atom, located, name
 
 
 class OperationLowering:
@@ -54,6 +54,11 @@ class OperationLowering:
             return self.bool_op(expr, at)
         if isinstance(expr, gast.IfExp):
             return self.ternary(expr, at)
+        if isinstance(expr, gast.NamedExpr):  # (y := e): y = e first, then y
+            assigned = gast.Assign(
+                targets=[name(expr.target.id, gast.Store())], value=expr.value, type_comment=None
+            )
+            return self.assign(located(assigned, at)), name(expr.target.id)
         if isinstance(expr, (gast.Call, gast.ListComp)):
             return self.call_operation(expr, at)
         if isinstance(expr, gast.Attribute):

@@ -32,6 +32,7 @@ from ..syntax import assign, is_atom, is_docstring, located, name
 from .calls import CallLowering
 from .comprehensions import ComprehensionLowering
 from .conditionals import ConditionalLowering
+from .contexts import ContextLowering
 from .inlining import InliningLowering
 from .jumps import JumpLowering
 from .loops import LoopLowering
@@ -42,6 +43,7 @@ class Normalizer(
     CallLowering,
     ComprehensionLowering,
     ConditionalLowering,
+    ContextLowering,
     InliningLowering,
     JumpLowering,
     LoopLowering,
@@ -164,8 +166,10 @@ class Normalizer(
             self.check_effect_only(s)
             pre, value = self.operation(s.value, s)
             return pre + [located(gast.Expr(value=value), s)]
-        if isinstance(s, gast.Pass):
+        if isinstance(s, (gast.Pass, gast.Delete)):  # del of names (checks.py): nothing to do
             return []
+        if isinstance(s, gast.With):
+            return self.error_state_block(s)
         if isinstance(s, gast.Assert):
             pre, test = self.atom(s.test, s)
             return pre + [located(gast.Assert(test=test, msg=s.msg), s)]

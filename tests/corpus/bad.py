@@ -22,8 +22,14 @@ def has_yield(x):
 
 
 def has_with(x):
-    with np.errstate(all="ignore"):
-        y = x * 2
+    with open(__file__) as source:
+        y = x * len(source.read())
+    return y
+
+
+def raises_on_float_errors(x):
+    with np.errstate(all="raise"):
+        y = np.log(x) * 2
     return y
 
 

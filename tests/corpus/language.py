@@ -635,3 +635,59 @@ CASES += [
     Case(quotient_minus, (0.4, 1.3), note="second lambda of a line"),
     Case(cubed_with_default, (0.7,), note="lambda with a default"),
 ]
+
+
+# --- statements numerical code uses
+def quiet_log(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.log(x) * 2.0
+    return np.sum(y)
+
+
+def deletes_a_temporary(x):
+    t = x * 2.0
+    y = t + 1.0
+    del t
+    return y * y
+
+
+def assigns_in_a_condition(x):
+    if (y := x * 2.0) > 0.5:
+        return y * y
+    return y
+
+
+def while_else_without_break(x):
+    i = 0
+    while i < 3:
+        x = x * 1.5
+        i = i + 1
+    else:
+        x = x + 1.0
+    return x
+
+
+def while_else_with_break(x, limit):
+    while x < 10.0:
+        x = x * 1.5
+        if x > limit:
+            break
+    else:
+        x = x - 1.0
+    return x
+
+
+def getattr_with_a_constant_name(x):
+    return getattr(np, "sin")(x) * 2.0
+
+
+CASES += [
+    Case(quiet_log, (np.array([0.7, 1.3]),)),
+    Case(deletes_a_temporary, (0.7,)),
+    Case(assigns_in_a_condition, (0.7,)),
+    Case(assigns_in_a_condition, (0.1,), note="other branch"),
+    Case(while_else_without_break, (0.7,)),
+    Case(while_else_with_break, (0.7, 3.0), wrt=(0,)),
+    Case(while_else_with_break, (0.7, 100.0), wrt=(0,), note="no break"),
+    Case(getattr_with_a_constant_name, (0.7,)),
+]
