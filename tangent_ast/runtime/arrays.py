@@ -9,6 +9,7 @@ array([0., 1., 2., 0.])
 
 import numpy as np
 
+from .errors import TangentAstError
 from .shapes import scalar_like
 from .tangents import TangentTuple, is_record, rebuild, unbroadcast, zero_tangent
 
@@ -192,7 +193,7 @@ def take_vjp(ct, x, indices, axis=None, out=None, mode="raise"):
 def pad_vjp(ct, x, pad_width, mode="constant", **kwargs):
     """Cotangent of ``x`` for ``np.pad`` in ``constant`` mode: the middle of ``ct``."""
     if mode != "constant":
-        raise NotImplementedError(
+        raise TangentAstError(
             f"the reverse rule of np.pad supports mode='constant' only, not {mode!r}"
         )
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (np.ndim(x), 2))

@@ -8,6 +8,7 @@ array([[3., 0.],
 
 import numpy as np
 
+from .errors import TangentAstError
 from .reductions import extremum_mask
 from .sequences import leaf_like
 from .shapes import keep_reduced, reduced_axes, scalar_like
@@ -22,19 +23,17 @@ def matmul_vjp_left(ct, x, y):
     """Cotangent of ``x`` in ``x @ y`` for any ranks (vectors, matrices, stacks)."""
     if np.ndim(y) == 1:
         return unbroadcast(np.multiply.outer(ct, y) if np.ndim(x) > 1 else ct * y, x)
-    if np.ndim(x) == 1:
-        return (
-            unbroadcast(y @ ct, x)
-            if np.ndim(y) == 2
-            else unbroadcast(np.swapaxes(y, -1, -2) @ ct[..., None], x)
-        )
+    if np.ndim(x) == 1:  # x (k) against y (..., k, m): ct (..., m)
+        return unbroadcast((y @ np.asarray(ct)[..., None])[..., 0], x)
     return unbroadcast(ct @ np.swapaxes(y, -1, -2), x)
 
 
 def matmul_vjp_right(ct, x, y):
     """Cotangent of ``y`` in ``x @ y`` for any ranks."""
-    if np.ndim(x) == 1:
-        return unbroadcast(np.multiply.outer(x, ct) if np.ndim(y) > 1 else ct * x, y)
+    if np.ndim(x) == 1:  # x (k) against y (..., k, m): ct (..., m)
+        if np.ndim(y) == 1:
+            return unbroadcast(ct * x, y)
+        return unbroadcast(np.asarray(x)[:, None] * np.asarray(ct)[..., None, :], y)
     if np.ndim(y) == 1:
         return (
             unbroadcast(np.swapaxes(x, -1, -2) @ ct, y)
@@ -216,7 +215,7 @@ def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
     kind, ax = _norm_kind(x, ord, axis)
     x = np.asarray(x, dtype=np.result_type(x, float))
     n = keep_reduced(ans, x, ax, keepdims) if np.ndim(x) else ans
-    if kind == "vector" or ord == "fro":
+    if kind == "vector" or ord in (None, "fro"):  # a matrix's default norm is Frobenius's
         if ord in (None, 2, "fro"):
             return x / np.where(n == 0, 1.0, n)
         if ord == 1:
@@ -228,7 +227,12 @@ def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
     if kind == "matrix" and ord in (2, "nuc") and ax in ((0, 1), (-2, -1)) and np.ndim(x) == 2:
         u, _s, vt = np.linalg.svd(x, full_matrices=False)
         return np.outer(u[:, 0], vt[0]) if ord == 2 else u @ vt
-    raise NotImplementedError(f"no derivative of np.linalg.norm for ord={ord!r}, axis={axis!r}")
+    raise TangentAstError(
+        f"np.linalg.norm(..., ord={ord!r}, axis={axis!r}) of an array of {np.ndim(x)} dimensions "
+        "has no derivative rule",
+        hint="vector norms (any ord), and Frobenius, nuclear and spectral (2-D) matrix norms "
+        "have one; write the norm out with np.sum/np.max otherwise",
+    )
 
 
 def norm_jvp(dx, ans, x, ord=None, axis=None, keepdims=False):
@@ -318,9 +322,7 @@ def eigvalsh_vjp(ct, ans, x, UPLO="L"):
 
 def _einsum_parts(subscripts, n):
     if "->" not in subscripts or "." in subscripts:
-        raise NotImplementedError(
-            "einsum rules need explicit '->' output subscripts and no ellipsis"
-        )
+        raise TangentAstError("einsum rules need explicit '->' output subscripts and no ellipsis")
     inputs, output = subscripts.replace(" ", "").split("->")
     inputs = inputs.split(",")
     if len(inputs) != n:
@@ -340,7 +342,7 @@ def einsum_vjp(ct, argnum, subscripts, *operands):
     inputs, output = _einsum_parts(subscripts, len(operands))
     target = inputs[argnum]
     if len(set(target)) != len(target):
-        raise NotImplementedError("einsum rules support no repeated index within one operand")
+        raise TangentAstError("einsum rules support no repeated index within one operand")
     others = [
         (s, op) for i, (s, op) in enumerate(zip(inputs, operands, strict=True)) if i != argnum
     ]
@@ -372,7 +374,7 @@ def _vector_norm_grad(ans, x, axis=None, keepdims=False, ord=2):
         return np.sign(x) * extremum_mask(n, np.abs(x), axis, keepdims=True)
     if np.ndim(ord) == 0 and ord != 0:
         return np.sign(x) * (np.abs(x) / n) ** (ord - 1)
-    raise NotImplementedError(f"no derivative of np.linalg.vector_norm for ord={ord!r}")
+    raise TangentAstError(f"no derivative of np.linalg.vector_norm for ord={ord!r}")
 
 
 def vector_norm_jvp(dx, ans, x, axis=None, keepdims=False, ord=2):
@@ -402,7 +404,7 @@ def _matrix_norm_grad(ans, x, keepdims=False, ord="fro"):
         if ord == "nuc":
             return u @ vt
         return u[..., :, :1] @ vt[..., :1, :]
-    raise NotImplementedError(f"no derivative of np.linalg.matrix_norm for ord={ord!r}")
+    raise TangentAstError(f"no derivative of np.linalg.matrix_norm for ord={ord!r}")
 
 
 def matrix_norm_jvp(dx, ans, x, keepdims=False, ord="fro"):
@@ -532,10 +534,10 @@ def eigh_vjp(ct, ans, x, UPLO="L"):
 
 def _check_svd(x, full_matrices, compute_uv, hermitian):
     if hermitian:
-        raise NotImplementedError("svd derivatives support hermitian=False only")
+        raise TangentAstError("svd derivatives support hermitian=False only")
     m, n = np.shape(x)[-2:]
     if compute_uv and full_matrices and m != n:
-        raise NotImplementedError("svd derivatives of a non-square matrix need full_matrices=False")
+        raise TangentAstError("svd derivatives of a non-square matrix need full_matrices=False")
 
 
 def svd_jvp(dx, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
@@ -584,11 +586,11 @@ def svd_vjp(ct, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
 def _check_qr(x, mode):
     m, n = np.shape(x)[-2:]
     if mode not in ("reduced", "complete", "r"):
-        raise NotImplementedError(
+        raise TangentAstError(
             f"qr derivatives support modes 'reduced', 'complete' and 'r', not {mode!r}"
         )
     if m < n or (mode == "complete" and m != n):
-        raise NotImplementedError(
+        raise TangentAstError(
             "qr derivatives need a tall or square matrix (and 'complete' only when square)"
         )
 

@@ -6,6 +6,7 @@
 
 import numpy as np
 
+from .errors import TangentAstError
 from .shapes import keep_reduced, reduced_axes, scalar_like
 
 
@@ -155,7 +156,7 @@ def cumprod_vjp(ct, ans, x, axis=None, dtype=None, out=None):
 def diff_vjp(ct, x, n=1, axis=-1, prepend=None, append=None):
     """Cotangent of ``x`` for ``np.diff``: the adjoint of a difference, ``n`` times."""
     if prepend is not None or append is not None:
-        raise NotImplementedError("the reverse rule of np.diff supports no prepend/append")
+        raise TangentAstError("the reverse rule of np.diff supports no prepend/append")
     for _ in range(n):
         pad = [(0, 0)] * np.ndim(ct)
         pad[axis] = (1, 1)
@@ -166,14 +167,14 @@ def diff_vjp(ct, x, n=1, axis=-1, prepend=None, append=None):
 def mean_jvp(dx, ans, x, axis=None, weights=None, returned=False, keepdims=False):
     """Tangent of ``np.average`` without weights: a mean."""
     if weights is not None or returned:
-        raise NotImplementedError("np.average rules support no weights and no returned=True")
+        raise TangentAstError("np.average rules support no weights and no returned=True")
     return scalar_like(np.mean(dx, axis=axis, keepdims=keepdims), ans)
 
 
 def average_vjp(ct, ans, x, axis=None, weights=None, returned=False, keepdims=False):
     """Cotangent of ``x`` for ``np.average`` without weights."""
     if weights is not None or returned:
-        raise NotImplementedError("np.average rules support no weights and no returned=True")
+        raise TangentAstError("np.average rules support no weights and no returned=True")
     return scalar_like(mean_vjp(ct, x, axis, keepdims), x)
 
 

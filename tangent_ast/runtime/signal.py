@@ -6,6 +6,7 @@ array([0.5, 1. , 0.5])
 
 import numpy as np
 
+from .errors import TangentAstError
 from .shapes import scalar_like
 from .tangents import unbroadcast
 
@@ -58,7 +59,7 @@ def _interp_cell(x, xp):
 
 def _check_period(period):
     if period is not None:
-        raise NotImplementedError("derivatives of np.interp with a period are not supported")
+        raise TangentAstError("derivatives of np.interp with a period are not supported")
 
 
 def interp_slope(x, xp, fp, left=None, right=None, period=None):

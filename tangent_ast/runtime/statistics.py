@@ -6,6 +6,7 @@ array([1., 0.])
 
 import numpy as np
 
+from .errors import TangentAstError
 from .reductions import half_over, prod_jvp, prod_vjp, sum_vjp
 from .shapes import keep_reduced, reduced_axes, scalar_like
 
@@ -45,7 +46,7 @@ def _quantile_weights(x, q, axis):
     shape ``q.shape + x_moved.shape``.
     """
     if isinstance(axis, (tuple, list)):
-        raise NotImplementedError("quantile derivatives over a tuple of axes are not supported")
+        raise TangentAstError("quantile derivatives over a tuple of axes are not supported")
     xm = np.ravel(x) if axis is None else np.moveaxis(np.asarray(x), axis, -1)
     n = xm.shape[-1]
     order = np.argsort(xm, axis=-1)
@@ -66,9 +67,7 @@ def _quantile_weights(x, q, axis):
 
 def _check_linear(method):
     if method != "linear":
-        raise NotImplementedError(
-            f"quantile derivatives support method='linear' only, not {method!r}"
-        )
+        raise TangentAstError(f"quantile derivatives support method='linear' only, not {method!r}")
 
 
 def quantile_jvp(

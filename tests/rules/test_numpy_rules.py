@@ -10,6 +10,8 @@ import sys
 import numpy as np
 import pytest
 
+import tangent_ast as ta
+from tangent_ast.errors import TangentAstError
 from tangent_ast.testing import check_grads
 
 rng = np.random.default_rng(5)
@@ -408,6 +410,10 @@ def f_qr_abs_diag(x):
 def f_qr_r(x): return np.abs(np.linalg.qr(x, mode="r"))
 
 
+def f_vector_at_stack(x, y): return np.matmul(x, y)
+def f_stack_at_vector(x, y): return x @ y
+
+
 def c(fn, args, name):
     return pytest.param(fn, args, name, id=fn.__name__)
 
@@ -495,6 +501,8 @@ RULE_TEST_CASES = [
     c(f_dot, (M, N), "numpy.dot"),
     c(f_dot, (V, W), "numpy.dot"),
     c(f_matmul, (T, N), "numpy.matmul"),
+    c(f_vector_at_stack, (V3, T), "numpy.matmul"),
+    c(f_stack_at_vector, (T, V), "operator.matmul"),
     c(f_inner, (V, W), "numpy.inner"),
     c(f_inner_mat, (M, T), "numpy.inner"),
     c(f_outer, (V, V3), "numpy.outer"),
@@ -723,3 +731,19 @@ def test_list_coverage_cli():
     assert "forward" in out and "reverse" in out
     count = int(out.rsplit("both modes:", 1)[1].split()[0])
     assert count >= 205
+
+
+def f_norm_over_two_axes(x): return np.linalg.norm(x, axis=(0, 1))
+
+
+@pytest.mark.parametrize("fn, args", [(f_norm_over_two_axes, (M,)), (f_norm_over_two_axes, (T,))])
+def test_the_default_norm_over_two_axes_is_frobenius(fn, args):
+    check_grads(fn, args)
+
+
+def f_norm_max_column(x): return np.linalg.norm(x, ord=1, axis=(0, 1))
+
+
+def test_a_matrix_norm_without_a_rule_is_a_clear_error():
+    with pytest.raises(TangentAstError, match="has no derivative rule"):
+        ta.grad(f_norm_max_column)(M)
