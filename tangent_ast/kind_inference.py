@@ -215,8 +215,8 @@ class KindInference:
             return self.getitem(args[0], site.args[1])
         if fn in _LIKE and not site.keywords:
             return like_kind(*args)  # same shape id as its argument
-        if fn is list and len(args) == 1 and args[0].tag in (Tag.LIST, Tag.TUPLE):
-            return replace(args[0], tag=Tag.LIST)
+        if fn in (list, tuple) and len(args) == 1 and args[0].tag in (Tag.LIST, Tag.TUPLE):
+            return replace(args[0], tag=Tag.LIST if fn is list else Tag.TUPLE)
         if fn is list_with and args[0].tag is Tag.LIST:
             return _list_with_kind(args[0], site.args[1], args[2])
         if entry is not None and entry.kind is not None:

@@ -76,13 +76,12 @@ defvjp(
     lambda ct, ans, xs, i, v: ct[i],
 )
 
-# list(x): a copy of a list or tuple (a list argument the function changes is copied first), or
-# the rows of an array.
-defjvp(builtins.list, lambda dx, ans, x: runtime.TangentTuple(dx))
-defvjp(builtins.list, lambda ct, ans, x: runtime.list_vjp(ct, x))
-specialize(
-    builtins.list, Mode.REVERSE, lambda x: x.tag in (Tag.LIST, Tag.TUPLE), lambda ct, ans, x: ct
-)
+# list(x), tuple(x): a copy of a list or tuple (a list argument the function changes is copied
+# first), or the rows of an array.
+for _copy in (builtins.list, builtins.tuple):
+    defjvp(_copy, lambda dx, ans, x: runtime.TangentTuple(dx))
+    defvjp(_copy, lambda ct, ans, x: runtime.list_vjp(ct, x))
+    specialize(_copy, Mode.REVERSE, lambda x: x.tag in (Tag.LIST, Tag.TUPLE), lambda ct, ans, x: ct)
 
 nondifferentiable(
     builtins.len,
@@ -96,6 +95,9 @@ nondifferentiable(
 )
 
 # Containers: getattr of records, sum and list of lists/tuples, list_with of lists.
-handles([builtins.getattr, builtins.sum, builtins.list, runtime.list_with], sequences=True)
+handles(
+    [builtins.getattr, builtins.sum, builtins.list, builtins.tuple, runtime.list_with],
+    sequences=True,
+)
 handles(builtins.sum, "start")
 effectful(builtins.print)

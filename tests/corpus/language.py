@@ -691,3 +691,17 @@ CASES += [
     Case(while_else_with_break, (0.7, 100.0), wrt=(0,), note="no break"),
     Case(getattr_with_a_constant_name, (0.7,)),
 ]
+
+
+def tuple_of_a_list(x, y):
+    t = tuple([x, y * 2.0])
+    a, b = t
+    return a * b + t[1]
+
+
+def tuple_of_an_array(v):
+    rows = tuple(v)
+    return rows[0] * rows[1] + rows[2]
+
+
+CASES += [Case(tuple_of_a_list, (0.7, 1.3)), Case(tuple_of_an_array, (V,))]
