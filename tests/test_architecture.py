@@ -153,3 +153,16 @@ def test_runtime_modules_define_distinct_helpers():
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
                 assert node.name not in owner, f"{node.name}: in {owner.get(node.name)} and {module}"
                 owner[node.name] = module
+
+
+def test_the_runtime_package_exports_every_helper():
+    """Generated code calls ``runtime.<helper>``: each module's public helpers are re-exported."""
+    import importlib
+
+    runtime = importlib.import_module("tangent_ast.runtime")
+    for module, path in MODULES.items():
+        if layer_of(module) != "runtime" or path.name == "__init__.py":
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                assert hasattr(runtime, node.name), f"tangent_ast.runtime does not export {node.name}"

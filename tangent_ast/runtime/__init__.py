@@ -30,6 +30,8 @@ from .arrays import (
     getitem_vjp,
     moveaxis_vjp,
     pad_vjp,
+    partition_jvp,
+    partition_vjp,
     repeat_vjp,
     roll_vjp,
     sort_jvp,

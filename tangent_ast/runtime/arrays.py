@@ -170,6 +170,34 @@ def sort_vjp(ct, x, axis=-1, kind=None, order=None):
     return g
 
 
+def _origins(ans, x, axis):
+    """For each element of ``ans``, a rearrangement of ``x`` along ``axis``, the position in
+    ``x`` it came from (equal values share out their positions in order)."""
+    order_x = np.argsort(x, axis=axis, kind="stable")
+    order_ans = np.argsort(ans, axis=axis, kind="stable")
+    origins = np.empty_like(order_x)
+    np.put_along_axis(origins, order_ans, order_x, axis=axis)
+    return origins
+
+
+def partition_jvp(dx, ans, x, axis=-1):
+    """Tangent of ``np.partition``: the tangent rearranged like ``x`` was."""
+    if axis is None:
+        return np.ravel(dx)[_origins(ans, np.ravel(x), 0)]
+    return np.take_along_axis(dx, _origins(ans, x, axis), axis=axis)
+
+
+def partition_vjp(ct, ans, x, axis=-1):
+    """Cotangent of ``x`` for ``np.partition``: ``ct`` put back where each element came from."""
+    if axis is None:
+        g = np.zeros(np.size(x), dtype=np.result_type(ct, float))
+        g[_origins(ans, np.ravel(x), 0)] = ct
+        return np.reshape(g, np.shape(x))
+    g = np.zeros(np.shape(x), dtype=np.result_type(ct, float))
+    np.put_along_axis(g, _origins(ans, x, axis), ct, axis=axis)
+    return g
+
+
 def take_vjp(ct, x, indices, axis=None, out=None, mode="raise"):
     """Cotangent of ``x`` for ``np.take``: ``ct`` added back at the indices taken."""
     g = np.zeros(

@@ -410,6 +410,8 @@ def f_qr_abs_diag(x):
 def f_qr_r(x): return np.abs(np.linalg.qr(x, mode="r"))
 
 
+def f_partition(x): return np.partition(x, 2)[:3] * np.arange(1.0, 4.0)
+def f_partition_rows(x): return np.partition(x, 1, axis=1)
 def f_vector_at_stack(x, y): return np.matmul(x, y)
 def f_stack_at_vector(x, y): return x @ y
 
@@ -502,6 +504,8 @@ RULE_TEST_CASES = [
     c(f_dot, (V, W), "numpy.dot"),
     c(f_matmul, (T, N), "numpy.matmul"),
     c(f_vector_at_stack, (V3, T), "numpy.matmul"),
+    c(f_partition, (V,), "numpy.partition"),
+    c(f_partition_rows, (M,), "numpy.partition"),
     c(f_stack_at_vector, (T, V), "operator.matmul"),
     c(f_inner, (V, W), "numpy.inner"),
     c(f_inner_mat, (M, T), "numpy.inner"),

@@ -133,6 +133,23 @@ for _fn in (np.sort,):
     defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.sort_vjp(ct, x, *args, **kw))
 handles(np.sort, "axis", "kind")
 
+# partition: a rearrangement of x, like sort (the k-th element in its sorted place)
+defjvp(
+    np.partition,
+    lambda dx, ans, a, kth, axis=-1, kind="introselect", order=None: runtime.partition_jvp(
+        dx, ans, a, axis
+    ),
+    None,
+)
+defvjp(
+    np.partition,
+    lambda ct, ans, a, kth, axis=-1, kind="introselect", order=None: runtime.partition_vjp(
+        ct, ans, a, axis
+    ),
+    None,
+)
+handles(np.partition, "axis", "kind")
+
 # identities: copies and conversions of one array
 for _fn in (np.copy, np.ascontiguousarray, np.ndarray.copy):
     defvjp(_fn, lambda ct, ans, x, *args, **kw: ct)
