@@ -133,7 +133,8 @@ def state_of(path, expected):
 def _rule_functions(header):
     """Names of the functions a module with ``header`` must define (``f_jvp``, or ``f_fwd`` and
     ``f_bwd``)."""
-    base = sanitize(header.get("source", "").split(" (")[0].rpartition(":")[2].rpartition(".")[2])
+    base = header.get("source", "").split(" (")[0].rpartition(":")[2].rpartition(".")[2]
+    base = base if base.isidentifier() else sanitize(base)  # <lambda>: lambda_jvp
     mode = Mode.FORWARD if header.get("mode") == Mode.FORWARD.value else Mode.REVERSE
     return set(mode.function_names(base))
 

@@ -49,7 +49,8 @@ class Namer:
 def rule_base(fn):
     """The name a rule's functions start with: the def's own name (``f`` gives ``f_jvp``,
     ``f_fwd``, ``f_bwd``; not a ``functools.wraps`` copy's), ``lambda`` for a lambda."""
-    return sanitize(fn.__code__.co_name)
+    name = fn.__code__.co_name
+    return name if name.isidentifier() else sanitize(name)
 
 
 def sanitize(text):

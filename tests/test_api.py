@@ -185,3 +185,17 @@ def test_the_pullback_of_a_namedtuple_result_takes_the_record():
     out, pullback = ta.vjp(make_pair, 0.3)
     assert pullback(Pair(1.0, 1.0)) == pytest.approx(2.0 + np.cos(0.3))
     assert pullback((1.0, None)) == pytest.approx(2.0)
+
+
+def _private_loss(x):
+    return x * x
+
+
+def loss_(x):
+    return x * 3.0
+
+
+def test_names_with_leading_or_trailing_underscores_keep_them():
+    assert ta.grad(_private_loss)(2.0) == 4.0
+    assert ta.grad(loss_)(2.0) == 3.0
+    assert ta.jvp(loss_, (2.0,), (1.0,)) == (6.0, 3.0)

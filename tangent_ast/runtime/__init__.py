@@ -143,6 +143,8 @@ from .signal import (
     correlate_vjp,
     ediff1d_jvp,
     ediff1d_vjp,
+    gradient_jvp,
+    gradient_vjp,
     interp_jvp_fp,
     interp_slope,
     interp_vjp_fp,

@@ -170,3 +170,41 @@ def ediff1d_vjp(ct, ary, to_end=None, to_begin=None):
     g[1:] += core
     g[:-1] -= core
     return np.reshape(g, np.shape(ary))
+
+
+def _gradient_form(f, spacing, axis, edge_order):
+    """The axis ``np.gradient`` differentiates along and its step, for the forms with
+    rules: one axis (a vector, or ``axis=`` an int), one constant step, ``edge_order=1``."""
+    if edge_order != 1 or len(spacing) > 1 or np.ndim(spacing[0] if spacing else 1.0) != 0:
+        raise TangentAstError(
+            "np.gradient with edge_order=2 or with coordinates instead of one step has no rule",
+            hint="write the differences out (x[2:] - x[:-2]) / (2 * h)",
+        )
+    if axis is None and np.ndim(f) != 1:
+        raise TangentAstError(
+            "np.gradient of an array of several dimensions without axis= (it returns one array "
+            "per axis) has no rule",
+            hint="give the axis: np.gradient(f, axis=0)",
+        )
+    return (0 if axis is None else axis), float(spacing[0]) if spacing else 1.0
+
+
+def gradient_jvp(df, f, *spacing, axis=None, edge_order=1):
+    """Tangent of ``np.gradient`` (linear in ``f``): the gradient of the tangent."""
+    axis, step = _gradient_form(f, spacing, axis, edge_order)
+    return np.gradient(df, step, axis=axis)
+
+
+def gradient_vjp(ct, f, *spacing, axis=None, edge_order=1):
+    """Cotangent of ``f`` for ``np.gradient``: the transpose of its difference stencil
+    (central inside, one-sided at both ends)."""
+    axis, step = _gradient_form(f, spacing, axis, edge_order)
+    c = np.moveaxis(np.asarray(ct, dtype=float), axis, -1) / step
+    g = np.zeros_like(c)
+    g[..., 0] -= c[..., 0]  # g_0 = f_1 - f_0
+    g[..., 1] += c[..., 0]
+    g[..., -1] += c[..., -1]  # g_n-1 = f_n-1 - f_n-2
+    g[..., -2] -= c[..., -1]
+    g[..., 2:] += c[..., 1:-1] / 2  # g_i = (f_i+1 - f_i-1) / 2
+    g[..., :-2] -= c[..., 1:-1] / 2
+    return np.moveaxis(g, -1, axis)

@@ -83,6 +83,7 @@ CASES = [
     ("numpy.asarray", "np.sum(np.asarray(x, dtype=float, order='F', copy=None) ** 2)", M),
     ("numpy.ascontiguousarray", "np.sum(np.ascontiguousarray(x, dtype=float) ** 2)", M),
     ("numpy.sort", "np.sum(np.sort(x, axis=0, kind='stable') * np.arange(4.0))", V),
+    ("numpy.gradient", "np.sum(np.gradient(x, 0.5, axis=1, edge_order=1) ** 2)", M),
     ("numpy.partition", "np.sum(np.partition(x, 1, axis=0, kind='introselect')[:2] * np.arange(1.0, 3.0))", V),
     ("numpy.tensordot", "np.sum(np.tensordot(x, x, axes=([0], [0])) ** 2)", M),
     ("numpy.take", "np.sum(np.take(x, [2, 0], axis=1, mode='clip') ** 2)", M),

@@ -410,6 +410,10 @@ def f_qr_abs_diag(x):
 def f_qr_r(x): return np.abs(np.linalg.qr(x, mode="r"))
 
 
+def f_gradient(x): return np.gradient(x) * np.arange(1.0, 5.0)
+def f_gradient_rows(x): return np.gradient(x, 0.5, axis=1) ** 2
+
+
 def f_partition(x): return np.partition(x, 2)[:3] * np.arange(1.0, 4.0)
 def f_partition_rows(x): return np.partition(x, 1, axis=1)
 def f_vector_at_stack(x, y): return np.matmul(x, y)
@@ -505,6 +509,8 @@ RULE_TEST_CASES = [
     c(f_matmul, (T, N), "numpy.matmul"),
     c(f_vector_at_stack, (V3, T), "numpy.matmul"),
     c(f_partition, (V,), "numpy.partition"),
+    c(f_gradient, (V,), "numpy.gradient"),
+    c(f_gradient_rows, (M,), "numpy.gradient"),
     c(f_partition_rows, (M,), "numpy.partition"),
     c(f_stack_at_vector, (T, V), "operator.matmul"),
     c(f_inner, (V, W), "numpy.inner"),

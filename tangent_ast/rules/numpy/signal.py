@@ -134,3 +134,18 @@ defvjp(
     ),
 )
 handles(np.logspace, "num", "endpoint", "base", "axis")
+
+# gradient: linear in f; uniform step, one axis, edge_order=1 (the runtime refuses others)
+defjvp(
+    np.gradient,
+    lambda df, ans, f, *varargs, axis=None, edge_order=1: runtime.gradient_jvp(
+        df, f, *varargs, axis=axis, edge_order=edge_order
+    ),
+)
+defvjp(
+    np.gradient,
+    lambda ct, ans, f, *varargs, axis=None, edge_order=1: runtime.gradient_vjp(
+        ct, f, *varargs, axis=axis, edge_order=edge_order
+    ),
+)
+handles(np.gradient, "varargs", "axis", "edge_order")
