@@ -173,9 +173,16 @@ class Derivation:
         return self.parsed.where(node)
 
     def is_user_function(self, fn):
-        # NumPy's and the standard library's own Python code is not user code: a function
-        # of theirs without a rule is refused (MissingRuleError), never derived from its source
-        return lookup(fn) is None and inspect.isfunction(fn) and not is_library(fn.__module__)
+        """A function derived from its source: a Python function of the user's with no rule
+        for this mode (a ``defvjp`` alone leaves forward mode to the source). NumPy's and the
+        standard library's own Python code is not user code: a function of theirs without a
+        rule is refused (MissingRuleError), never derived from its source."""
+        entry = lookup(fn)
+        return (
+            (entry is None or not entry.has(self.mode))
+            and inspect.isfunction(fn)
+            and not is_library(fn.__module__)
+        )
 
     def differentiable_args(self, value):
         """Local names in ``value`` through which derivatives can flow. Every argument of a

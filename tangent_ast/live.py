@@ -47,6 +47,7 @@ import gast
 
 from .errors import TangentAstError
 from .kinds import kind_of
+from .modes import Mode
 from .parse import parse
 from .resolve import assigned_names
 from .rules.registry import lookup
@@ -123,7 +124,10 @@ def _is_user_function(obj):
     if not inspect.isfunction(obj) or is_library(getattr(obj, "__module__", None)):
         return False
 
-    return lookup(obj) is None
+    # a function with rules in both modes is not derived from its source; one with rules
+    # for one mode only is, in the other
+    entry = lookup(obj)
+    return entry is None or not (entry.has(Mode.FORWARD) and entry.has(Mode.REVERSE))
 
 
 def _is_data(value):

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+import tangent_ast as ta
+
 from .cases import Case
 
 
@@ -131,3 +133,18 @@ CASES += [
     Case(is_even_scaled, (0.3, 3), wrt=(0,)),
     Case(is_odd_scaled, (0.3, 4), wrt=(0,)),
 ]
+
+
+# --- a user function with a reverse rule only: forward mode derives it from its source
+def softclip(x):
+    return np.log1p(np.exp(x)) * 2.0
+
+
+ta.defvjp(softclip, lambda ct, ans, x: ct * 2.0 / (1.0 + np.exp(-x)))
+
+
+def uses_softclip(x):
+    return np.sum(softclip(x) * x)
+
+
+CASES += [Case(uses_softclip, (np.array([0.3, -1.0, 2.0]),))]
