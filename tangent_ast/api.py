@@ -79,6 +79,14 @@ def guarded(f, args, rule, call):
             f(*copy.deepcopy(args))
         except Exception:
             raise exc from None  # the program's own error, raised by its own code
+        if getattr(rule, "handler_lines", ""):
+            raise TangentAstError(
+                f"{rule.fn.__qualname__} catches {type(exc).__name__} ({exc}) with the except "
+                f"clause at line {rule.handler_lines}: the derivative follows the try block only",
+                where=f"{rule.fn.__code__.co_filename}:{rule.handler_lines.split(',')[0]}",
+                hint="test for the case with an if before it raises, so that both paths are "
+                "derived",
+            ) from exc
         raise internal_error(rule, exc) from exc
 
 

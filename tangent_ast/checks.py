@@ -74,11 +74,14 @@ def unsupported(parsed, node, what=None, hint=None):
 
 def _lowered(n):
     """Constructs of ``_UNSUPPORTED`` the lowering handles in these forms: ``del`` of names,
-    ``:=`` on a name, ``with np.errstate(...)`` (checked again once names are resolved)."""
+    ``:=`` on a name, ``with np.errstate(...)`` (checked again once names are resolved),
+    ``try``/``except`` without ``finally``."""
     if isinstance(n, gast.Delete):
         return all(isinstance(t, gast.Name) for t in n.targets)
     if isinstance(n, gast.NamedExpr):
         return isinstance(n.target, gast.Name)
+    if isinstance(n, gast.Try):  # try/except: the try body is derived (lowering/walk.py)
+        return bool(n.handlers) and not n.finalbody
     if isinstance(n, gast.With):
         return all(
             item.optional_vars is None

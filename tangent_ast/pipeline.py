@@ -93,6 +93,7 @@ class Front:
     updated: set[str]  # arrays updated in place (arguments included)
     spread: Spread | None  # what *args/**kwargs were flattened into
     changed_args: set  # arguments left changed: arrays updated in place, lists written back
+    handlers: list  # lines of except clauses: not derived (a call that runs one is refused)
     snapshots: dict = field(default_factory=dict)
 
 
@@ -142,6 +143,7 @@ def front(fn, signature, trace=False, form=PLAIN):
         updated,
         spread,
         (updated | lists) & set(params),
+        normalizer.handlers,
         snapshots,
     )
 
@@ -400,8 +402,14 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         updates=tuple(p for p in params if p in f.changed_args),
         packed=f.spread.describe(),
     )
+    handlers = ", ".join(map(str, f.handlers))
+    notes = (
+        [f"exception-handlers: {handlers}  (not derived: a call that runs one is refused)"]
+        if f.handlers
+        else []
+    )
     text, loader = module_source(
-        generated, namespace, provenance, lambda line: _absolute(f.parsed, line)
+        generated, namespace, provenance, lambda line: _absolute(f.parsed, line), notes=notes
     )
     if trace:
         snapshots["module"] = text
@@ -560,6 +568,9 @@ class DerivedRule:
         self.path = path
         self.rules_used = set(rules_used)
         header = read_header(path.read_text())
+        # lines of except clauses the rule leaves to the primal (api.guarded refuses a call
+        # that runs one)
+        self.handler_lines = header.get("exception-handlers", "").partition("  ")[0]
         params = flat_params(fn, form)
         self.form = form
         # (position, name) of the arguments the function updates in place

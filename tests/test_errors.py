@@ -7,7 +7,7 @@ import pytest
 
 import tangent_ast as ta
 from tangent_ast.errors import (MissingRuleError, NonScalarOutputError, NoSourceError,
-                                NotDifferentiableError, UnsupportedSyntaxError)
+                                NotDifferentiableError, TangentAstError, UnsupportedSyntaxError)
 
 from .corpus import bad
 
@@ -141,3 +141,12 @@ def test_a_failure_inside_the_transformer_is_an_internal_error(monkeypatch, tmp_
         ta.derive(bad.divides, "reverse", args=(1.0, 2.0), cache=tmp_path)
     assert "KeyError" in str(info.value) and "divides" in str(info.value)
     assert f"{BAD_FILE}:" in str(info.value)
+
+
+def test_a_call_that_runs_an_exception_handler_is_refused():
+    from .corpus.language import log_or_zero
+
+    with pytest.raises(TangentAstError, match="catches ValueError") as info:
+        ta.grad(log_or_zero)(-1.0)
+    assert "the derivative follows the try block only" in str(info.value)
+    assert f"{log_or_zero.__code__.co_filename}:" in str(info.value)

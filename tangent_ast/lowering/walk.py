@@ -61,6 +61,7 @@ class Normalizer(
         self.result = None
         # (line, column, name) of each ``name += ...``: the checks after SSA look for them
         self.augmented: set[tuple[int, int, str]] = set()
+        self.handlers: list[int] = []  # lines of the except clauses left to the primal
 
     def function(self, node):
         check_supported(self.parsed)
@@ -69,6 +70,7 @@ class Normalizer(
         self.inlining = []
         definitions = {id(d) for d, _ in found.values()}
         body = [s for s in node.body if not is_docstring(s) and id(s) not in definitions]
+        body = self.try_bodies(body)
         tail = body[-1] if body else None
         simple_return = (
             isinstance(tail, gast.Return)
@@ -166,6 +168,31 @@ class Normalizer(
             self.check_effect_only(s)
             pre, value = self.operation(s.value, s)
             return pre + [located(gast.Expr(value=value), s)]
+        return self.compound(s)
+
+    def try_bodies(self, stmts):
+        """``try: body except ...: handler else: more`` -> ``body; more``, in every block.
+
+        A handler runs only after an exception, which the derived code raises as well (it
+        runs the same statements): the call is then refused (api.guarded), so the derived
+        code is the try body's. The handlers' lines go into the module header."""
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.Try):
+                self.handlers += [self.parsed.line(h) for h in s.handlers]
+                out += self.try_bodies(s.body + s.orelse)
+                continue
+            if isinstance(s, (gast.If, gast.For, gast.While)):
+                s = copy.copy(s)
+                s.body, s.orelse = self.try_bodies(s.body), self.try_bodies(s.orelse)
+            elif isinstance(s, gast.With):
+                s = copy.copy(s)
+                s.body = self.try_bodies(s.body)
+            out.append(s)
+        return out
+
+    def compound(self, s):
+        """Statements that are not assignments or expressions: blocks, loops, jumps."""
         if isinstance(s, (gast.Pass, gast.Delete)):  # del of names (checks.py): nothing to do
             return []
         if isinstance(s, gast.With):

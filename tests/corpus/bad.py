@@ -36,8 +36,8 @@ def raises_on_float_errors(x):
 def has_try(x):
     try:
         return x * 2
-    except ValueError:
-        return x
+    finally:
+        print("done")
 
 
 def calls_no_rule(x):

@@ -3,6 +3,7 @@
 import collections
 import dataclasses
 import functools
+import math
 
 import numpy as np
 
@@ -705,3 +706,28 @@ def tuple_of_an_array(v):
 
 
 CASES += [Case(tuple_of_a_list, (0.7, 1.3)), Case(tuple_of_an_array, (V,))]
+
+
+# --- try/except: the try body (and its else) is derived; a call that runs a handler is refused
+def log_or_zero(x):
+    try:
+        y = math.log(x)
+    except ValueError:
+        y = 0.0
+    return y * 2.0
+
+
+def try_else_in_a_loop(x):
+    total = 0.0
+    for k in range(3):
+        try:
+            step = x * (k + 1.0)
+        except ZeroDivisionError:
+            step = 0.0
+        else:
+            step = step * step
+        total = total + step
+    return total
+
+
+CASES += [Case(log_or_zero, (2.0,)), Case(try_else_in_a_loop, (0.7,))]
