@@ -98,7 +98,9 @@ from .linalg import (
     vector_norm_vjp,
 )
 from .reductions import (
+    average_jvp_weights,
     average_vjp,
+    average_vjp_weights,
     cumprod_jvp,
     cumprod_vjp,
     cumsum_vjp,

@@ -164,18 +164,60 @@ def diff_vjp(ct, x, n=1, axis=-1, prepend=None, append=None):
     return ct
 
 
+def _weights_like(weights, x, axis):
+    """The weights of ``np.average`` broadcast against ``x`` (1-D weights lie along ``axis``)."""
+    w = np.asarray(weights, dtype=float)
+    if w.ndim == 1 and np.ndim(x) > 1:
+        shape = [1] * np.ndim(x)
+        shape[axis] = -1
+        w = np.reshape(w, shape)
+    return w
+
+
+def _average_parts(ans, x, axis, weights, keepdims):
+    """``(w, sum of w, average)`` with the reduced axes kept, for the rules of np.average."""
+    if isinstance(axis, (tuple, list)) and np.ndim(weights) == 1 and np.ndim(x) > 1:
+        raise TangentAstError("np.average with 1-D weights over several axes has no rule")
+    w = np.broadcast_to(_weights_like(weights, x, axis), np.shape(x))
+    total = np.sum(w, axis=axis, keepdims=True)
+    return w, total, keep_reduced(ans, x, axis, keepdims)
+
+
 def mean_jvp(dx, ans, x, axis=None, weights=None, returned=False, keepdims=False):
-    """Tangent of ``np.average`` without weights: a mean."""
-    if weights is not None or returned:
-        raise TangentAstError("np.average rules support no weights and no returned=True")
-    return scalar_like(np.mean(dx, axis=axis, keepdims=keepdims), ans)
+    """Tangent of ``np.average`` in ``x``: a mean, weighted by ``weights``."""
+    if returned:
+        raise TangentAstError("np.average(..., returned=True) has no rule")
+    if weights is None:
+        return scalar_like(np.mean(dx, axis=axis, keepdims=keepdims), ans)
+    w, total, _ = _average_parts(ans, x, axis, weights, keepdims)
+    return scalar_like(np.sum(dx * w / total, axis=axis, keepdims=keepdims), ans)
 
 
 def average_vjp(ct, ans, x, axis=None, weights=None, returned=False, keepdims=False):
-    """Cotangent of ``x`` for ``np.average`` without weights."""
-    if weights is not None or returned:
-        raise TangentAstError("np.average rules support no weights and no returned=True")
-    return scalar_like(mean_vjp(ct, x, axis, keepdims), x)
+    """Cotangent of ``x`` for ``np.average``: ``ct`` spread by the normalized weights."""
+    if returned:
+        raise TangentAstError("np.average(..., returned=True) has no rule")
+    if weights is None:
+        return scalar_like(mean_vjp(ct, x, axis, keepdims), x)
+    w, total, _ = _average_parts(ans, x, axis, weights, keepdims)
+    return scalar_like(keep_reduced(ct, x, axis, keepdims) * w / total, x)
+
+
+def average_jvp_weights(dw, ans, x, axis=None, weights=None, returned=False, keepdims=False):
+    """Tangent of ``np.average`` in its weights: ``sum(dw * (x - average)) / sum(w)``."""
+    _w, total, mean = _average_parts(ans, x, axis, weights, keepdims)
+    dw = np.broadcast_to(_weights_like(dw, x, axis), np.shape(x))
+    return scalar_like(np.sum(dw * (x - mean) / total, axis=axis, keepdims=keepdims), ans)
+
+
+def average_vjp_weights(ct, ans, x, axis=None, weights=None, returned=False, keepdims=False):
+    """Cotangent of the weights of ``np.average``: ``ct * (x - average) / sum(w)``, summed
+    back to the weights' shape."""
+    _w, total, mean = _average_parts(ans, x, axis, weights, keepdims)
+    g = keep_reduced(ct, x, axis, keepdims) * (np.asarray(x) - mean) / total
+    if np.ndim(weights) == 1 and np.ndim(x) > 1:
+        return np.sum(g, axis=tuple(i for i in range(np.ndim(x)) if i != axis % np.ndim(x)))
+    return g
 
 
 def cumulative_sum_vjp(ct, x, axis=None, dtype=None, include_initial=False):

@@ -410,6 +410,10 @@ def f_qr_abs_diag(x):
 def f_qr_r(x): return np.abs(np.linalg.qr(x, mode="r"))
 
 
+def f_average_weighted(x, w): return np.average(x, weights=w)
+def f_average_rows(x, w): return np.average(x, axis=1, weights=w)
+
+
 def f_gradient(x): return np.gradient(x) * np.arange(1.0, 5.0)
 def f_gradient_rows(x): return np.gradient(x, 0.5, axis=1) ** 2
 
@@ -510,6 +514,8 @@ RULE_TEST_CASES = [
     c(f_vector_at_stack, (V3, T), "numpy.matmul"),
     c(f_partition, (V,), "numpy.partition"),
     c(f_gradient, (V,), "numpy.gradient"),
+    c(f_average_weighted, (V, P), "numpy.average"),
+    c(f_average_rows, (M, P), "numpy.average"),
     c(f_gradient_rows, (M,), "numpy.gradient"),
     c(f_partition_rows, (M,), "numpy.partition"),
     c(f_stack_at_vector, (T, V), "operator.matmul"),

@@ -65,9 +65,27 @@ for _fn in (np.std, np.ndarray.std):
     defjvp(_fn, lambda dx, ans, x, *args, **kw: runtime.std_jvp(dx, ans, x, *args, **kw))
     defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.std_vjp(ct, ans, x, *args, **kw))
 
-defjvp(np.average, lambda dx, ans, x, *args, **kw: runtime.mean_jvp(dx, ans, x, *args, **kw))
-
-defvjp(np.average, lambda ct, ans, x, *args, **kw: runtime.average_vjp(ct, ans, x, *args, **kw))
+# average: linear in x; in the weights w, d average = sum(dw * (x - average)) / sum(w)
+defjvp(
+    np.average,
+    lambda dx, ans, a, axis=None, weights=None, returned=False, keepdims=False: runtime.mean_jvp(
+        dx, ans, a, axis, weights, returned, keepdims
+    ),
+    None,
+    lambda dw, ans, a, axis=None, weights=None, returned=False, keepdims=False: (
+        runtime.average_jvp_weights(dw, ans, a, axis, weights, returned, keepdims)
+    ),
+)
+defvjp(
+    np.average,
+    lambda ct, ans, a, axis=None, weights=None, returned=False, keepdims=False: runtime.average_vjp(
+        ct, ans, a, axis, weights, returned, keepdims
+    ),
+    None,
+    lambda ct, ans, a, axis=None, weights=None, returned=False, keepdims=False: (
+        runtime.average_vjp_weights(ct, ans, a, axis, weights, returned, keepdims)
+    ),
+)
 
 for _fn in (
     np.max,
