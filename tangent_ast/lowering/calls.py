@@ -129,16 +129,20 @@ class CallLowering:
         """``np.sum([a, b * c])`` -> ``np.sum(np.array([a, b * c]))``: NumPy makes an array of
         a list literal passed where it takes an array; written out, the conversion has a
         rule (its cotangent is split back into the list's entries), the implicit one none.
-        Only for a NumPy function reached as ``np.f`` whose rule takes arrays there."""
+        Only for a NumPy function reached as ``np.f`` (or ``np.linalg.f``) whose rule takes
+        arrays there."""
 
         func = call.func
         entry = lookup(self.scope.lookup(func))
+        root = func
+        while isinstance(root, gast.Attribute):  # np.sum, np.linalg.norm: the np they start at
+            root = root.value
         if (
             entry is None
             or entry.sequences
             or not isinstance(func, gast.Attribute)
-            or not isinstance(func.value, gast.Name)
-            or self.scope.lookup(func.value) is not np
+            or not isinstance(root, gast.Name)
+            or self.scope.lookup(root) is not np
         ):
             return call
         listed = [
@@ -155,7 +159,7 @@ class CallLowering:
             return call
         convert = {id(g.value) for g in bound.given if g.role is Role.DIFFERENTIABLE}
         array = gast.Attribute(
-            value=gast.Name(func.value.id, gast.Load(), None, None), attr="array", ctx=gast.Load()
+            value=gast.Name(root.id, gast.Load(), None, None), attr="array", ctx=gast.Load()
         )
         call = copy.copy(call)
         call.args = [

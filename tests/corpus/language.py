@@ -731,3 +731,10 @@ def try_else_in_a_loop(x):
 
 
 CASES += [Case(log_or_zero, (2.0,)), Case(try_else_in_a_loop, (0.7,))]
+
+
+def norm_of_a_list(x, y):
+    return np.linalg.norm([x, y * 2.0])
+
+
+CASES += [Case(norm_of_a_list, (0.3, 0.4))]
