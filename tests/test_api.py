@@ -199,3 +199,12 @@ def test_names_with_leading_or_trailing_underscores_keep_them():
     assert ta.grad(_private_loss)(2.0) == 4.0
     assert ta.grad(loss_)(2.0) == 3.0
     assert ta.jvp(loss_, (2.0,), (1.0,)) == (6.0, 3.0)
+
+
+def test_a_swap_reads_both_values_before_assigning():
+    def swap_difference(x, y):
+        x, y = y, x
+        return x - y
+
+    value, gradient = ta.value_and_grad(swap_difference, wrt=(0, 1))(1.0, 2.0)
+    assert value == 1.0 and gradient == (-1.0, 1.0)

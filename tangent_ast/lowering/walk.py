@@ -230,6 +230,14 @@ class Normalizer(
                 more, a = self.atom(v, s)
                 pre += more
                 atoms.append(a)
+            # x, y = y, x: every value is read before any name is assigned, so a value that
+            # is a name assigned earlier in the line is read into a copy first
+            written = [t.id for t in first.elts]
+            for j, a in enumerate(atoms):
+                if isinstance(a, gast.Name) and a.id in written[:j]:
+                    held = self.namer.fresh(f"{a.id}_before")
+                    pre.append(assign(held, a, s))
+                    atoms[j] = name(held)
             for t, a in zip(first.elts, atoms, strict=True):
                 pre.append(assign(t.id, copy.deepcopy(a), s))
             source = None
