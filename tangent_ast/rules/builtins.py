@@ -5,7 +5,7 @@ import builtins
 import numpy as np
 
 from .. import runtime
-from ..kinds import Tag
+from ..kinds import FLOAT, UNKNOWN, Kind, Tag
 from ..modes import Mode
 from .registry import (
     broadcasting,
@@ -15,6 +15,7 @@ from .registry import (
     effectful,
     handles,
     nondifferentiable,
+    primitive,
     specialize,
 )
 
@@ -82,6 +83,21 @@ for _copy in (builtins.list, builtins.tuple):
     defjvp(_copy, lambda dx, ans, x: runtime.TangentTuple(dx))
     defvjp(_copy, lambda ct, ans, x: runtime.list_vjp(ct, x))
     specialize(_copy, Mode.REVERSE, lambda x: x.tag in (Tag.LIST, Tag.TUPLE), lambda ct, ans, x: ct)
+
+# divmod(x, y) = (x // y, x % y): the quotient is locally constant
+defjvp(
+    builtins.divmod,
+    lambda dx, ans, x, y: runtime.divmod_jvp(dx, ans, x, y),
+    lambda dy, ans, x, y: runtime.divmod_jvp(dy, ans, x, y, of_y=True),
+)
+defvjp(
+    builtins.divmod,
+    lambda ct, ans, x, y: runtime.divmod_vjp(ct, ans, x, y),
+    lambda ct, ans, x, y: runtime.divmod_vjp(ct, ans, x, y, of_y=True),
+)
+primitive(builtins.divmod).kind = lambda x, y: (
+    Kind(Tag.TUPLE, elements=(FLOAT, FLOAT)) if x.scalar and y.scalar else UNKNOWN
+)
 
 nondifferentiable(
     builtins.len,

@@ -44,6 +44,8 @@ from .arrays import (
 from .elementwise import (
     astype_vjp,
     clip_mask,
+    divmod_jvp,
+    divmod_vjp,
     sinc_derivative,
     xlogy,
 )

@@ -6,6 +6,8 @@
 
 import numpy as np
 
+from .tangents import unbroadcast
+
 
 def clip_mask(x, a_min, a_max):
     """Where ``np.clip(x, a_min, a_max)`` passes ``x`` through."""
@@ -37,3 +39,20 @@ def sinc_derivative(x):
 def astype_vjp(ct, x):
     """Cotangent of ``x`` for ``x.astype(...)``: ``ct`` in ``x``'s dtype."""
     return np.asarray(ct).astype(np.result_type(x, float)) if isinstance(x, np.ndarray) else ct
+
+
+def divmod_jvp(dx, ans, x, y, of_y=False):
+    """Tangent of ``divmod(x, y) = (q, x - q * y)``: ``q`` is locally constant, so the pair
+    ``(0, dx)`` in ``x`` and ``(0, -dy * q)`` in ``y``."""
+    zero = np.zeros_like(ans[0], dtype=float) if np.ndim(ans[0]) else 0.0
+    return (zero, -dx * ans[0] if of_y else dx + zero)
+
+
+def divmod_vjp(ct, ans, x, y, of_y=False):
+    """Cotangent of ``x`` (or ``y``) for ``divmod(x, y)``: the remainder's cotangent, times
+    ``-q`` for ``y`` (a missing one is zero)."""
+    ct_r = None if ct is None else ct[1]
+    target = y if of_y else x
+    if ct_r is None:
+        return np.zeros_like(target, dtype=float) if np.ndim(target) else 0.0
+    return unbroadcast(-ct_r * ans[0] if of_y else ct_r + 0.0 * ans[0], target)

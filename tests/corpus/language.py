@@ -738,3 +738,43 @@ def norm_of_a_list(x, y):
 
 
 CASES += [Case(norm_of_a_list, (0.3, 0.4))]
+
+
+def remainder_by_divmod(x, y):
+    q, r = divmod(x, y)
+    return r * r + q * x
+
+
+def remainder_of_an_array(x):
+    q, r = divmod(x, 0.4)
+    return np.sum(r * x)
+
+
+CASES += [
+    Case(remainder_by_divmod, (1.7, 0.3)),
+    Case(remainder_of_an_array, (np.array([0.3, 1.1, 2.05]),)),
+]
+
+
+# --- tuple assignment reads every value before it assigns any name (x, y = y, x)
+def swaps(x, y):
+    x, y = y, x
+    return x - y * 0.5
+
+
+def rotates(x, y, z):
+    x, y, z = y, z, x
+    return x * 1.0 + y * 2.0 + z * 3.0
+
+
+def fibonacci_steps(a, b):
+    for i in range(4):
+        a, b = b, a + b
+    return b * a
+
+
+CASES += [
+    Case(swaps, (1.0, 2.0)),
+    Case(rotates, (0.5, 1.5, 2.5)),
+    Case(fibonacci_steps, (0.7, 1.3)),
+]
