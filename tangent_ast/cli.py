@@ -16,6 +16,7 @@ import argparse
 import importlib
 import inspect
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -30,7 +31,7 @@ from .load import StaleRuleWarning, write_atomic
 from .modes import Mode
 from .naming import rule_base
 from .parse import source_hash
-from .pipeline import MODES, STAGE_NAMES, Session, derive_module
+from .pipeline import MODES, STAGE_NAMES, Session, derive_module, rule_prefix
 
 PROG = "tangent-ast"
 
@@ -169,8 +170,17 @@ def cmd_generate(args):
         warnings.simplefilter("always", StaleRuleWarning)
         rules = [session.rule(fn, args.mode, wrt, None) for fn in functions]
     _report_warnings(caught)
-    modules = _generated_modules(directory)
-    _check_importable(modules)
+    # the modules of this run: the targets' and their callees' (others in the directory stay
+    # as they are)
+    prefixes = tuple(rule_prefix(g) + "__" for rule in rules for g in rule.dependencies.functions)
+    modules = [(p, h) for p, h in _generated_modules(directory) if p.stem.startswith(prefixes)]
+    try:
+        _check_importable(modules)
+    except UsageError:
+        for path, header in modules:  # write nothing a package cannot import
+            if "bound-by-loader" in header:
+                path.unlink()
+        raise
     _link_runtime(directory, modules, args.standalone)
     (directory / "__init__.py").write_text(init_source(rules, directory))
     for rule in rules:
@@ -213,15 +223,27 @@ def _link_runtime(directory, modules, standalone):
         shutil.copytree(
             Path(runtime.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__")
         )
-    old, new = (
-        (RUNTIME_IMPORT, LOCAL_RUNTIME_IMPORT)
-        if standalone
-        else (LOCAL_RUNTIME_IMPORT, RUNTIME_IMPORT)
-    )
-    for path, _ in modules:
+    for path, _ in modules:  # the import line only: the body (and its hash) is untouched
         text = path.read_text()
-        if f"\n{old}\n" in text:  # the import line only: the body (and its hash) is untouched
-            write_atomic(path, text.replace(f"\n{old}\n", f"\n{new}\n", 1))
+        new = RUNTIME_LINE.sub(
+            lambda m: _runtime_import(m.group("alias"), standalone), text, count=1
+        )
+        if new != text:
+            write_atomic(path, new)
+
+
+# how a generated module imports the runtime: from tangent_ast, or from the package's copy
+# (``as runtime_1`` when the user's function has a name ``runtime`` of its own)
+RUNTIME_LINE = re.compile(
+    r"^(?:from tangent_ast import runtime|from \. import runtime|import tangent_ast\.runtime)"
+    r"(?: as (?P<alias>\w+))?$",
+    re.M,
+)
+
+
+def _runtime_import(alias, standalone):
+    line = LOCAL_RUNTIME_IMPORT if standalone else RUNTIME_IMPORT
+    return line if alias in (None, "runtime") else f"{line} as {alias}"
 
 
 def stale_reason(header):

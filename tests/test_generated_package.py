@@ -132,3 +132,32 @@ def test_a_value_the_package_cannot_import_is_refused(workdir):
     done = cli(workdir, "generate", "closure:loss", "--mode", "reverse", "-o", "gen")
     assert done.returncode == 2
     assert "scale" in done.stderr and "cannot import" in done.stderr
+
+
+def test_a_refusal_writes_nothing_and_the_directory_stays_usable(workdir):
+    (workdir / "closure.py").write_text(textwrap.dedent('''
+        import numpy as np
+
+        def make(scale):
+            def loss(x):
+                return np.sum(x * scale)
+            return loss
+
+        loss = make(2.0)
+    '''))
+    assert cli(workdir, "generate", "closure:loss", "--mode", "reverse", "-o", "gen").returncode == 2
+    assert not list((workdir / "gen").glob("closure__*.py"))
+    _generate(workdir)  # model:loss into the same directory
+    _check_gradient(_use(workdir))
+
+
+def test_standalone_when_the_user_has_a_name_runtime(workdir):
+    (workdir / "model.py").write_text(MODEL.replace("SCALE = 3.0", "SCALE = 3.0\nruntime = 'mine'")
+                                      .replace("return np.sum(z + np.exp(x / SCALE))",
+                                               "return np.sum(z + np.exp(x / SCALE)) + len(runtime) * 0.0"))
+    modules = _generate(workdir, "--standalone")
+    assert all("tangent_ast" not in line for text in modules for line in text.splitlines()
+               if line.startswith(("import ", "from ")))
+    result = _use(workdir, BLOCK_TRANSFORMER)
+    _check_gradient(result)
+    assert result["loaded"] == []
