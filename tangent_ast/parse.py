@@ -40,6 +40,20 @@ class ParsedFunction:
     module: str
     qualname: str
 
+    @classmethod
+    def of(cls, fn, node, filename, first_line, source):
+        """The parse of ``fn``: its tree, where it is and the text it was read from."""
+        return cls(
+            fn=fn,
+            node=node,
+            filename=filename,
+            first_line=first_line,
+            source=source,
+            source_hash=source_hash(source),
+            module=fn.__module__ or "__main__",
+            qualname=fn.__qualname__,
+        )
+
     @property
     def name(self):
         return self.node.name
@@ -76,16 +90,7 @@ def _parse_lambda(fn, filename):
         type_params=[],
     )
     gast.copy_location(definition, node)
-    return ParsedFunction(
-        fn=fn,
-        node=definition,
-        filename=filename,
-        first_line=first_line,
-        source=source,
-        source_hash=source_hash(source),
-        module=fn.__module__ or "__main__",
-        qualname=fn.__qualname__,
-    )
+    return ParsedFunction.of(fn, definition, filename, first_line, source)
 
 
 def source_hash(text):
@@ -131,13 +136,4 @@ def parse(fn):
             where=f"{filename}:{first_line}",
         )
     node.decorator_list = []
-    return ParsedFunction(
-        fn=fn,
-        node=node,
-        filename=filename,
-        first_line=first_line,
-        source=source,
-        source_hash=source_hash(source),
-        module=fn.__module__ or "__main__",
-        qualname=fn.__qualname__,
-    )
+    return ParsedFunction.of(fn, node, filename, first_line, source)
