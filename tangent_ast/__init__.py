@@ -27,6 +27,8 @@ _EXPORTS = {
     "specialize": "rules.registry",
     "effectful": "rules.registry",
     "pure": "rules.registry",
+    "holds_for_complex": "rules.registry",
+    "defcomplex": "rules.registry",
     "TangentAstError": "errors",
     "NoSourceError": "errors",
     "UnsupportedSyntaxError": "errors",

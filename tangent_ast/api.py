@@ -90,17 +90,23 @@ def guarded(f, args, rule, call):
         raise internal_error(rule, exc) from exc
 
 
-def real_cotangents(rule, cts):
-    """A real input always gets a real cotangent: complex values that carry a derivative are
-    refused when the rule is derived, and this is the net for values whose kind was unknown."""
-    for ct in cts if type(cts) is tuple else (cts,):
-        if type(ct) is complex or (type(ct) is np.ndarray and ct.dtype.kind == "c"):
+def real_cotangents(rule, cts, args):
+    """A real input always gets a real cotangent: the derivation takes the real part where
+    real and complex values meet, and this is the net for values whose kind was unknown."""
+    inputs = [args[rule.params.index(w)] for w in rule.wrt]
+    for ct, x in zip(cts if len(inputs) > 1 else (cts,), inputs, strict=True):
+        if _is_complex(ct) and not _is_complex(x):
             raise UnsupportedSyntaxError(
-                f"a complex value reached the gradient of {rule.fn.__qualname__}: complex values "
-                "have no derivative rules yet",
-                hint="differentiate real and imaginary parts as separate real values",
+                f"a complex value reached the gradient of the real input of "
+                f"{rule.fn.__qualname__}: a value of unknown kind met complex values",
+                hint="convert it with np.real(...) where it becomes real, or give every "
+                "argument as an example",
             )
     return cts
+
+
+def _is_complex(x):
+    return type(x) is complex or (type(x) is np.ndarray and x.dtype.kind == "c")
 
 
 def internal_error(rule, exc):
@@ -143,6 +149,15 @@ def _check_scalar(f, out):
         or (isinstance(out, np.ndarray) and out.ndim == 0 and out.dtype.kind == "f")
     ):
         return
+    if isinstance(out, (complex, np.complexfloating)) or (
+        isinstance(out, np.ndarray) and out.ndim == 0 and out.dtype.kind == "c"
+    ):
+        raise NotDifferentiableError(
+            f"grad needs a real output, but {getattr(f, '__qualname__', f)} returned a complex "
+            "number",
+            hint="return np.real(...), np.imag(...) or np.abs(...) of it; jvp and vjp take "
+            "complex outputs",
+        )
     if isinstance(out, (bool, int, str, bytes, np.integer, np.bool_)) or out is None:
         raise NotDifferentiableError(
             f"grad needs a float output, but {getattr(f, '__qualname__', f)} returned "
@@ -165,7 +180,9 @@ def _value_and_gradient(f, wrt, cache):
         rule.check_arguments(args)
         out, saved = guarded(f, args, rule, lambda: rule.fwd(*args))
         _check_scalar(f, out)
-        return out, real_cotangents(rule, guarded(f, args, rule, lambda: rule.bwd(saved, 1.0)))
+        return out, real_cotangents(
+            rule, guarded(f, args, rule, lambda: rule.bwd(saved, 1.0)), args
+        )
 
     return call
 
@@ -218,7 +235,7 @@ def vjp(f, *args, wrt=None, cache=None):
                 if runtime.is_record(out)
                 else runtime.TangentTuple(entries)
             )
-        return real_cotangents(rule, guarded(f, flat, rule, lambda: rule.bwd(saved, ct)))
+        return real_cotangents(rule, guarded(f, flat, rule, lambda: rule.bwd(saved, ct)), flat)
 
     return out, pullback
 

@@ -41,7 +41,7 @@ from .aliasing import check_updates
 from .calling import CallMismatch, bind, flat_params
 from .emit import ModuleNamespace, ModuleReference
 from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
-from .kinds import UNKNOWN, Kind, Tag, kind_of
+from .kinds import UNKNOWN, Kind, Tag, has_complex, is_complex, is_real, kind_of
 from .live import is_library
 from .modes import Mode
 from .naming import Namer
@@ -72,6 +72,8 @@ class Derivation:
     rules_used: set = field(default_factory=set)  # qualified names of primitives used
     callees: list = field(default_factory=list)  # CalleeRules this rule calls
     tangent_names: dict = field(default_factory=dict)
+    complex_involved: set = field(default_factory=set)  # names computed from complex values
+    origin: dict = field(default_factory=dict)  # SSA name -> the user's name
 
     def kind(self, atom):
         if (isinstance(atom, gast.Name) and self.scope.is_local(atom.id)) or (
@@ -354,7 +356,9 @@ class Derivation:
                     entry.validate(site.args, i, self.constant_value)
                 except CallRefused as refusal:
                     raise unsupported_call(self, node, refusal.what, refusal.hint) from None
-            rule = entry.rule(self.mode, i, kinds)
+            rule = entry.rule(
+                self.mode, i, kinds, complex_argument=is_complex(self.kind(site.args[i]))
+            )
             if rule is ZERO:
                 continue  # the result does not change with this argument (only its shape counts)
             if rule is None:
@@ -383,6 +387,8 @@ class Derivation:
             expr = _structural_zero(expr)
             if self.mode is Mode.REVERSE and entry.broadcasts:
                 expr = self.unbroadcast(expr, site.args[i], target)
+            if self.mode is Mode.REVERSE:
+                expr = self.real_cotangent(node, entry, site, i, target, expr)
             out.append((i, expr))
         return out
 
@@ -448,13 +454,24 @@ class Derivation:
                 "make it an array first with np.array(...): the derivative of np.array of a list "
                 "is known",
             )
-        if _is_complex(kind):
+        if self.may_be_complex(arg) and not is_complex(kind) and not entry.holds_for_complex:
             raise unsupported_call(
                 self,
                 node,
-                f"{what} is complex ({kind.describe()}): complex values have "
-                "no derivative rules yet",
-                "split it into real and imaginary parts",
+                f"{what} is computed from complex values, and whether it is real or complex "
+                f"is not known ({kind.describe()}), while the rules of {entry.name} differ for "
+                "the two",
+                "take np.real(...) or np.abs(...) of it first, or make it complex with "
+                "np.asarray(..., complex)",
+            )
+        if is_complex(kind) and not entry.takes_complex(i):
+            raise unsupported_call(
+                self,
+                node,
+                f"{what} is complex ({kind.describe()}), and the rules of {entry.name} are for "
+                "real values",
+                "take np.real(...), np.imag(...) or np.abs(...) of it first, or register complex "
+                "rules (tangent_ast.holomorphic / defcomplex)",
             )
 
     def check_calls(self, fn):
@@ -475,25 +492,67 @@ class Derivation:
                 continue  # refused where the call is derived, if it carries a derivative
             self.check_callee_updates(s, site.fn, form, args)
 
-    def check_real(self, fn):
-        """Refuse a complex value that carries a derivative (``x * 1j``, a complex argument):
-        no rule has complex formulas yet, and a real input must never get a complex cotangent."""
-        for s in assignments(fn.body):
-            target = (
-                s.targets[0].value.id
-                if isinstance(s.targets[0], gast.Subscript)
-                else s.targets[0].id
-            )
+    def check_complex(self, fn):
+        """Complex values may carry a derivative inside a function (``np.exp(1j * x)``,
+        ``np.fft.fft(x)``), in the convention ``dL = Re(ct * dz)``: the cotangent of a real
+        value is the real part of what reaches it. Find the values computed from complex ones
+        (through values not known to be real), and refuse one that joins paths (a loop
+        header, a branch join) without a known kind: its cotangent would flow on to a real
+        value unprojected."""
+        statements = list(assignments(fn.body))
+        involved = self.complex_involved
+        for _ in range(len(statements) + 1):  # until nothing changes (loops read later names)
+            before = len(involved)
+            for s in statements:
+                target = _target_name(s)
+                if has_complex(self.kinds.get(target, UNKNOWN)) or any(
+                    self.may_be_complex(n) for n in gast.walk(s.value)
+                ):
+                    involved.add(target)
+            if len(involved) == before:
+                break
+        counts = {}
+        for s in statements:
+            counts[_target_name(s)] = counts.get(_target_name(s), 0) + 1
+        for s in statements:
+            target = _target_name(s)
             kind = self.kinds.get(target, UNKNOWN)
-            if self.activity.active(target) and _is_complex(kind):
-                what = "a value computed here" if target in self.temps else repr(target)
+            if (
+                counts[target] > 1
+                and target in involved
+                and self.activity.active(target)
+                and _type_unknown(kind)
+            ):
                 raise UnsupportedSyntaxError(
-                    f"{what} is complex ({kind.describe()}) and carries a derivative: complex "
-                    "values "
-                    "have no derivative rules yet",
+                    f"{self.origin.get(target, target)!r} is real on one path and complex on "
+                    "another (or computed from complex values, of a kind not known)",
                     where=self.where(s),
-                    hint="differentiate real and imaginary parts as separate real values",
+                    hint="make it complex on every path: start a sum at 0j rather than 0.0, or "
+                    "take np.real(...) of it where it is assigned",
                 )
+
+    def may_be_complex(self, node):
+        """A name or constant of complex kind, or computed from complex values and not known
+        to be real."""
+        if isinstance(node, gast.Name) and node.id in self.complex_involved:
+            return not is_real(self.kind(node))
+        return isinstance(node, (gast.Name, gast.Constant)) and has_complex(self.kind(node))
+
+    def real_cotangent(self, node, entry, site, i, target, expr):
+        """Reverse mode: where an operation meets complex values, the cotangent of a real
+        argument is the real part of the rule's (``dL = Re(ct * dx)`` with ``dx`` real)."""
+        if not (
+            any(self.may_be_complex(a) for a in site.args)
+            or has_complex(self.kinds.get(target, UNKNOWN))
+            or (target in self.complex_involved and not is_real(self.kinds.get(target, UNKNOWN)))
+        ):
+            return expr
+        arg = self.kind(site.args[i])
+        if is_real(arg):
+            return _call(self.bind("np", np), "real", [expr])
+        if is_complex(arg) or arg.container:
+            return expr
+        return self.call_runtime("real_like", [expr, copy.deepcopy(site.args[i])])
 
     def unbroadcast(self, expr, arg, result):
         arg_kind, result_kind = self.kind(arg), self.kinds.get(result, UNKNOWN)
@@ -590,8 +649,14 @@ def _rule_table(entry, mode):
     return entry.jvps if mode is Mode.FORWARD else entry.vjps
 
 
-def _is_complex(kind):
-    return kind.tag is Tag.COMPLEX or (kind.tag is Tag.ARRAY and kind.dtype == "c")
+def _target_name(s):
+    target = s.targets[0]
+    return target.value.id if isinstance(target, gast.Subscript) else target.id
+
+
+def _type_unknown(kind):
+    """Nothing says whether a value of this kind is real or complex."""
+    return kind.tag is Tag.UNKNOWN or (kind.tag is Tag.ARRAY and kind.dtype is None)
 
 
 def _same_shape(a, b):

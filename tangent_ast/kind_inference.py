@@ -27,7 +27,18 @@ import gast
 import numpy as np
 
 from .calling import CallMismatch, bind
-from .kinds import BOOL, FLOAT, INT, UNKNOWN, Kind, Tag, kind_of, like_kind, matmul_kind
+from .kinds import (
+    BOOL,
+    FLOAT,
+    INT,
+    UNKNOWN,
+    Kind,
+    Tag,
+    element_kind,
+    kind_of,
+    like_kind,
+    matmul_kind,
+)
 from .live import is_library
 from .resolve import Pack, callee
 from .rules.registry import lookup
@@ -220,7 +231,7 @@ class KindInference:
         if fn is list_with and args[0].tag is Tag.LIST:
             return _list_with_kind(args[0], site.args[1], args[2])
         if entry is not None and entry.kind is not None:
-            return UNKNOWN if site.keywords else self.new_shape(entry.kind(*args))
+            return self.new_shape(self.result_of(entry, site, args))
         if fn in _COMPARISONS:
             return _comparison_kind(args)
         if fn in (operator.add, operator.mul) and any(a.tag in (Tag.LIST, Tag.TUPLE) for a in args):
@@ -230,6 +241,15 @@ class KindInference:
         if fn in _ARITHMETIC or (entry is not None and entry.broadcasts):
             return self.broadcast(fn, [a for a in args if a.tag is not Tag.NONE])
         return _builtin_kind(fn)
+
+    def result_of(self, entry, site, args):
+        """The kind ``entry.kind`` gives; a call with keywords only where the kind function
+        takes them (``np.sum(x, axis=0)`` is not a float, ``np.fft.fft(x, axis=0)`` is complex)."""
+        keywords = {kw.arg: self.of(kw.value) for kw in site.keywords}
+        try:
+            return entry.kind(*args, **keywords)
+        except TypeError:  # a kind function that takes no keywords: what it gives is not known
+            return UNKNOWN
 
     def getitem(self, base, index):
         """``x[i]``, ``x[a:b]``, ``x[i, :]`` on an array: the rank is known, the shape is new.
@@ -252,7 +272,7 @@ class KindInference:
         if ndim < 0 or any(isinstance(p, gast.Constant) and p.value is Ellipsis for p in parts):
             return UNKNOWN
         if ndim == 0:
-            return FLOAT if base.dtype == "f" else UNKNOWN
+            return element_kind(base.dtype)
         return self.new_shape(Kind(Tag.ARRAY, ndim, base.dtype))
 
     def broadcast(self, fn, args):
@@ -319,6 +339,10 @@ def join(a, b):
     if a.tag == b.tag and a.tag in (Tag.LIST, Tag.TUPLE):
         return Kind(a.tag)  # a list that grows in a loop: a list, of elements not known
     numbers = {Tag.BOOL: 0, Tag.INT: 1, Tag.FLOAT: 2, Tag.COMPLEX: 3}
+    if {a.tag, b.tag} == {Tag.FLOAT, Tag.COMPLEX}:
+        # real on one path, complex on another: its cotangent would be complex where the
+        # real value needs a real one, so the kind is left unknown (and such a value refused)
+        return UNKNOWN
     if a.tag in numbers and b.tag in numbers:
         return a if numbers[a.tag] >= numbers[b.tag] else b
     if a.tag == b.tag is Tag.ARRAY and a.ndim == b.ndim:

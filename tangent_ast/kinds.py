@@ -14,7 +14,7 @@ Kind(tag=<Tag.ARRAY: 'array'>, ndim=2, dtype='f', shape=None, elements=None, cls
 """
 
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 import numpy as np
@@ -172,9 +172,43 @@ def is_plain_object(value):
     )
 
 
+def is_complex(kind):
+    """A complex scalar or a complex array."""
+    return kind.tag is Tag.COMPLEX or (kind.tag is Tag.ARRAY and kind.dtype == "c")
+
+
+def has_complex(kind):
+    """A complex value, or a container holding one."""
+    return is_complex(kind) or (
+        kind.elements is not None and any(has_complex(e) for e in kind.elements)
+    )
+
+
+def is_real(kind):
+    """A real float or a real float array: a value whose cotangent must be real."""
+    return kind.tag is Tag.FLOAT or (kind.tag is Tag.ARRAY and kind.dtype == "f")
+
+
+def element_kind(dtype):
+    """The kind of one element of an array of dtype kind ``dtype`` (UNKNOWN if not a number
+    tangent_ast can tell)."""
+    return {"f": FLOAT, "c": Kind(Tag.COMPLEX)}.get(dtype, UNKNOWN)
+
+
+def real_kind(x, *rest):
+    """``np.abs(z)``, ``np.real(z)``, ``np.angle(z)``: real, of the shape of ``z``."""
+    if x.tag is Tag.ARRAY:
+        return replace(x, dtype="f" if x.dtype in ("f", "c") else x.dtype, shape=None)
+    return FLOAT if x.tag in (Tag.FLOAT, Tag.COMPLEX) else UNKNOWN
+
+
 def reduction_kind(x, *rest):
-    """``np.sum(x)`` and friends without an axis: a float."""
-    return FLOAT if not rest and x.tag in (Tag.ARRAY, Tag.FLOAT, Tag.UNKNOWN) else UNKNOWN
+    """``np.sum(x)`` and friends without an axis: a float (complex for a complex array)."""
+    if rest or x.tag not in (Tag.ARRAY, Tag.FLOAT, Tag.COMPLEX, Tag.UNKNOWN):
+        return UNKNOWN
+    if is_complex(x):
+        return Kind(Tag.COMPLEX)
+    return FLOAT if x.tag is not Tag.ARRAY or x.dtype in ("f", "i", "u", "b") else UNKNOWN
 
 
 def matmul_kind(x, y):
@@ -183,9 +217,10 @@ def matmul_kind(x, y):
     ndim = {(1, 1): 0, (2, 1): 1, (1, 2): 1, (2, 2): 2}.get((x.ndim, y.ndim))
     if ndim is None:
         return UNKNOWN
-    return (
-        FLOAT if ndim == 0 else Kind(Tag.ARRAY, ndim, "f" if "f" in (x.dtype, y.dtype) else x.dtype)
-    )
+    dtypes = {x.dtype, y.dtype}
+    single = x.dtype if len(dtypes) == 1 else None
+    dtype = "c" if "c" in dtypes else "f" if "f" in dtypes else single
+    return element_kind(dtype) if ndim == 0 else Kind(Tag.ARRAY, ndim, dtype)
 
 
 def constructor_kind(shape, *rest):

@@ -282,14 +282,6 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     params = [a.id for a in f.function.args.args]
     for w in wrt:
         kind = f.kinds.get(w, UNKNOWN)
-        if kind.tag is Tag.COMPLEX or (kind.tag is Tag.ARRAY and kind.dtype == "c"):
-            raise NotDifferentiableError(
-                f"parameter {w!r} of {f.parsed.qualname} is complex ({kind.describe()}): complex "
-                "inputs "
-                "have no derivative rules yet",
-                where=f.parsed.where(),
-                hint="pass the real and imaginary parts as two real arguments",
-            )
         if not kind.differentiable:
             raise NotDifferentiableError(
                 f"parameter {w!r} of {f.parsed.qualname} is {kind.describe()}: it has no "
@@ -322,6 +314,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         temps=f.temps,
         carried=set(f.ssa_info.carried),
         loop_headers=f.ssa_info.loop_headers,
+        origin=f.ssa_info.origin,
     )
     d.activity = analyze(
         f.function,
@@ -330,7 +323,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         d.differentiable_args,
         _final_states(f) if mode is Mode.FORWARD else (),
     )
-    d.check_real(f.function)
+    d.check_complex(f.function)
     d.check_calls(f.function)
     user_names = {v for v, user in f.ssa_info.origin.items() if user not in f.temps} | set(params)
 

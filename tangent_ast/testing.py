@@ -75,10 +75,14 @@ def _random_like(x, rng):
         )
     if parts is not None:
         return _rebuild_like(x, [_random_like(p, rng) for p in parts])
+    if isinstance(x, np.ndarray) and x.dtype.kind == "c":
+        return rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)
     if isinstance(x, np.ndarray):
         return rng.standard_normal(x.shape).astype(np.result_type(x, float))
     if not kind_of(x).differentiable:
         return None
+    if isinstance(x, (complex, np.complexfloating)):
+        return complex(rng.standard_normal(), rng.standard_normal())
     return float(rng.standard_normal())
 
 
@@ -91,9 +95,17 @@ def _leaves(x):
         yield x
 
 
+def _numbers(x):
+    """``x`` as an array of floats, or of complex numbers if it is complex."""
+    x = np.asarray(x)
+    return x if x.dtype.kind == "c" else x.astype(float)
+
+
 def _vdot(a, b):
+    """The pairing of a cotangent with a tangent: ``Re(sum(ct * t))`` (no conjugate: the
+    convention for complex cotangents)."""
     return sum(
-        float(np.sum(np.asarray(x, dtype=float) * np.asarray(y, dtype=float)))
+        float(np.real(np.sum(_numbers(x) * _numbers(y))))
         for x, y in zip(_leaves(a), _leaves(b), strict=True)
     )
 
@@ -104,14 +116,16 @@ def _add(x, t, h):
         return _rebuild_like(x, [_add(p, q, h) for p, q in zip(parts, _fields(t), strict=True)])
     if t is None:
         return x
-    return x + h * t if isinstance(x, np.ndarray) else float(x + h * t)
+    if isinstance(x, np.ndarray):
+        return x + h * t
+    return complex(x + h * t) if isinstance(x + h * t, complex) else float(x + h * t)
 
 
 def _as_float(x):
     parts = _fields(x)
     if parts is not None:
         return [_as_float(p) for p in parts]
-    return np.asarray(x, dtype=float)
+    return _numbers(x)
 
 
 def _difference(a, b, scale):
@@ -121,7 +135,7 @@ def _difference(a, b, scale):
         return [_difference(p, q, scale) for p, q in zip(parts, _fields(b), strict=True)]
     if not kind_of(a).differentiable:
         return 0.0
-    return (np.asarray(a, dtype=float) - np.asarray(b, dtype=float)) / scale
+    return (_numbers(a) - _numbers(b)) / scale
 
 
 def _differentiable(args):
@@ -140,7 +154,7 @@ def _close(a, b, rtol, atol):
         )
     if a is None or b is None:
         return a is None and b is None
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a, b = _numbers(a), _numbers(b)
     if a.shape != b.shape:
         return False
     return bool(np.allclose(a, b, rtol=rtol, atol=atol))
@@ -164,7 +178,7 @@ def _check_fd(f, args, wrt, tangents, value, what, rtol, atol):
         errors.append(
             max(
                 (
-                    float(np.max(np.abs(x - np.asarray(y, dtype=float)), initial=0.0))
+                    float(np.max(np.abs(x - _numbers(y)), initial=0.0))
                     for x, y in zip(_leaves(value), _leaves(numeric), strict=True)
                     if np.shape(x) == np.shape(y)
                 ),

@@ -40,8 +40,12 @@ class OperationLowering:
             more, right = self.atom(expr.right, at)
             return pre + more, gast.BinOp(left=left, op=expr.op, right=right)
         if isinstance(expr, gast.UnaryOp):
-            if isinstance(expr.op, gast.USub) and isinstance(expr.operand, gast.Constant):
-                return self.atom(expr, at)
+            if (
+                isinstance(expr.op, gast.USub)
+                and isinstance(expr.operand, gast.Constant)
+                and type(expr.operand.value) in (int, float, complex)
+            ):
+                return self.atom(expr, at)  # -2, -2j: a constant
             pre, operand = self.atom(expr.operand, at)
             return pre, gast.UnaryOp(op=expr.op, operand=operand)
         if isinstance(expr, gast.Compare) and len(expr.ops) == 1:

@@ -328,9 +328,12 @@ class Normalizer(
             isinstance(expr, gast.UnaryOp)
             and isinstance(expr.op, gast.USub)
             and isinstance(expr.operand, gast.Constant)
-            and isinstance(expr.operand.value, (int, float))
+            and type(expr.operand.value) in (int, float, complex)
         ):
-            return [], gast.Constant(-expr.operand.value, None)
+            value = -expr.operand.value
+            if type(value) is complex:  # -(2j) has a real part -0.0, written (-0-2j)
+                value = complex(value.real + 0.0, value.imag)
+            return [], gast.Constant(value, None)
         if is_atom(expr, self.scope):
             return [], expr
         pre, op = self.operation(expr, at)

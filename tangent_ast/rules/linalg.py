@@ -9,12 +9,14 @@ import numpy as np
 
 from .. import runtime
 from ..kinds import FLOAT, UNKNOWN, Kind, Tag
+from .binding import CallRefused
 from .registry import (
     broadcasting,
     def_linear,
     defjvp,
     defvjp,
     handles,
+    holds_for_complex,
     nondifferentiable,
     primitive,
 )
@@ -137,6 +139,30 @@ defvjp(
 # --- a list of factors, tuple results ------------------------------------------------
 defjvp(np.linalg.multi_dot, lambda dxs, ans, xs, **kw: runtime.multi_dot_jvp(dxs, ans, xs, **kw))
 defvjp(np.linalg.multi_dot, lambda ct, ans, xs, **kw: runtime.multi_dot_vjp(ct, ans, xs, **kw))
+# eigvals of a general matrix: distinct eigenvalues, complex (a real matrix has real
+# eigenvalues or conjugate pairs; their kind is complex either way).
+defjvp(np.linalg.eigvals, lambda dx, ans, x: runtime.eigvals_jvp(dx, ans, x))
+defvjp(np.linalg.eigvals, lambda ct, ans, x: runtime.eigvals_vjp(ct, ans, x))
+holds_for_complex(np.linalg.eigvals)
+primitive(np.linalg.eigvals).kind = lambda x: (
+    Kind(Tag.ARRAY, x.ndim - 1, "c") if x.tag is Tag.ARRAY and x.ndim else UNKNOWN
+)
+
+
+def _eigenvectors_refused(args, argnum, resolve):
+    """eig's eigenvectors of a general matrix are fixed only up to a complex phase, which
+    LAPACK chooses: their derivative is not implemented."""
+    raise CallRefused(
+        "the derivative of np.linalg.eig (its eigenvectors are fixed only up to a phase LAPACK "
+        "chooses) is not implemented",
+        "use np.linalg.eigvals for the eigenvalues, or np.linalg.eigh for a symmetric matrix",
+    )
+
+
+defjvp(np.linalg.eig, None)
+defvjp(np.linalg.eig, None)
+handles(np.linalg.eig, validate=_eigenvectors_refused)
+
 # eigh: distinct eigenvalues; like eigvalsh, only the triangle UPLO is read.
 defjvp(np.linalg.eigh, lambda dx, ans, x, *args, **kw: runtime.eigh_jvp(dx, ans, x, *args, **kw))
 defvjp(np.linalg.eigh, lambda ct, ans, x, *args, **kw: runtime.eigh_vjp(ct, ans, x, *args, **kw))

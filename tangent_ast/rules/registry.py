@@ -86,18 +86,33 @@ class Primitive:
     # reverse sweep may evaluate it again instead of saving its value. Declaring rules
     # for a function states it is math; ``effectful`` says otherwise (``print``).
     pure: bool = True
+    # Its rules are right for complex values too: they are written as transposes (``ct * y``
+    # for ``x * y``, no conjugates), which is the convention for complex cotangents.
+    holds_for_complex: bool = False
+    # Rules used where the argument is complex, for functions that are not holomorphic
+    # (``abs``, ``real``, ``imag``, ``angle``): mode -> {argnum: rule}
+    complex_rules: dict = field(default_factory=dict)
 
     @property
     def name(self):
         return qualified_name(self.fn)
 
-    def rule(self, mode, argnum, kinds=None):
-        """The rule for ``argnum``; a variant whose predicate holds for ``kinds`` wins."""
+    def rule(self, mode, argnum, kinds=None, complex_argument=False):
+        """The rule for ``argnum``; a variant whose predicate holds for ``kinds`` wins. A
+        complex argument gets the complex rule where there is one."""
+        if complex_argument and argnum in self.complex_rules.get(mode, {}):
+            return self.complex_rules[mode][argnum]
         if kinds is not None:
             for variant_mode, predicate, rules in self.variants:
                 if variant_mode == mode and argnum in rules and _holds(predicate, kinds):
                     return rules[argnum]
         return self.table(mode).get(argnum)
+
+    def takes_complex(self, argnum):
+        """Whether the rules of ``argnum`` are right for a complex value there."""
+        return self.holds_for_complex or any(
+            argnum in rules for rules in self.complex_rules.values()
+        )
 
     def table(self, mode):
         """The rules of one mode: argnum -> rule."""
@@ -215,6 +230,25 @@ def specialize(fn, mode, when, *rules):
     primitive(fn).variants.append(
         (Mode.of(mode), when, {i: _as_template(r) for i, r in enumerate(rules)})
     )
+    _changed()
+
+
+def holds_for_complex(*fns):
+    """The rules of ``fns`` hold for complex values as written. A holomorphic function's do
+    when each is the transpose of the derivative (``ct * np.cos(x)`` for ``np.sin``, no
+    conjugates), which is tangent_ast's convention for complex cotangents: ``dL = Re(ct * dz)``.
+    Every other rule refuses a complex value."""
+    for fn in fns:
+        primitive(fn).holds_for_complex = True
+    _changed()
+
+
+def defcomplex(fn, jvp, vjp, argnum=0):
+    """Rules for a complex argument of a function that is not holomorphic (``np.abs``,
+    ``np.imag``): ``jvp(dz, ans, z)`` and ``vjp(ct, ans, z)`` in the convention above."""
+    entry = primitive(fn)
+    for mode, rule in ((Mode.FORWARD, jvp), (Mode.REVERSE, vjp)):
+        entry.complex_rules.setdefault(mode, {})[argnum] = _as_template(rule)
     _changed()
 
 

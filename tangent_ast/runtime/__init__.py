@@ -14,6 +14,7 @@ need no tangent_ast at all.
     elementwise  elementwise derivatives that need more than an expression
     sequences    functions of a list of arrays, or returning a tuple of them
     linalg       products, solves, factorizations, norms, einsum
+    fourier      the discrete Fourier transforms
     statistics   NaN-aware reductions, quantiles, medians
     signal       integration, interpolation, convolution, polynomials
 """
@@ -52,6 +53,17 @@ from .elementwise import (
 from .errors import (
     TangentAstError,
 )
+from .fourier import (
+    fft_vjp,
+    fftn_vjp,
+    ifft_vjp,
+    ifftn_vjp,
+    irfft_vjp,
+    irfftn_vjp,
+    real_if_close_jvp,
+    rfft_vjp,
+    rfftn_vjp,
+)
 from .linalg import (
     cholesky_jvp,
     cholesky_vjp,
@@ -61,6 +73,8 @@ from .linalg import (
     dot_vjp_right,
     eigh_jvp,
     eigh_vjp,
+    eigvals_jvp,
+    eigvals_vjp,
     eigvalsh_jvp,
     eigvalsh_vjp,
     einsum_jvp,
@@ -185,6 +199,7 @@ from .tangents import (
     is_record,
     list_vjp,
     list_with,
+    real_like,
     rebuild,
     record_fields,
     replace_vjp,

@@ -320,6 +320,20 @@ def eigvalsh_vjp(ct, ans, x, UPLO="L"):
     return lower if UPLO == "L" else _T(lower)
 
 
+def eigvals_jvp(dx, ans, x):
+    """Tangent of ``eigvals(x)`` (distinct eigenvalues): ``diag(V^-1 dA V)``, complex."""
+    _, v = np.linalg.eig(x)
+    return np.diagonal(np.linalg.solve(v, dx @ v), axis1=-2, axis2=-1)
+
+
+def eigvals_vjp(ct, ans, x):
+    """Cotangent of ``x`` for ``eigvals(x)``: the transpose ``(V diag(ct) V^-1)^T``, real for
+    a real ``x``."""
+    _, v = np.linalg.eig(x)
+    g = np.linalg.solve(_T(v), _T(v * np.asarray(ct)[..., None, :]))
+    return g if np.iscomplexobj(x) else np.real(g)
+
+
 def _einsum_parts(subscripts, n):
     if "->" not in subscripts or "." in subscripts:
         raise TangentAstError("einsum rules need explicit '->' output subscripts and no ellipsis")

@@ -45,6 +45,13 @@ def unbroadcast(g, x):
     return g
 
 
+def real_like(ct, x):
+    """The cotangent ``ct`` of ``x``, real if ``x`` is: a real value's cotangent is the real
+    part of what reaches it (``dL = Re(ct * dx)``). Generated code calls it where complex
+    values meet one whose kind was not known when the rule was derived."""
+    return ct if np.iscomplexobj(x) else np.real(ct)
+
+
 def concat_tangent(t, x, y, first):
     """Tangent contribution of one operand of ``x + y`` for lists/tuples (concatenation)."""
     if first:

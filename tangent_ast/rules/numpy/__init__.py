@@ -3,4 +3,12 @@
 Each module registers its rules when imported; ``rules/__init__.py`` imports them all.
 """
 
-from . import elementwise, products, reductions, shapes, signal  # noqa: F401  (registration)
+from . import (  # noqa: F401  (registration)
+    complex,
+    elementwise,
+    fourier,
+    products,
+    reductions,
+    shapes,
+    signal,
+)

@@ -1,0 +1,270 @@
+"""Complex values: which rules hold for them, and the functions that are not holomorphic.
+
+Complex values may carry a derivative inside a function: ``np.exp(1j * x)``,
+``np.fft.fft(x)``. A complex cotangent ``ct`` of ``z`` is the one with
+``dL = Re(ct * dz)`` (JAX's convention), so the cotangent of a holomorphic function's
+argument is the transpose of its derivative, as the real rules write it: ``ct * np.cos(z)``
+for ``np.sin``. The rules of the functions listed below are of that form and hold for
+complex values as written; every other rule refuses a complex argument. Where a real value
+meets a complex one (``x * 1j``), the reverse sweep keeps the real part of ``x``'s cotangent.
+
+The functions that are not holomorphic have rules of their own for a complex argument:
+
+==============  ====================================  =====================================
+function        forward (``dz``)                      reverse (``ct``)
+==============  ====================================  =====================================
+``abs(z)``      ``Re(conj(z) dz) / |z|``              ``ct conj(z) / |z|``
+``real(z)``     ``Re(dz)``                            ``ct``
+``imag(z)``     ``Im(dz)``                            ``-1j ct``
+``conj(z)``     ``conj(dz)``                          ``conj(ct)``
+``angle(z)``    ``Im(conj(z) dz) / |z|^2``            ``-1j ct conj(z) / |z|^2``
+==============  ====================================  =====================================
+"""
+
+import builtins
+import operator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ... import runtime
+from ...kinds import UNKNOWN, Kind, Tag, element_kind, real_kind
+from ..registry import ZERO, defcomplex, defjvp, defvjp, holds_for_complex, primitive
+
+_fn: Any  # the loop variable of the tables below: functions of many types
+
+holds_for_complex(
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.pow,
+    operator.neg,
+    operator.pos,
+    operator.matmul,
+    operator.getitem,
+    np.add,
+    np.subtract,
+    np.multiply,
+    np.divide,
+    np.negative,
+    np.positive,
+    np.power,
+    np.square,
+    np.sqrt,
+    np.exp,
+    np.expm1,
+    np.exp2,
+    np.log,
+    np.log2,
+    np.log10,
+    np.log1p,
+    np.sin,
+    np.cos,
+    np.tan,
+    np.sinh,
+    np.cosh,
+    np.tanh,
+    np.reciprocal,
+    np.sum,
+    np.mean,
+    np.ndarray.sum,
+    np.ndarray.mean,
+    np.cumsum,
+    np.prod,
+    np.reshape,
+    np.ndarray.reshape,
+    np.ravel,
+    np.ndarray.ravel,
+    np.transpose,
+    np.ndarray.transpose,
+    (np.ndarray, "T"),
+    np.squeeze,
+    np.expand_dims,
+    np.swapaxes,
+    np.moveaxis,
+    np.concatenate,
+    np.stack,
+    np.hstack,
+    np.vstack,
+    np.array,
+    np.asarray,
+    np.copy,
+    np.ndarray.copy,
+    np.flip,
+    np.roll,
+    np.diag,
+    np.diagonal,
+    np.trace,
+    np.dot,
+    np.ndarray.dot,
+    np.matmul,
+    np.inner,
+    np.outer,
+    np.tensordot,
+    np.einsum,
+    np.kron,
+    np.tile,
+    np.repeat,
+    np.broadcast_to,
+    # not holomorphic, but their rules are the complex ones already
+    np.conjugate,
+    np.ndarray.conj,
+    np.ndarray.conjugate,
+    np.real,
+    (np.ndarray, "real"),
+)
+
+for _fn in (np.absolute, builtins.abs):
+    defcomplex(
+        _fn,
+        lambda dz, ans, z: np.real(np.conj(z) * dz) / ans,
+        lambda ct, ans, z: ct * np.conj(z) / ans,
+    )
+
+# imag and angle of a real value do not change with it
+for _fn in (np.imag, (np.ndarray, "imag")):
+    defjvp(_fn, ZERO)
+    defvjp(_fn, ZERO)
+    defcomplex(_fn, lambda dz, ans, z: np.imag(dz), lambda ct, ans, z: -1j * ct)
+
+defjvp(np.angle, ZERO)
+
+defvjp(np.angle, ZERO)
+
+defcomplex(
+    np.angle,
+    lambda dz, ans, z: np.imag(np.conj(z) * dz) / np.abs(z) ** 2,
+    lambda ct, ans, z: -1j * ct * np.conj(z) / np.abs(z) ** 2,
+)
+
+
+def _same_kind(x, *rest, **keywords):
+    """``np.conj(z)``: the kind of ``z``."""
+    if x.tag in (Tag.ARRAY, Tag.FLOAT, Tag.COMPLEX):
+        return replace(x, shape=None)
+    return UNKNOWN
+
+
+for _fn in (np.conjugate, np.ndarray.conj, np.ndarray.conjugate):
+    primitive(_fn).kind = _same_kind
+
+for _fn in (
+    np.absolute,
+    builtins.abs,
+    np.real,
+    (np.ndarray, "real"),
+    np.imag,
+    (np.ndarray, "imag"),
+    np.angle,
+):
+    primitive(_fn).kind = real_kind
+
+
+# --- kinds: which of the results above are complex ---------------------------------------
+# The shape functions keep the dtype of their argument; their rank follows from it.
+def _dtype_of(kinds):
+    dtypes = {
+        k.dtype if k.tag is Tag.ARRAY else {Tag.FLOAT: "f", Tag.COMPLEX: "c"}.get(k.tag)
+        for k in kinds
+    }
+    return "c" if "c" in dtypes else "f" if dtypes == {"f"} else None
+
+
+def _ranked(rank):
+    """A kind function: an array of dtype of ``x``, of rank ``rank(x.ndim, *rest)``."""
+
+    def kind(x, *rest, **keywords):
+        if x.tag is not Tag.ARRAY or x.ndim is None:
+            return UNKNOWN
+        try:
+            ndim = rank(x.ndim, *rest, **keywords)
+        except (TypeError, ValueError):
+            return UNKNOWN
+        if ndim is None or ndim < 0:
+            return UNKNOWN
+        return Kind(Tag.ARRAY, ndim, x.dtype) if ndim else element_kind(x.dtype)
+
+    return kind
+
+
+def _shape_rank(*shape, **keywords):
+    """The rank of ``reshape(x, shape)``: the shape given as one tuple, as integers, or by
+    keyword (``shape=`` or NumPy's older ``newshape=``)."""
+    shape = shape or tuple(keywords[k] for k in ("shape", "newshape") if k in keywords)
+    if not shape:
+        return None
+    if len(shape) == 1 and shape[0].tag is Tag.TUPLE and shape[0].elements is not None:
+        return len(shape[0].elements)
+    if all(k.tag is Tag.INT for k in shape):
+        return len(shape)
+    return None
+
+
+def _joined(extra):
+    """``np.concatenate([a, b])`` (``extra=0``), ``np.stack`` (1): from a list of arrays."""
+
+    def kind(xs, *rest, **keywords):
+        if xs.tag not in (Tag.LIST, Tag.TUPLE) or not xs.elements:
+            return UNKNOWN
+        ranks = {k.ndim for k in xs.elements if k.tag is Tag.ARRAY}
+        if len(ranks) != 1 or not all(k.tag is Tag.ARRAY for k in xs.elements):
+            return UNKNOWN
+        return Kind(Tag.ARRAY, ranks.pop() + extra, _dtype_of(xs.elements))
+
+    return kind
+
+
+_RANKS = {
+    np.reshape: lambda n, *shape, **kw: _shape_rank(*shape, **kw),
+    np.ndarray.reshape: lambda n, *shape, **kw: _shape_rank(*shape, **kw),
+    np.ravel: lambda n: 1,
+    np.ndarray.ravel: lambda n: 1,
+    np.ndarray.flatten: lambda n: 1,
+    np.flip: lambda n, *rest, **kw: n,
+    np.roll: lambda n, *rest, **kw: n,
+    np.copy: lambda n: n,
+    np.ndarray.copy: lambda n: n,
+    np.swapaxes: lambda n, *rest: n,
+    np.moveaxis: lambda n, *rest: n,
+    np.expand_dims: lambda n, axis: n + 1 if axis.tag is Tag.INT else None,
+    np.cumsum: lambda n, axis=None: n if axis is not None else 1,
+    np.diag: lambda n: {1: 2, 2: 1}.get(n),
+    np.diagonal: lambda n: n - 1,
+    np.trace: lambda n: n - 2,
+    np.outer: lambda n, y: 2,
+    np.fft.fftshift: lambda n, *rest, **kw: n,
+    np.fft.ifftshift: lambda n, *rest, **kw: n,
+}
+for _fn, _rank in _RANKS.items():
+    primitive(_fn).kind = _ranked(_rank)
+primitive(np.concatenate).kind = _joined(0)
+primitive(np.arange).kind = lambda *bounds, **keywords: (
+    Kind(Tag.ARRAY, 1, "f" if any(b.tag is Tag.FLOAT for b in bounds) else "i")
+    if all(b.tag in (Tag.INT, Tag.FLOAT) for b in bounds) and "dtype" not in keywords
+    else UNKNOWN
+)
+primitive((np.ndarray, "shape")).kind = lambda x: (
+    Kind(Tag.TUPLE, elements=(Kind(Tag.INT),) * x.ndim)
+    if x.tag is Tag.ARRAY and x.ndim is not None
+    else Kind(Tag.TUPLE)
+)
+primitive(np.stack).kind = _joined(1)
+
+
+# real_if_close drops an imaginary part that is rounding: real or complex by value, so a
+# result computed from a complex argument is of a kind not known when the rule is derived
+# (refused where it carries a derivative); for a real argument it is the identity.
+def _real_if_close_kind(z, *rest, **keywords):
+    if z.tag is Tag.FLOAT or (z.tag is Tag.ARRAY and z.dtype == "f"):
+        return z
+    return UNKNOWN if z.tag is not Tag.ARRAY else Kind(Tag.ARRAY, z.ndim, None)
+
+
+defjvp(np.real_if_close, lambda dz, ans, z, tol=100: runtime.real_if_close_jvp(dz, ans))
+
+defvjp(np.real_if_close, lambda ct, ans, z, tol=100: ct)
+
+holds_for_complex(np.real_if_close)
+primitive(np.real_if_close).kind = _real_if_close_kind

@@ -1,0 +1,129 @@
+"""Cotangents of the discrete Fourier transforms (``np.fft``).
+
+Complex cotangents follow tangent_ast's convention, ``dL = Re(ct * dz)``: the cotangent of a
+linear map is its transpose, without conjugates. The DFT matrix is symmetric, so ``fft`` and
+``ifft`` (and their n-dimensional forms) are their own transposes, with the same ``norm``.
+The transforms of real input are not complex-linear: ``rfft``'s transpose is the real part of
+``fft`` of the cotangent padded to full length, and ``irfft``'s counts each interior frequency
+twice (it stands for itself and its conjugate).
+
+>>> import numpy as np
+>>> x, ct = np.array([1.0, 2.0, 0.5, -1.0]), np.array([0.5, -1.0, 2.0])
+>>> bool(np.isclose(np.real(np.sum(ct * np.fft.rfft(x))), np.sum(rfft_vjp(ct, x) * x)))
+True
+"""
+
+import numpy as np
+
+
+def _fit(a, length, axis):
+    """``a`` cut or padded with zeros to ``length`` along ``axis``: the transpose of the
+    padding or cutting a transform does when its ``n`` differs from the input's length."""
+    have = a.shape[axis]
+    if have > length:
+        return np.take(a, np.arange(length), axis=axis)
+    if have < length:
+        widths = [(0, 0)] * a.ndim
+        widths[axis] = (0, length - have)
+        return np.pad(a, widths)
+    return a
+
+
+def _fit_to(a, shape, axes):
+    for axis in axes:
+        a = _fit(a, shape[axis], axis)
+    return a
+
+
+def _axes_of(x, s, axes, default):
+    """The axes an n-dimensional transform runs over, as NumPy resolves them."""
+    if axes is not None:
+        return tuple(a % np.ndim(x) for a in axes)
+    if s is not None:
+        return tuple(range(np.ndim(x) - len(s), np.ndim(x)))
+    return tuple(range(np.ndim(x))) if default is None else tuple(a % np.ndim(x) for a in default)
+
+
+def _real_if(a, x):
+    """The cotangent of a real ``x`` is real (``dL = Re(ct * dx)``)."""
+    return a if np.iscomplexobj(x) else np.real(a)
+
+
+def fft_vjp(ct, x, n=None, axis=-1, norm=None):
+    """Cotangent of ``x`` for ``np.fft.fft(x, n, axis, norm)``."""
+    return _real_if(_fit(np.fft.fft(ct, axis=axis, norm=norm), np.shape(x)[axis], axis), x)
+
+
+def ifft_vjp(ct, x, n=None, axis=-1, norm=None):
+    """Cotangent of ``x`` for ``np.fft.ifft(x, n, axis, norm)``."""
+    return _real_if(_fit(np.fft.ifft(ct, axis=axis, norm=norm), np.shape(x)[axis], axis), x)
+
+
+def fftn_vjp(ct, x, s=None, axes=None, norm=None, default_axes=None):
+    """Cotangent of ``x`` for ``np.fft.fftn`` (and ``fft2``, whose ``default_axes`` are the
+    last two)."""
+    axes = _axes_of(x, s, axes, default_axes)
+    return _real_if(_fit_to(np.fft.fftn(ct, axes=axes, norm=norm), np.shape(x), axes), x)
+
+
+def ifftn_vjp(ct, x, s=None, axes=None, norm=None, default_axes=None):
+    """Cotangent of ``x`` for ``np.fft.ifftn`` (and ``ifft2``)."""
+    axes = _axes_of(x, s, axes, default_axes)
+    return _real_if(_fit_to(np.fft.ifftn(ct, axes=axes, norm=norm), np.shape(x), axes), x)
+
+
+def rfft_vjp(ct, x, n=None, axis=-1, norm=None):
+    """Cotangent of the real ``x`` for ``np.fft.rfft``: the real part of ``fft`` of the
+    cotangent padded with zeros to the full length ``n`` (the frequencies rfft leaves out)."""
+    n = np.shape(x)[axis] if n is None else n
+    full = np.fft.fft(_fit(np.asarray(ct), n, axis), axis=axis, norm=norm)
+    return _fit(np.real(full), np.shape(x)[axis], axis)
+
+
+def rfftn_vjp(ct, x, s=None, axes=None, norm=None, default_axes=None):
+    """Cotangent of the real ``x`` for ``np.fft.rfftn`` (and ``rfft2``): rfft along the last
+    axis after a complex fft along the others."""
+    axes = _axes_of(x, s, axes, default_axes)
+    lengths = [np.shape(x)[a] for a in axes] if s is None else list(s)
+    full = _fit(np.asarray(ct), lengths[-1], axes[-1])
+    full = np.fft.fftn(full, s=lengths, axes=axes, norm=norm)
+    return _fit_to(np.real(full), np.shape(x), axes)
+
+
+def _half_spectrum_transpose(ct, n, axis, norm):
+    """The transpose of ``irfft(z, n, axis, norm)`` with respect to ``z``: ``conj(rfft(ct))``
+    scaled as irfft scales, interior frequencies counted twice."""
+    spectrum = np.conj(np.fft.rfft(ct, axis=axis))
+    weights = np.full(n // 2 + 1, 2.0)
+    weights[0] = 1.0
+    if n % 2 == 0:
+        weights[-1] = 1.0
+    shape = [1] * spectrum.ndim
+    shape[axis] = n // 2 + 1
+    scale = {None: 1.0 / n, "backward": 1.0 / n, "ortho": 1.0 / np.sqrt(n), "forward": 1.0}[norm]
+    return spectrum * np.reshape(weights, shape) * scale
+
+
+def irfft_vjp(ct, z, n=None, axis=-1, norm=None):
+    """Cotangent of ``z`` for ``np.fft.irfft(z, n, axis, norm)``."""
+    axis = axis % np.ndim(ct)
+    n = 2 * (np.shape(z)[axis] - 1) if n is None else n
+    g = _half_spectrum_transpose(np.asarray(ct), n, axis, norm)
+    return _real_if(_fit(g, np.shape(z)[axis], axis), z)
+
+
+def irfftn_vjp(ct, z, s=None, axes=None, norm=None, default_axes=None):
+    """Cotangent of ``z`` for ``np.fft.irfftn`` (and ``irfft2``): irfft along the last axis
+    after a complex ifft along the others, so the transpose of one, then of the other."""
+    axes = _axes_of(z, s, axes, default_axes)
+    ct = np.asarray(ct)
+    g = _half_spectrum_transpose(ct, ct.shape[axes[-1]], axes[-1], norm)
+    if len(axes) > 1:
+        g = np.fft.ifftn(g, axes=axes[:-1], norm=norm)
+    return _real_if(_fit_to(g, np.shape(z), axes), z)
+
+
+def real_if_close_jvp(dz, ans):
+    """Tangent of ``np.real_if_close(z)``: real where the result is (its imaginary part was
+    dropped as rounding), the tangent itself where it is not."""
+    return dz if np.iscomplexobj(ans) else np.real(dz)

@@ -1,0 +1,304 @@
+"""Complex values inside a function: the rules that hold for them, the functions that are not
+holomorphic, the Fourier transforms, and the refusals. Every case runs in both modes through
+check_grads (finite differences and the dot-product test)."""
+
+import numpy as np
+import pytest
+
+import tangent_ast as ta
+from tangent_ast.errors import TangentAstError
+from tangent_ast.testing import check_grads
+
+rng = np.random.default_rng(17)
+V = rng.standard_normal(6)
+V5 = rng.standard_normal(5)
+M = rng.standard_normal((4, 6))
+C = rng.standard_normal(6) + 1j * rng.standard_normal(6)
+Z = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+SQ = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+
+
+def phase(x):
+    return np.real(np.sum(np.exp(1j * x) * C))
+
+
+def modulus(x):
+    return np.sum(np.abs(x * (1 + 2j) + C))
+
+
+def modulus_builtin(a, b):
+    return abs(a + 1j * b)
+
+
+def parts(x):
+    return np.sum(np.real(x * C) ** 2 + np.imag(x * C) * x)
+
+
+def attributes(x):
+    return np.sum((x * C).real * (x * C).imag)
+
+
+def conjugates(x):
+    return np.real(np.sum(np.conj(x * C) * (x + 1j)))
+
+
+def angles(x):
+    return np.sum(np.angle(x + 2j * x[::-1] + 0.5))
+
+
+def angle_of_real(x):
+    return np.sum(np.angle(x) + x)
+
+
+def holomorphic_chain(x):
+    z = x * (0.3 + 0.4j)
+    w = np.sin(z) * np.exp(z) / (z + 2.0) + np.sqrt(z + 3.0) - np.log(z + 4.0) ** 2
+    return np.sum(np.abs(w) ** 2)
+
+
+def powers(x):
+    return np.real(np.sum((x + 1j) ** 3 + (x + 2j) ** x))
+
+
+def products(x):
+    a = np.reshape(x, (2, 3)) * (1 - 1j)
+    return np.abs(np.sum(a @ a.T) + np.trace(np.outer(a[0], a[1])) + np.dot(a[0], a[1]))
+
+
+def shapes(x):
+    z = np.concatenate([x * 1j, x[::-1]]).reshape(3, 4).T
+    return np.sum(np.abs(np.cumsum(np.flip(z, 0), axis=1) + np.roll(z, 1)) ** 2)
+
+
+def einsum_complex(x):
+    return np.real(np.einsum("ij,jk->", np.reshape(x * 1j + 1, (2, 3)), M[:3, :2]))
+
+
+def through_a_helper(x):
+    return _energy(x * (2 + 1j))
+
+
+def _energy(z):
+    return np.sum(np.abs(z) ** 2 + np.real(z))
+
+
+def complex_argument(z):
+    return np.sum(np.abs(z) ** 2 + np.real(z * z))
+
+
+def complex_result(x):
+    return np.exp(1j * x) * x
+
+
+def loop_accumulates(x):
+    s = 0j
+    for k in range(3):
+        s = s + np.sum(x * np.exp(-1j * k * x))
+    return np.abs(s)
+
+
+def hand_dft(x):
+    n = x.shape[0]
+    k = np.arange(n)
+    w = np.exp(-2j * np.pi * np.outer(k, k) / n)
+    return np.sum(np.abs(w @ x) ** 2)
+
+
+# --- np.fft -----------------------------------------------------------------------------
+def power_spectrum(x):
+    return np.sum(np.abs(np.fft.fft(x)) ** 2 * np.arange(6.0))
+
+
+def fft_padded(x):
+    return np.real(np.sum(np.fft.fft(x, 8) * C[:1]))
+
+
+def fft_cut(x):
+    return np.sum(np.abs(np.fft.fft(x, n=4, norm="ortho")))
+
+
+def fft_axis(x):
+    return np.sum(np.abs(np.fft.fft(x, axis=0)) ** 2 * np.arange(6.0))
+
+
+def ifft_round_trip(x):
+    return np.sum(np.real(np.fft.ifft(np.fft.fft(x) * C)) ** 2)
+
+
+def ifft_forward_norm(x):
+    return np.sum(np.abs(np.fft.ifft(x * C, norm="forward")))
+
+
+def rfft_real(x):
+    return np.sum(np.abs(np.fft.rfft(x)) ** 3)
+
+
+def rfft_odd(x):
+    return np.sum(np.imag(np.fft.rfft(x, n=7)) * np.arange(4.0))
+
+
+def irfft_even(x):
+    return np.sum(np.fft.irfft(np.fft.rfft(x) * C[:4]) ** 2)
+
+
+def irfft_odd(x):
+    return np.sum(np.fft.irfft(x * (1 + 1j), n=5, norm="ortho") * V5)
+
+
+def irfft_real_input(x):
+    return np.sum(np.fft.irfft(x) * np.arange(10.0))
+
+
+def fft2_matrix(x):
+    return np.sum(np.abs(np.fft.fft2(x)) ** 2 * M)
+
+
+def ifft2_matrix(x):
+    return np.real(np.sum(np.fft.ifft2(x, s=(3, 5)) * (1 + 1j)))
+
+
+def fftn_axes(x):
+    return np.sum(np.abs(np.fft.fftn(x, axes=(1,))) * M)
+
+
+def ifftn_all(x):
+    return np.sum(np.imag(np.fft.ifftn(x * 1j + x**2)) * M)
+
+
+def rfft2_matrix(x):
+    return np.sum(np.abs(np.fft.rfft2(x)) ** 2)
+
+
+def rfftn_matrix(x):
+    return np.sum(np.real(np.fft.rfftn(x, norm="ortho")) * np.arange(4.0))
+
+
+def irfft2_matrix(x):
+    return np.sum(np.fft.irfft2(np.fft.rfft2(x) * (1 + 0.5j)) * M)
+
+
+def irfftn_shape(x):
+    return np.sum(np.fft.irfftn(np.fft.rfftn(x), s=(4, 6), axes=(0, 1)) ** 2)
+
+
+def shifts(x):
+    return np.sum(np.abs(np.fft.fftshift(np.fft.fft(x))) * np.arange(6.0) + np.fft.ifftshift(x) * V)
+
+
+def eigenvalues(a):
+    return np.sum(np.abs(np.linalg.eigvals(a)) ** 2 + np.real(np.linalg.eigvals(a)))
+
+
+def real_if_close_of_real(x):
+    return np.sum(np.real_if_close(x) ** 2)
+
+
+def real_if_close_then_powers(x):
+    return np.sum(np.real_if_close(x * (1 + 1e-20j)) ** 2)
+
+
+ROT = np.array([[0.0, -1.0, 0.3], [1.0, 0.2, 0.0], [0.1, 0.0, 2.0]])  # complex eigenvalues
+
+CASES = [
+    (phase, (V,)),
+    (modulus, (V,)),
+    (modulus_builtin, (0.3, -0.8)),
+    (parts, (V,)),
+    (attributes, (V,)),
+    (conjugates, (V,)),
+    (angles, (V,)),
+    (angle_of_real, (V + 2.0,)),
+    (holomorphic_chain, (V,)),
+    (powers, (np.abs(V) + 0.5,)),
+    (products, (V,)),
+    (shapes, (V,)),
+    (einsum_complex, (V,)),
+    (through_a_helper, (V,)),
+    (complex_argument, (Z,)),
+    (complex_result, (V,)),
+    (loop_accumulates, (V,)),
+    (hand_dft, (V,)),
+    (power_spectrum, (V,)),
+    (fft_padded, (V,)),
+    (fft_cut, (V,)),
+    (fft_axis, (M,)),
+    (ifft_round_trip, (V,)),
+    (ifft_forward_norm, (V,)),
+    (rfft_real, (V,)),
+    (rfft_odd, (V,)),
+    (irfft_even, (V,)),
+    (irfft_odd, (Z,)),
+    (irfft_real_input, (V,)),
+    (fft2_matrix, (M,)),
+    (ifft2_matrix, (M,)),
+    (fftn_axes, (M,)),
+    (ifftn_all, (M,)),
+    (rfft2_matrix, (M,)),
+    (rfftn_matrix, (M[:, :6],)),
+    (irfft2_matrix, (M,)),
+    (irfftn_shape, (M,)),
+    (shifts, (V,)),
+    (eigenvalues, (ROT,)),
+    (eigenvalues, (SQ,)),
+    (real_if_close_of_real, (V,)),
+    (real_if_close_then_powers, (V,)),
+]
+
+
+@pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_both_modes(fn, args):
+    check_grads(fn, args, modes=("forward", "reverse"))
+
+
+def test_a_complex_gradient_follows_the_convention():
+    """grad of a real function of complex z is dL/dRe(z) - 1j dL/dIm(z), as in JAX."""
+    z = np.array([0.3 + 0.4j, -1.0 + 0.5j])
+    g = ta.grad(lambda z: np.sum(np.abs(z) ** 2))(z)
+    assert np.allclose(g, 2 * np.conj(z))
+
+
+def test_real_inputs_get_real_gradients():
+    g = ta.grad(phase)(V)
+    assert g.dtype.kind == "f"
+    assert np.allclose(g, np.real(1j * np.exp(1j * V) * C))
+
+
+def rfft_of_complex(z):
+    return np.sum(np.abs(np.fft.rfft(z * 1j)))
+
+
+def sort_complex(x):
+    return np.real(np.sum(np.sort(x * 1j)))
+
+
+def maybe_complex(x):
+    return np.abs(np.sum(np.real_if_close(x * (1 + 1e-20j))))
+
+
+def real_then_complex(x):
+    s = 0.0
+    for k in range(2):
+        s = s + np.sum(x * np.exp(1j * k))
+    return np.abs(s)
+
+
+def eigenvectors(a):
+    w, v = np.linalg.eig(a)
+    return np.sum(np.abs(v))
+
+
+@pytest.mark.parametrize(
+    "fn, match",
+    [
+        (rfft_of_complex, "rules of numpy.fft.rfft are for real values"),
+        (sort_complex, "rules of numpy.sort are for real values"),
+        (maybe_complex, "whether it is real or complex is not known"),
+        (real_then_complex, "'s' is real on one path and complex on another"),
+        (eigenvectors, "eig"),
+    ],
+)
+def test_refused_with_a_hint(fn, match):
+    args = (SQ,) if fn is eigenvectors else (V,)
+    with pytest.raises(TangentAstError, match=match) as refusal:
+        ta.grad(fn)(*args)
+    assert "hint:" in str(refusal.value)
