@@ -23,7 +23,7 @@ import builtins
 import gast
 
 from .errors import UnsupportedSyntaxError
-from .local_functions import local_functions, why_not_inlined
+from .local_functions import functions_written_out, local_functions, why_not_inlined
 
 _MOVE_OUT = "move it outside the differentiated function"
 
@@ -109,6 +109,13 @@ def check_supported(parsed):
         if isinstance(a, gast.GeneratorExp)
     }
     inlined |= {id(n) for n in gast.walk(node) if _lowered(n)}
+    inlined |= {
+        id(f)
+        for n in gast.walk(node)
+        if isinstance(n, gast.Call)
+        for f in functions_written_out(n)
+        if isinstance(f, gast.Lambda)
+    }
     for n in gast.walk(node):
         if (
             n is not node

@@ -65,6 +65,12 @@ def local_functions(node):
             n
             for n in gast.walk(node)
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == fn_name
+        ] + [  # map(g, xs), sorted(xs, key=g): written out as calls of g
+            f
+            for n in gast.walk(node)
+            if isinstance(n, gast.Call)
+            for f in functions_written_out(n)
+            if isinstance(f, gast.Name) and f.id == fn_name
         ]
         stores = [n for n in uses if isinstance(n.ctx, gast.Store)]
         loads = [n for n in uses if isinstance(n.ctx, gast.Load)]
@@ -73,6 +79,23 @@ def local_functions(node):
         ):
             del found[fn_name]
     return found
+
+
+_TAKE_A_FUNCTION = {"map", "filter", "reduce"}
+_TAKE_A_KEY = {"sorted", "min", "max"}
+
+
+def functions_written_out(call):
+    """The function arguments of a call the lowering writes out as loops that call them
+    (``map(g, xs)``, ``sorted(xs, key=lambda t: ...)``; lowering/higher_order.py checks the
+    callee once names are resolved)."""
+    func = call.func
+    called = func.id if isinstance(func, gast.Name) else getattr(func, "attr", None)
+    if called in _TAKE_A_FUNCTION and call.args:
+        return [call.args[0]]
+    if called in _TAKE_A_KEY:
+        return [kw.value for kw in call.keywords if kw.arg == "key"]
+    return []
 
 
 def why_not_inlined(node, definition):

@@ -414,11 +414,27 @@ class Simplifier:
                     out.extend(s.body)  # both branches do the same
                     continue
             elif isinstance(s, (gast.For, gast.While)):
-                s.body = self._drop(s.body, predicate)
+                s.body = [b for b in self._drop(s.body, predicate) if not isinstance(b, gast.Pass)]
+                if not s.body and self._idle_loop(s):
+                    continue
                 if not s.body:
                     s.body = [gast.Pass()]
             out.append(s)
         return out
+
+    def _idle_loop(self, loop):
+        """A ``for`` over a range with nothing left in its body, whose variable nothing reads:
+        it does nothing (the reverse sweep of a loop that has no cotangent to carry)."""
+        ranges = (
+            isinstance(loop, gast.For)
+            and isinstance(loop.target, gast.Name)
+            and all(
+                not isinstance(n, gast.Call)
+                or (isinstance(n.func, gast.Name) and n.func.id in ("range", "reversed"))
+                for n in gast.walk(loop.iter)
+            )
+        )
+        return ranges and loop.target.id not in {n.id for n in _names_loaded(self.fn)}
 
     def inline_block(self, stmts):
         uses = {}

@@ -38,6 +38,7 @@ def f(x, y):
 
 import ast
 import copy
+import functools
 import linecache
 import textwrap
 import types
@@ -56,12 +57,13 @@ __all__ = ["Normalizer", "lower_source"]
 
 
 def lower_source(text):
-    """The normalized source of the function defined in ``text`` (NumPy is ``np``): how
+    """The normalized source of the function defined in ``text`` (NumPy is ``np``, and
+    ``functools`` is imported): how
     the examples in this package's docstrings are run."""
     source = textwrap.dedent(text).strip() + "\n"
     filename = f"<lowering example {abs(hash(source))}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"np": np}
+    namespace = {"np": np, "functools": functools}
     exec(compile(source, filename, "exec"), namespace)
     fn = next(v for v in namespace.values() if isinstance(v, types.FunctionType))
     parsed = parse(fn)

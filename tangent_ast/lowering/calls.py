@@ -69,8 +69,12 @@ class CallLowering:
         return prologue + stmts + epilogue
 
     def runtime_call(self, helper, args):
-        """``runtime.<helper>(*args)`` (the pipeline binds ``runtime`` when lists need it)."""
-        module = next(n for n, obj in self.scope.free.items() if obj is runtime)
+        """``runtime.<helper>(*args)``, ``runtime`` bound as a global of the function if it is
+        not yet."""
+        module = next((n for n, obj in self.scope.free.items() if obj is runtime), None)
+        if module is None:
+            module = self.namer.fresh("runtime")
+            self.scope.free[module] = runtime
         return gast.Call(
             func=gast.Attribute(value=name(module), attr=helper, ctx=gast.Load()),
             args=args,

@@ -30,10 +30,10 @@ from ..syntax import assign, located, name
 class ComprehensionLowering:
     """The lowering of comprehensions to loops."""
 
-    def comprehension(self, comp, at, into_sum=False):
+    def comprehension(self, comp, at, into_sum=False, called="items"):
         """``[e for x in xs if c]`` -> ``t = []; for x in xs: if c: t = t + [e]``;
         ``sum(e for x in xs)`` -> ``t = 0; for x in xs: t = t + e``."""
-        result = self.namer.fresh("total" if into_sum else "items")
+        result = self.namer.fresh("total" if into_sum else called)
         renames = {}
         for gen in comp.generators:  # comprehension variables are local to it
             for n in gast.walk(gen.target):

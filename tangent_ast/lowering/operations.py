@@ -65,6 +65,8 @@ class OperationLowering:
             return self.assign(located(assigned, at)), name(expr.target.id)
         if isinstance(expr, (gast.Call, gast.ListComp)):
             return self.call_operation(expr, at)
+        if isinstance(expr, gast.Lambda):  # one the lowering did not write out
+            raise unsupported(self.parsed, expr)
         if isinstance(expr, gast.Attribute):
             pre, value = self.atom(expr.value, at)
             return pre, gast.Attribute(value=value, attr=expr.attr, ctx=gast.Load())
@@ -100,6 +102,9 @@ class OperationLowering:
                 else a
                 for a in expr.args
             ]
+        written_out = self.higher_order(expr, at)
+        if written_out is not None:
+            return written_out
         got = self.known_key(expr, at)
         if got is not None:
             return got

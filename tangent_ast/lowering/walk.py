@@ -33,6 +33,7 @@ from .calls import CallLowering
 from .comprehensions import ComprehensionLowering
 from .conditionals import ConditionalLowering
 from .contexts import ContextLowering
+from .higher_order import HigherOrderLowering
 from .inlining import InliningLowering
 from .jumps import JumpLowering
 from .loops import LoopLowering
@@ -44,6 +45,7 @@ class Normalizer(
     ComprehensionLowering,
     ConditionalLowering,
     ContextLowering,
+    HigherOrderLowering,
     InliningLowering,
     JumpLowering,
     LoopLowering,

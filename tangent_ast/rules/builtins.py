@@ -117,3 +117,6 @@ handles(
 )
 handles(builtins.sum, "start")
 effectful(builtins.print)
+
+# the order sorted(xs, key=f), min(xs, key=f) and max(xs, key=f) are lowered to: positions
+nondifferentiable(runtime.sorted_order)

@@ -146,6 +146,7 @@ from .sequences import (
     concatenate_vjp,
     gather_list_vjp,
     leaf_like,
+    sorted_order,
     split_axis,
     split_vjp,
     stack_vjp,

@@ -117,3 +117,10 @@ def split_axis(ary, default):
 def unstack_vjp(ct, ans, axis=0):
     """Cotangent of ``x`` for ``np.unstack(x, axis)``: the slices' cotangents stacked."""
     return np.stack(_filled(ct, ans), axis=axis)
+
+
+def sorted_order(keys, reverse=False):
+    """The positions of ``keys`` in sorted order, equal keys in their order (as ``sorted``
+    orders them): what ``sorted(xs, key=f)``, ``min(xs, key=f)`` and ``max(xs, key=f)`` are
+    lowered to, so that the derivative follows the items the order picks."""
+    return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)

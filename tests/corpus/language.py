@@ -778,3 +778,54 @@ CASES += [
     Case(rotates, (0.5, 1.5, 2.5)),
     Case(fibonacci_steps, (0.7, 1.3)),
 ]
+
+
+# --- functions that take a function: written out as the loops they run
+def maps_a_lambda(x, y):
+    return sum(map(lambda t: t * t * y, [x, y, x * y]))
+
+
+def maps_a_ufunc(v):
+    return sum(map(np.sin, v))
+
+
+def maps_a_local_def(x, y):
+    def scaled(t, s):
+        return t * s + 1.0
+
+    return sum(map(scaled, [x, y], [y, 2.0]))
+
+
+def filters(v):
+    return sum(filter(lambda t: t > 0.0, [v[0], v[1] * 2.0, v[2]]))
+
+
+def reduces(v):
+    return functools.reduce(lambda a, b: a * b, [v[0], v[1], v[2]])
+
+
+def reduces_from_a_start(v, s):
+    return functools.reduce(lambda a, b: a + b * b, v, s)
+
+
+def sorts_by_a_key(v):
+    ys = sorted([v[0], v[1], v[2]], key=lambda t: (t - 0.5) ** 2, reverse=True)
+    return ys[0] * 3.0 + ys[1] - ys[2] * ys[2]
+
+
+def largest_by_a_key(v):
+    return max([v[0], v[1] * 2.0, v[2]], key=abs) * 3.0 + min(v[1], v[2], key=np.cos)
+
+
+_V3 = np.array([0.3, -1.2, 2.5])
+
+CASES += [
+    Case(maps_a_lambda, (0.4, 1.3)),
+    Case(maps_a_ufunc, (_V3,)),
+    Case(maps_a_local_def, (0.4, 1.3)),
+    Case(filters, (_V3,)),
+    Case(reduces, (_V3,)),
+    Case(reduces_from_a_start, (_V3, 0.5)),
+    Case(sorts_by_a_key, (_V3,)),
+    Case(largest_by_a_key, (_V3,)),
+]
