@@ -35,6 +35,8 @@ from .arrays import (
     partition_vjp,
     repeat_vjp,
     roll_vjp,
+    select_default_vjp,
+    select_vjp,
     sort_jvp,
     sort_vjp,
     take_vjp,

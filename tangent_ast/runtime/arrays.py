@@ -91,24 +91,20 @@ def tile_vjp(ct, x, reps):
 
 
 def repeat_vjp(ct, x, repeats, axis=None):
-    """Cotangent of ``x`` for ``np.repeat``: sum each element's repeats."""
+    """Cotangent of ``x`` for ``np.repeat``: the sum over each element's repeats (none for an
+    element repeated 0 times)."""
     shape = np.shape(x)
     if axis is None:
-        ct, flat_len = np.ravel(ct), int(np.size(x))
-        axis_len, axis = flat_len, 0
+        ct, axis = np.ravel(ct), 0
+        axis_len = int(np.size(x))
     else:
         axis_len = shape[axis]
-    starts = np.concatenate([[0], np.cumsum(np.broadcast_to(repeats, (axis_len,)))[:-1]]).astype(
-        int
-    )
-    g = np.add.reduceat(ct, starts, axis=axis) if axis_len else ct
     counts = np.broadcast_to(repeats, (axis_len,))
-    if np.any(counts == 0):  # reduceat cannot express empty groups
-        idx = [slice(None)] * np.ndim(g)
-        idx[axis] = counts == 0
-        g = np.array(g)
-        g[tuple(idx)] = 0
-    return np.reshape(g, shape)
+    group = np.repeat(np.arange(axis_len), counts)  # the element each entry of ct repeats
+    moved = np.moveaxis(np.asarray(ct), axis, 0)
+    g = np.zeros((axis_len, *moved.shape[1:]), dtype=np.result_type(moved, float))
+    np.add.at(g, group, moved)
+    return np.reshape(np.moveaxis(g, 0, axis), shape)
 
 
 def diag_vjp(ct, x, k=0):
@@ -259,3 +255,29 @@ def compress_vjp(ct, condition, a, axis=None):
 def extract_vjp(ct, condition, arr):
     """Cotangent of ``arr`` for ``np.extract(condition, arr)``."""
     return gather_vjp(ct, arr, lambda i: np.extract(condition, i))
+
+
+def _picked(condlist, shape):
+    """For each condition of ``np.select``, where it is the first that holds."""
+    taken = np.zeros(shape, dtype=bool)
+    for cond in condlist:
+        picked = np.logical_and(cond, np.logical_not(taken))
+        yield picked
+        taken = np.logical_or(taken, picked)
+    yield np.logical_not(taken)  # where none holds: the default
+
+
+def select_vjp(ct, condlist, choicelist):
+    """Cotangents of the choices of ``np.select(condlist, choicelist, default)``: ``ct`` where
+    a choice is the one picked, 0 elsewhere."""
+    picks = list(_picked(condlist, np.shape(ct)))
+    return TangentTuple(
+        unbroadcast(np.where(picked, ct, 0.0), choice)
+        for picked, choice in zip(picks, choicelist, strict=False)
+    )
+
+
+def select_default_vjp(ct, condlist, default):
+    """Cotangent of the default of ``np.select``: ``ct`` where no condition holds."""
+    none_holds = list(_picked(condlist, np.shape(ct)))[-1]
+    return unbroadcast(np.where(none_holds, ct, 0.0), default)

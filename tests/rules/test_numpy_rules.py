@@ -98,6 +98,11 @@ def f_broadcast_to(x): return np.broadcast_to(x, (3, 4))
 def f_tile(x): return np.tile(x, (2, 3))
 def f_repeat(x): return np.repeat(x, 2)
 def f_repeat_axis(x): return np.repeat(x, 3, axis=0)
+def f_select(x): return np.select([x > 0, x < -1], [x ** 2, -x], default=x * 0.5)
+def f_select_constants(x): return np.select([x > 0.5, x < 0], [x ** 2, 1.0]) * 2.0
+def f_select_default(x, d): return np.select([x > 0], [x * 3.0], d)
+def f_repeat_some_none(x): return np.repeat(x, [0, 1, 2, 0], axis=1)
+def f_repeat_flat_none(x): return np.repeat(x, [2, 0, 1, 0])
 def f_diag_vec(x): return np.diag(x)
 def f_diag_mat(x): return np.diag(x)
 def f_diag_k(x): return np.diag(x, 1)
@@ -497,6 +502,11 @@ RULE_TEST_CASES = [
     c(f_tile, (V,), "numpy.tile"),
     c(f_repeat, (M,), "numpy.repeat"),
     c(f_repeat_axis, (M,), "numpy.repeat"),
+    c(f_repeat_some_none, (M,), "numpy.repeat"),
+    c(f_select, (M,), "numpy.select"),
+    c(f_select_constants, (V,), "numpy.select"),
+    c(f_select_default, (V, 0.7), "numpy.select"),
+    c(f_repeat_flat_none, (V,), "numpy.repeat"),
     c(f_diag_vec, (V,), "numpy.diag"),
     c(f_diag_mat, (M,), "numpy.diag"),
     c(f_diag_k, (S,), "numpy.diag"),

@@ -12,6 +12,7 @@ from ...kinds import Tag, constructor_kind, transpose_kind
 from ...modes import Mode
 from ..registry import (
     ZERO,
+    def_jointly_linear,
     def_linear,
     defjvp,
     defvjp,
@@ -317,3 +318,17 @@ defvjp(
 )
 
 defvjp(np.full, None, lambda ct, ans, shape, fill_value: runtime.unbroadcast(ct, fill_value))
+
+# select picks, element by element, the first choice whose condition holds (else the
+# default): linear in the choices and the default together.
+def_jointly_linear(np.select, 1, 2)
+
+defvjp(
+    np.select,
+    None,
+    lambda ct, ans, condlist, choicelist, default=0: runtime.select_vjp(ct, condlist, choicelist),
+    lambda ct, ans, condlist, choicelist, default=0: runtime.select_default_vjp(
+        ct, condlist, default
+    ),
+)
+handles(np.select, sequences=True)
