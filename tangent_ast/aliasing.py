@@ -337,8 +337,8 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
             and n.target.id in (array_params or ())
         ):
             updates.setdefault(n.target.id, []).append(n)
-        if isinstance(n, gast.Expr) and append_call(n.value, scope) is not None:
-            appended.setdefault(append_call(n.value, scope)[0], n)
+        if isinstance(n, (gast.Expr, gast.Assign)) and changed_list(n.value, scope) is not None:
+            appended.setdefault(changed_list(n.value, scope), n)
         if _extends(n, list_params):  # xs += ys on a list argument extends the caller's list
             appended.setdefault(n.target.id, n)
         if isinstance(n, gast.Expr) and out_target(n.value) is not None:
@@ -349,8 +349,9 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
             raise unsupported(
                 parsed,
                 at,
-                f"appending to the argument {xs!r}, which is not a list",
-                f"build a new list: {xs} = {xs} + [v]",
+                f"changing the argument {xs!r} in place (append, extend, insert, pop), which is "
+                "not a list",
+                f"build a new value: {xs} = {xs} + [v]",
             )
         _check_unaliased(parsed, node, xs, "it is appended to", f"use {xs} itself, or list({xs})")
         definitions = _rebindings(node, xs, list_params)
@@ -526,6 +527,25 @@ def out_target(value):
         outs = [k.value for k in value.keywords if k.arg == "out"]
         if len(outs) == 1 and isinstance(outs[0], gast.Name):
             return outs[0].id
+    return None
+
+
+def changed_list(value, scope):
+    """The local list (or dict) ``value`` changes in place by a method: ``xs.append(v)``,
+    ``xs.extend(ys)``, ``xs.insert(i, v)``, ``xs.pop(i)``; None for any other value."""
+    if (
+        isinstance(value, gast.Call)
+        and isinstance(value.func, gast.Attribute)
+        and isinstance(value.func.value, gast.Name)
+        and scope.is_local(value.func.value.id)
+        and not value.keywords
+        and (
+            (value.func.attr in ("append", "extend") and len(value.args) == 1)
+            or (value.func.attr == "insert" and len(value.args) == 2)
+            or (value.func.attr == "pop" and len(value.args) <= 1)
+        )
+    ):
+        return value.func.value.id
     return None
 
 

@@ -260,4 +260,4 @@ def _receiver_type(kind):
         return np.ndarray
     if kind.cls is not None:
         return kind.cls
-    return object
+    return {Tag.DICT: dict, Tag.LIST: list, Tag.TUPLE: tuple}.get(kind.tag, object)

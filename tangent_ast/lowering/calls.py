@@ -28,6 +28,7 @@ import gast
 import numpy as np
 
 from .. import runtime
+from ..aliasing import changed_list
 from ..checks import unsupported
 from ..rules.binding import CallRefused, Role, bind_call
 from ..rules.registry import lookup
@@ -123,6 +124,40 @@ class CallLowering:
                 "for its effect on a local value",
                 "use its result: y = f(x), or update an array with a[i] = v",
             )
+
+    def list_method(self, call, at):
+        """``xs.insert(i, v)`` -> ``xs = runtime.list_inserted(xs, i, v)``; ``xs.pop(i)`` ->
+        ``popped = xs[i]; xs = runtime.without(xs, i)`` (a dict's ``d.pop(k)`` the same):
+        a local list changed by a method is a new list, like ``xs.append(v)``. Returns the
+        statements and the call's value, or None for another call."""
+        xs = changed_list(call, self.scope)
+        if xs is None or call.func.attr not in ("insert", "pop"):
+            return None
+        pre = []
+        args = []
+        for a in call.args:
+            more, atom = self.atom(a, at)
+            pre += more
+            args.append(atom)
+
+        def rebind(target, value):
+            return self.assign(
+                located(
+                    gast.Assign(
+                        targets=[name(target, gast.Store())], value=value, type_comment=None
+                    ),
+                    at,
+                )
+            )
+
+        if call.func.attr == "insert":
+            new = self.runtime_call("list_inserted", [name(xs), *args])
+            return pre + rebind(xs, new), gast.Constant(None, None)
+        key = args[0] if args else gast.Constant(-1, None)
+        popped = self.namer.fresh("popped")
+        read = gast.Subscript(value=name(xs), slice=copy.deepcopy(key), ctx=gast.Load())
+        new = self.runtime_call("without", [name(xs), copy.deepcopy(key)])
+        return pre + rebind(popped, read) + rebind(xs, new), name(popped)
 
     def builtin(self, name_):
         """A builtin the lowering introduces (``range``, ``len``, ``min``)."""

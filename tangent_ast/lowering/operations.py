@@ -102,6 +102,9 @@ class OperationLowering:
                 else a
                 for a in expr.args
             ]
+        changed = self.list_method(expr, at)
+        if changed is not None:  # v = xs.pop()
+            return changed
         written_out = self.higher_order(expr, at)
         if written_out is not None:
             return written_out

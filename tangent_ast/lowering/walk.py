@@ -155,6 +155,9 @@ class Normalizer(
                     value=name(target), slice=gast.Constant(Ellipsis, None), ctx=gast.Store()
                 )
                 return self.update(whole, s, value=call)
+            changed = self.list_method(s.value, s)
+            if changed is not None:  # xs.insert(i, v), xs.pop(i)
+                return changed[0]
             appended = append_call(s.value, self.scope)
             if appended is not None:  # xs.append(v) -> xs = xs + [v]
                 xs, item = appended

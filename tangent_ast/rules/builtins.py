@@ -10,12 +10,14 @@ from ..modes import Mode
 from .registry import (
     broadcasting,
     def_jointly_linear,
+    def_linear,
     defjvp,
     defvjp,
     effectful,
     handles,
     nondifferentiable,
     primitive,
+    pure,
     specialize,
 )
 
@@ -77,6 +79,35 @@ defvjp(
     lambda ct, ans, xs, i, v: ct[i],
 )
 
+# xs.insert(i, v) on a local list is xs = list_inserted(xs, i, v); v = xs.pop(i) is
+# v = xs[i]; xs = without(xs, i) (and d.pop(k) on a dict the same).
+def_jointly_linear(runtime.list_inserted, 0, 2)
+defvjp(
+    runtime.list_inserted,
+    lambda ct, ans, xs, i, v: runtime.without(ct, runtime.inserted_at(xs, i)),
+    None,
+    lambda ct, ans, xs, i, v: ct[runtime.inserted_at(xs, i)],
+)
+def_linear(runtime.without)
+pure(runtime.inserted_at)
+handles([runtime.list_inserted, runtime.without], sequences=True)
+defvjp(runtime.without, lambda ct, ans, xs, key=-1: runtime.without_vjp(ct, xs, key), None)
+# d.get(key, default): the item, or the default where the key is missing
+defjvp(
+    dict.get,
+    lambda dd, ans, d, key, default=None: dd[key] if key in d else runtime.zero_tangent(ans),
+    None,
+    lambda dv, ans, d, key, default=None: runtime.zero_tangent(ans) if key in d else dv,
+)
+defvjp(
+    dict.get,
+    lambda ct, ans, d, key, default=None: (
+        runtime.getitem_vjp(ct, d, key) if key in d else runtime.zero_tangent(d)
+    ),
+    None,
+    lambda ct, ans, d, key, default=None: runtime.zero_tangent(default) if key in d else ct,
+)
+handles(dict.get, sequences=True)
 # list(x), tuple(x): a copy of a list or tuple (a list argument the function changes is copied
 # first), or the rows of an array.
 for _copy in (builtins.list, builtins.tuple):

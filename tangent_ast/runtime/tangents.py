@@ -187,6 +187,37 @@ def list_with(xs, i, v):
     return TangentTuple(new) if isinstance(xs, TangentTuple) else new
 
 
+def list_inserted(xs, i, v):
+    """A new list: ``xs`` with ``v`` inserted before position ``i`` (``xs.insert(i, v)`` on a
+    local list)."""
+    new = list(xs)
+    new.insert(i, v)
+    return TangentTuple(new) if isinstance(xs, TangentTuple) else new
+
+
+def without(xs, key=-1):
+    """A new list (or dict): ``xs`` without item ``key``, as ``xs.pop(key)`` leaves it."""
+    if isinstance(xs, dict):
+        return {k: v for k, v in xs.items() if k != key}
+    new = list(xs)
+    del new[key]
+    return TangentTuple(new) if isinstance(xs, TangentTuple) else new
+
+
+def inserted_at(xs, i):
+    """Where ``xs.insert(i, v)`` puts ``v``: ``i`` counted from the end if negative, clipped."""
+    n = len(xs)
+    return min(max(i + n if i < 0 else i, 0), n)
+
+
+def without_vjp(ct, xs, key=-1):
+    """Cotangent of ``xs`` for ``without(xs, key)``: ``ct`` with a zero back at ``key``."""
+    if isinstance(xs, dict):
+        return {**ct, key: zero_tangent(xs[key])}
+    position = key + len(xs) if key < 0 else key
+    return list_inserted(TangentTuple(ct), position, zero_tangent(xs[key]))
+
+
 def list_vjp(ct, x):
     """Cotangent of ``x`` for ``list(x)``: the items' cotangents, as an array if ``x`` is one."""
     return np.asarray(ct) if isinstance(x, np.ndarray) else ct

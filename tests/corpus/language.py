@@ -829,3 +829,31 @@ CASES += [
     Case(sorts_by_a_key, (_V3,)),
     Case(largest_by_a_key, (_V3,)),
 ]
+
+
+# --- lists and dicts changed by their methods, read with defaults
+def pops_and_inserts(v):
+    xs = [v[0], v[1], v[2]]
+    last = xs.pop()
+    xs.insert(0, last * 2.0)
+    first = xs.pop(0)
+    xs.insert(-1, first * v[1])
+    return xs[0] * xs[1] + xs[2] * last
+
+
+def reads_with_defaults(x, y):
+    d = {"a": x, "b": y * x}
+    return d.get("a", 0.0) * d.get("c", y) + d.get("b")
+
+
+def pops_from_a_dict(x, y):
+    d = {"a": x, "b": y}
+    a = d.pop("a")
+    return a * d["b"]
+
+
+CASES += [
+    Case(pops_and_inserts, (_V3,)),
+    Case(reads_with_defaults, (0.4, 1.3)),
+    Case(pops_from_a_dict, (0.4, 1.3)),
+]
