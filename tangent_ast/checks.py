@@ -40,7 +40,10 @@ _UNSUPPORTED = {
     gast.Nonlocal: ("a nonlocal statement", "pass the value as an argument and return it"),
     gast.With: ("a with block", _MOVE_OUT),
     gast.AsyncWith: ("an async with block", _MOVE_OUT),
-    gast.Try: ("a try block", "move the try/except outside the differentiated function"),
+    gast.Try: (
+        "a return, break or continue inside try ... finally",
+        "compute the result in the try block and return it after the finally block",
+    ),
     gast.Delete: ("del", "drop the del: a name going out of use needs no statement"),
     gast.Import: ("an import inside the function", "import at module level"),
     gast.ImportFrom: ("an import inside the function", "import at module level"),
@@ -49,13 +52,11 @@ _UNSUPPORTED = {
     gast.YieldFrom: ("yield from", "generators cannot be differentiated: return a value"),
     gast.Await: ("await", "async functions cannot be differentiated"),
     gast.NamedExpr: ("an assignment expression (:=)", "assign on a line of its own"),
-    gast.SetComp: ("a set comprehension", "write the loop out"),
     gast.DictComp: ("a dict comprehension", "write the loop out"),
     gast.GeneratorExp: (
         "a generator expression here",
         "use it as sum(...)'s argument, or write a list comprehension",
     ),
-    gast.Set: ("a set literal", _MOVE_OUT),
     gast.Starred: (
         "a starred argument (*t) other than the function's own *args parameter",
         "pass the arguments one by one",
@@ -80,8 +81,8 @@ def _lowered(n):
         return all(isinstance(t, gast.Name) for t in n.targets)
     if isinstance(n, gast.NamedExpr):
         return isinstance(n.target, gast.Name)
-    if isinstance(n, gast.Try):  # try/except: the try body is derived (lowering/walk.py)
-        return bool(n.handlers) and not n.finalbody
+    if isinstance(n, gast.Try):  # the try body is derived, then the finally block
+        return not n.finalbody or not _leaves_early(n.body + n.orelse + n.handlers)
     if isinstance(n, gast.With):
         return all(
             item.optional_vars is None
@@ -93,12 +94,27 @@ def _lowered(n):
     return False
 
 
+def _leaves_early(stmts):
+    """A ``return``, ``break`` or ``continue`` (of this function's own loops or body) in
+    ``stmts``: with a ``finally``, the block would then run at a jump, not after the body."""
+    return any(
+        isinstance(n, (gast.Return, gast.Break, gast.Continue)) for s in stmts for n in gast.walk(s)
+    )
+
+
 def check_supported(parsed):
     """Raise UnsupportedSyntaxError at the first construct outside what the stages handle."""
     node = parsed.node
     inlined = {id(definition) for definition, _ in local_functions(node).values()}
     inlined |= {
         id(d.value) for d, _ in local_functions(node).values() if isinstance(d, gast.Assign)
+    }
+    inlined |= {  # nonlocal declarations of an inlined def: its names are the caller's
+        id(b)
+        for d, _ in local_functions(node).values()
+        if isinstance(d, gast.FunctionDef)
+        for b in d.body
+        if isinstance(b, gast.Nonlocal)
     }
     # f(x for x in xs): a generator as a call's argument is read as a list comprehension
     inlined |= {

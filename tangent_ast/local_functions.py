@@ -6,7 +6,7 @@ with plain parameters, and only ever called, is inlined by :mod:`tangent_ast.low
 with ``nonlocal``, passed as a value, ...), for the error message.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gast
 
@@ -20,34 +20,46 @@ class LocalFunction:
     params: list
     body: list  # statements before the return
     result: object  # the returned expression
+    shared: set = field(default_factory=set)  # names declared nonlocal: the caller's own
 
 
 def local_functions(node):
     """The nested functions of ``node`` that can be inlined at their calls.
 
-    A nested ``def`` qualifies when its only ``return`` is its last statement and
-    it has plain positional parameters; ``g = lambda ...:`` always does. Either
-    must be bound once and only ever called (never passed around)."""
+    A nested ``def`` qualifies when it has plain positional parameters and either its only
+    ``return`` is its last statement or it has none (it is called for its effect on the
+    names it declares ``nonlocal``, which inlining leaves the caller's); ``g = lambda ...:``
+    always does. Either must be bound once and only ever called (never passed around)."""
     found = {}
     for s in node.body:
         if isinstance(s, gast.FunctionDef) and not s.decorator_list and _plain_params(s.args):
             body = [b for b in s.body if not is_docstring(b)]
             returns = [n for n in gast.walk(s) if isinstance(n, gast.Return)]
-            if (
+            shared = {n for b in body if isinstance(b, gast.Nonlocal) for n in b.names}
+            body = [b for b in body if not isinstance(b, gast.Nonlocal)]
+            nested = any(
+                isinstance(n, (gast.FunctionDef, gast.Lambda, gast.Global, gast.Nonlocal))
+                for b in body
+                for n in gast.walk(b)
+            )
+            if body and not nested and not returns:  # called for its effect on nonlocal names
+                found[s.name] = (
+                    s,
+                    LocalFunction([a.id for a in s.args.args], body, gast.Constant(None, None)),
+                )
+                found[s.name][1].shared = shared
+            elif (
                 body
                 and isinstance(body[-1], gast.Return)
                 and len(returns) == 1
                 and body[-1].value is not None
-                and not any(
-                    isinstance(n, (gast.FunctionDef, gast.Lambda))
-                    for b in body
-                    for n in gast.walk(b)
-                )
+                and not nested
             ):
                 found[s.name] = (
                     s,
                     LocalFunction([a.id for a in s.args.args], body[:-1], body[-1].value),
                 )
+                found[s.name][1].shared = shared
         elif (
             isinstance(s, gast.Assign)
             and len(s.targets) == 1
@@ -111,8 +123,15 @@ def why_not_inlined(node, definition):
             f"the local function {name!r} with decorators, *args, keyword-only parameters or "
             "defaults"
         )
-    if any(isinstance(n, (gast.Nonlocal, gast.Global)) for n in gast.walk(definition)):
-        return f"nonlocal or global in the local function {name!r}"
+    if any(isinstance(n, gast.Global) for n in gast.walk(definition)):
+        return f"global in the local function {name!r}"
+    if any(
+        isinstance(n, gast.Nonlocal)
+        for b in definition.body
+        for n in gast.walk(b)
+        if not isinstance(b, gast.Nonlocal)
+    ):
+        return f"nonlocal in a block of the local function {name!r}"
     body = [b for b in definition.body if not is_docstring(b)]
     if (
         not body

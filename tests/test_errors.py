@@ -26,7 +26,8 @@ def line_of(fn, text):
     (bad.has_yield, "yield", "yield x"),
     (bad.has_with, "a with block", "with open"),
     (bad.raises_on_float_errors, "np.errstate with a setting other than", "with np.errstate"),
-    (bad.has_try, "a try block", "try:"),
+    (bad.has_try, "a return, break or continue inside try ... finally", "try:"),
+    (bad.set_of_values, "a set of differentiable values", "return sum"),
 ])
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 def test_unsupported_syntax_names_file_line_and_construct(fn, construct, text, mode):

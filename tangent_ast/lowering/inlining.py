@@ -70,7 +70,8 @@ class InliningLowering:
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
             }
         ):
-            renames.setdefault(stored, self.namer.fresh(stored))
+            if stored not in local.shared:  # a nonlocal name is the caller's own
+                renames.setdefault(stored, self.namer.fresh(stored))
         for n in [n for b in body + [result] for n in gast.walk(b)]:
             if isinstance(n, gast.Name) and n.id in renames:
                 n.id = renames[n.id]

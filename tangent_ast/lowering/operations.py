@@ -63,6 +63,13 @@ class OperationLowering:
                 targets=[name(expr.target.id, gast.Store())], value=expr.value, type_comment=None
             )
             return self.assign(located(assigned, at)), name(expr.target.id)
+        if isinstance(expr, (gast.Set, gast.SetComp)):  # {a, b} -> set([a, b])
+            items = (
+                gast.List(elts=expr.elts, ctx=gast.Load())
+                if isinstance(expr, gast.Set)
+                else gast.ListComp(elt=expr.elt, generators=expr.generators)
+            )
+            expr = gast.Call(func=self.builtin("set"), args=[items], keywords=[])
         if isinstance(expr, (gast.Call, gast.ListComp)):
             return self.call_operation(expr, at)
         if isinstance(expr, gast.Lambda):  # one the lowering did not write out

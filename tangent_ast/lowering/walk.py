@@ -176,16 +176,19 @@ class Normalizer(
         return self.compound(s)
 
     def try_bodies(self, stmts):
-        """``try: body except ...: handler else: more`` -> ``body; more``, in every block.
+        """``try: body except ...: handler else: more finally: last`` -> ``body; more; last``,
+        in every block.
 
         A handler runs only after an exception, which the derived code raises as well (it
         runs the same statements): the call is then refused (api.guarded), so the derived
-        code is the try body's. The handlers' lines go into the module header."""
+        code is the try body's. The handlers' lines go into the module header. Without an
+        exception the finally block runs after the body (checks.py refuses a jump out of a
+        try block that has one)."""
         out = []
         for s in stmts:
             if isinstance(s, gast.Try):
                 self.handlers += [self.parsed.line(h) for h in s.handlers]
-                out += self.try_bodies(s.body + s.orelse)
+                out += self.try_bodies(s.body + s.orelse + s.finalbody)
                 continue
             if isinstance(s, (gast.If, gast.For, gast.While)):
                 s = copy.copy(s)

@@ -7,6 +7,7 @@ import numpy as np
 from .. import runtime
 from ..kinds import FLOAT, UNKNOWN, Kind, Tag
 from ..modes import Mode
+from .binding import CallRefused
 from .registry import (
     broadcasting,
     def_jointly_linear,
@@ -92,6 +93,21 @@ def_linear(runtime.without)
 pure(runtime.inserted_at)
 handles([runtime.list_inserted, runtime.without], sequences=True)
 defvjp(runtime.without, lambda ct, ans, xs, key=-1: runtime.without_vjp(ct, xs, key), None)
+
+
+# A set keeps no order and merges equal values: its items have no derivative to follow.
+def _set_of_differentiable_values(args, argnum, resolve):
+    raise CallRefused(
+        "a set of differentiable values (a set keeps no order and merges equal items, so "
+        "their derivatives cannot be followed)",
+        "keep them in a list, or make the set of indices or keys rather than values",
+    )
+
+
+defjvp(builtins.set, None)
+defvjp(builtins.set, None)
+handles(builtins.set, validate=_set_of_differentiable_values, sequences=True)
+
 # d.get(key, default): the item, or the default where the key is missing
 defjvp(
     dict.get,

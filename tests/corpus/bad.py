@@ -168,3 +168,7 @@ def calls_broken_rule(x):
 def broken_rule(ct, ans, x):
     """A reverse rule with a bug, to check how a failure inside generated code is reported."""
     raise ValueError("a broken rule")
+
+
+def set_of_values(x, y):
+    return sum({x, y * 2.0})

@@ -857,3 +857,58 @@ CASES += [
     Case(reads_with_defaults, (0.4, 1.3)),
     Case(pops_from_a_dict, (0.4, 1.3)),
 ]
+
+
+# --- try ... finally: the finally block runs after the body
+def cleans_up(x, y):
+    total = x * y
+    try:
+        total = total + np.sin(x)
+    except ValueError:
+        total = 0.0
+    else:
+        total = total * y
+    finally:
+        scale = 2.0
+    return total * scale
+
+
+CASES += [Case(cleans_up, (0.4, 1.3))]
+
+
+# --- sets of indices and constants (a set of differentiable values is refused)
+def indexes_by_a_set(v):
+    rows = {i % 2 for i in range(4)}
+    return np.sum(v[sorted(rows)] ** 2) * len({1, 2, 2})
+
+
+CASES += [Case(indexes_by_a_set, (_V3,))]
+
+
+# --- a nested def that changes the caller's names (nonlocal), inlined at each call
+def accumulates_nonlocal(x, y):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v * v
+
+    add(x)
+    for i in range(2):
+        add(y * i)
+    return total
+
+
+def counts_and_returns(x, y):
+    scale = 1.0
+
+    def step(v):
+        nonlocal scale
+        scale = scale * v
+        return scale + 1.0
+
+    a = step(x)
+    return a * step(y) + scale
+
+
+CASES += [Case(accumulates_nonlocal, (0.4, 1.3)), Case(counts_and_returns, (0.4, 1.3))]
