@@ -47,7 +47,6 @@ _UNSUPPORTED = {
     gast.Delete: ("del", "drop the del: a name going out of use needs no statement"),
     gast.Import: ("an import inside the function", "import at module level"),
     gast.ImportFrom: ("an import inside the function", "import at module level"),
-    gast.Lambda: ("a lambda", "define the helper with def at module level"),
     gast.Yield: ("yield", "generators cannot be differentiated: return a value"),
     gast.YieldFrom: ("yield from", "generators cannot be differentiated: return a value"),
     gast.Await: ("await", "async functions cannot be differentiated"),

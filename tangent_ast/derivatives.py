@@ -531,6 +531,27 @@ class Derivation:
                     "take np.real(...) of it where it is assigned",
                 )
 
+    def check_lambda_values(self, fn):
+        """A lambda kept as a function value is called through its own rule, which takes
+        what it captures as constants: refuse one that captures a value carrying a
+        derivative (it would get none)."""
+        for s in assignments(fn.body):
+            for lam in (n for n in gast.walk(s.value) if isinstance(n, gast.Lambda)):
+                params = {a.id for a in lam.args.args}
+                for n in gast.walk(lam.body):
+                    if (
+                        isinstance(n, gast.Name)
+                        and n.id not in params
+                        and self.activity.active(n.id)
+                    ):
+                        raise UnsupportedSyntaxError(
+                            f"a lambda passed or stored as a value that reads "
+                            f"{self.origin.get(n.id, n.id)!r}, which carries a derivative (the "
+                            "lambda's own rule would take it as a constant)",
+                            where=self.where(s),
+                            hint="pass it to the lambda as an argument",
+                        )
+
     def may_be_complex(self, node):
         """A name or constant of complex kind, or computed from complex values and not known
         to be real."""

@@ -324,6 +324,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         _final_states(f) if mode is Mode.FORWARD else (),
     )
     d.check_complex(f.function)
+    d.check_lambda_values(f.function)
     d.check_calls(f.function)
     user_names = {v for v, user in f.ssa_info.origin.items() if user not in f.temps} | set(params)
 

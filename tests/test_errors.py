@@ -28,6 +28,7 @@ def line_of(fn, text):
     (bad.raises_on_float_errors, "np.errstate with a setting other than", "with np.errstate"),
     (bad.has_try, "a return, break or continue inside try ... finally", "try:"),
     (bad.set_of_values, "a set of differentiable values", "return sum"),
+    (bad.lambda_captures_a_derivative, "a lambda passed or stored as a value that reads", "return np.sum(_apply"),
 ])
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 def test_unsupported_syntax_names_file_line_and_construct(fn, construct, text, mode):

@@ -72,8 +72,8 @@ class OperationLowering:
             expr = gast.Call(func=self.builtin("set"), args=[items], keywords=[])
         if isinstance(expr, (gast.Call, gast.ListComp)):
             return self.call_operation(expr, at)
-        if isinstance(expr, gast.Lambda):  # one the lowering did not write out
-            raise unsupported(self.parsed, expr)
+        if isinstance(expr, gast.Lambda):  # a function value: made here, called elsewhere
+            return [], self.function_value(expr, at)
         if isinstance(expr, gast.Attribute):
             pre, value = self.atom(expr.value, at)
             return pre, gast.Attribute(value=value, attr=expr.attr, ctx=gast.Load())
@@ -86,6 +86,56 @@ class OperationLowering:
         if isinstance(expr, gast.Dict):
             return self.dict_literal(expr, at)
         raise unsupported(self.parsed, expr)
+
+    def function_value(self, fn, at):
+        """A lambda passed or stored as a value (``apply(lambda t: t * y, x)``): kept as
+        written, to be called through its own derived rule where it is called. What it
+        captures must be a name assigned once (a closure reads it when called, so a
+        later assignment would change it) and carries no derivative (checked once
+        activity is known)."""
+        params = {a.id for a in fn.args.args}
+        for n in gast.walk(fn.body):
+            if isinstance(n, (gast.Lambda, gast.NamedExpr)) or (
+                isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+            ):
+                raise unsupported(
+                    self.parsed, at, "a nested lambda or := inside a lambda passed as a value"
+                )
+        captured = {
+            n.id
+            for n in gast.walk(fn.body)
+            if isinstance(n, gast.Name) and n.id not in params and self.scope.is_local(n.id)
+        }
+        for c in sorted(captured):
+            if self.assignments_of(c) != 1:
+                raise unsupported(
+                    self.parsed,
+                    at,
+                    f"a lambda passed as a value that reads {c!r}, which is assigned more than "
+                    "once (the lambda would read its value when called)",
+                    f"pass {c} to the lambda as an argument",
+                )
+        return fn
+
+    def assignments_of(self, variable):
+        """How many values ``variable`` takes in the function: its assignments (a parameter
+        counts as one), one in a loop counting as many."""
+        node = self.parsed.node
+        count = int(variable in {a.id for a in node.args.args})
+        for loop in [node, *(n for n in gast.walk(node) if isinstance(n, (gast.For, gast.While)))]:
+            stores = [
+                n
+                for s in (loop.body if loop is not node else [])
+                for n in gast.walk(s)
+                if isinstance(n, gast.Name) and n.id == variable and isinstance(n.ctx, gast.Store)
+            ]
+            count += 2 * len(stores)
+        stores = [
+            n
+            for n in gast.walk(node)
+            if isinstance(n, gast.Name) and n.id == variable and isinstance(n.ctx, gast.Store)
+        ]
+        return count + len(stores)
 
     def call_operation(self, expr, at):
         """A call on atoms; a local function's call inlined; ``sum`` of a comprehension a loop;

@@ -172,3 +172,11 @@ def broken_rule(ct, ans, x):
 
 def set_of_values(x, y):
     return sum({x, y * 2.0})
+
+
+def _apply(f, v):
+    return f(v)
+
+
+def lambda_captures_a_derivative(x):
+    return np.sum(_apply(lambda t: t * x[0], x))

@@ -912,3 +912,21 @@ def counts_and_returns(x, y):
 
 
 CASES += [Case(accumulates_nonlocal, (0.4, 1.3)), Case(counts_and_returns, (0.4, 1.3))]
+
+
+# --- lambdas passed or stored as function values (called through their own rules)
+def _apply(f, v):
+    return f(v)
+
+
+def passes_a_lambda(v, s):
+    scale = 2.0
+    return np.sum(_apply(lambda t: np.sin(t) * scale, v * s))
+
+
+def stores_a_lambda(v):
+    g = lambda t: t * t + 1.0  # noqa: E731
+    return np.sum(_apply(g, v)) + np.sum(g(v))
+
+
+CASES += [Case(passes_a_lambda, (_V3, 0.7)), Case(stores_a_lambda, (_V3,))]
