@@ -104,13 +104,12 @@ def _leaves_early(stmts):
 def check_supported(parsed):
     """Raise UnsupportedSyntaxError at the first construct outside what the stages handle."""
     node = parsed.node
-    inlined = {id(definition) for definition, _ in local_functions(node).values()}
-    inlined |= {
-        id(d.value) for d, _ in local_functions(node).values() if isinstance(d, gast.Assign)
-    }
+    definitions = [d for found in local_functions(node).values() for d, _ in found]
+    inlined = {id(d) for d in definitions}
+    inlined |= {id(d.value) for d in definitions if isinstance(d, gast.Assign)}
     inlined |= {  # nonlocal declarations of an inlined def: its names are the caller's
         id(b)
-        for d, _ in local_functions(node).values()
+        for d in definitions
         if isinstance(d, gast.FunctionDef)
         for b in d.body
         if isinstance(b, gast.Nonlocal)

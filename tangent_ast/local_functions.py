@@ -24,54 +24,32 @@ class LocalFunction:
 
 
 def local_functions(node):
-    """The nested functions of ``node`` that can be inlined at their calls.
+    """The nested functions of ``node`` that can be inlined at their calls: name -> the
+    ``(definition, LocalFunction)`` of each definition, in order (a name may be defined
+    again: each call uses the definition before it).
 
     A nested ``def`` qualifies when it has plain positional parameters and either its only
     ``return`` is its last statement or it has none (it is called for its effect on the
     names it declares ``nonlocal``, which inlining leaves the caller's); ``g = lambda ...:``
-    always does. Either must be bound once and only ever called (never passed around)."""
-    found = {}
+    always does. Every definition of the name must qualify and sit at the top of the
+    function (not in a loop or branch), and the name must only ever be called (never passed
+    around)."""
+    found: dict = {}
     for s in node.body:
-        if isinstance(s, gast.FunctionDef) and not s.decorator_list and _plain_params(s.args):
-            body = [b for b in s.body if not is_docstring(b)]
-            returns = [n for n in gast.walk(s) if isinstance(n, gast.Return)]
-            shared = {n for b in body if isinstance(b, gast.Nonlocal) for n in b.names}
-            body = [b for b in body if not isinstance(b, gast.Nonlocal)]
-            nested = any(
-                isinstance(n, (gast.FunctionDef, gast.Lambda, gast.Global, gast.Nonlocal))
-                for b in body
-                for n in gast.walk(b)
-            )
-            if body and not nested and not returns:  # called for its effect on nonlocal names
-                found[s.name] = (
-                    s,
-                    LocalFunction([a.id for a in s.args.args], body, gast.Constant(None, None)),
-                )
-                found[s.name][1].shared = shared
-            elif (
-                body
-                and isinstance(body[-1], gast.Return)
-                and len(returns) == 1
-                and body[-1].value is not None
-                and not nested
-            ):
-                found[s.name] = (
-                    s,
-                    LocalFunction([a.id for a in s.args.args], body[:-1], body[-1].value),
-                )
-                found[s.name][1].shared = shared
-        elif (
-            isinstance(s, gast.Assign)
-            and len(s.targets) == 1
-            and isinstance(s.targets[0], gast.Name)
-            and isinstance(s.value, gast.Lambda)
-            and _plain_params(s.value.args)
-        ):
-            found[s.targets[0].id] = (
-                s,
-                LocalFunction([a.id for a in s.value.args.args], [], s.value.body),
-            )
+        local = _inlinable(s)
+        if local is not None:
+            fn_name = s.name if isinstance(s, gast.FunctionDef) else s.targets[0].id
+            found.setdefault(fn_name, []).append((s, local))
     for fn_name in list(found):
+        defined = [
+            n
+            for n in gast.walk(node)
+            if (isinstance(n, gast.FunctionDef) and n.name == fn_name and n is not node)
+            or (
+                isinstance(n, gast.Assign)
+                and any(isinstance(t, gast.Name) and t.id == fn_name for t in n.targets)
+            )
+        ]
         uses = [n for n in gast.walk(node) if isinstance(n, gast.Name) and n.id == fn_name]
         calls = [
             n
@@ -86,11 +64,49 @@ def local_functions(node):
         ]
         stores = [n for n in uses if isinstance(n.ctx, gast.Store)]
         loads = [n for n in uses if isinstance(n.ctx, gast.Load)]
-        if len(loads) != len(calls) or len(stores) > (
-            1 if isinstance(found[fn_name][0], gast.Assign) else 0
+        lambdas = [d for d, _ in found[fn_name] if isinstance(d, gast.Assign)]
+        if (
+            len(loads) != len(calls)
+            or len(stores) != len(lambdas)
+            or len(defined) != len(found[fn_name])
         ):
             del found[fn_name]
     return found
+
+
+def _inlinable(s):
+    """The LocalFunction of a statement defining one that can be inlined, or None."""
+    if isinstance(s, gast.FunctionDef) and not s.decorator_list and _plain_params(s.args):
+        body = [b for b in s.body if not is_docstring(b)]
+        returns = [n for n in gast.walk(s) if isinstance(n, gast.Return)]
+        shared = {n for b in body if isinstance(b, gast.Nonlocal) for n in b.names}
+        body = [b for b in body if not isinstance(b, gast.Nonlocal)]
+        nested = any(
+            isinstance(n, (gast.FunctionDef, gast.Lambda, gast.Global, gast.Nonlocal))
+            for b in body
+            for n in gast.walk(b)
+        )
+        params = [a.id for a in s.args.args]
+        if body and not nested and not returns:  # called for its effect on nonlocal names
+            return LocalFunction(params, body, gast.Constant(None, None), shared)
+        if (
+            body
+            and isinstance(body[-1], gast.Return)
+            and len(returns) == 1
+            and body[-1].value is not None
+            and not nested
+        ):
+            return LocalFunction(params, body[:-1], body[-1].value, shared)
+        return None
+    if (
+        isinstance(s, gast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.Lambda)
+        and _plain_params(s.value.args)
+    ):
+        return LocalFunction([a.id for a in s.value.args.args], [], s.value.body)
+    return None
 
 
 _TAKE_A_FUNCTION = {"map", "filter", "reduce"}
@@ -114,8 +130,8 @@ def why_not_inlined(node, definition):
     """What keeps a nested ``def`` from being inlined at its calls, in words."""
     name = definition.name
     defined = [n for n in gast.walk(node) if isinstance(n, gast.FunctionDef) and n.name == name]
-    if len(defined) > 1:
-        return f"the local function {name!r} defined more than once"
+    if len(defined) > 1 and any(d not in node.body for d in defined):
+        return f"the local function {name!r} defined more than once, not all at the top"
     if definition not in node.body:
         return f"the local function {name!r} defined inside a loop, branch or another function"
     if definition.decorator_list or not _plain_params(definition.args):

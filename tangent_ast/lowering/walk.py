@@ -67,11 +67,15 @@ class Normalizer(
 
     def function(self, node):
         check_supported(self.parsed)
-        found = local_functions(node)
-        self.local = {fn_name: local for fn_name, (_, local) in found.items()}
+        # a local function's definition binds its name from there on (calls are inlined)
+        self.definitions = {
+            id(d): (fn_name, local)
+            for fn_name, found in local_functions(node).items()
+            for d, local in found
+        }
+        self.local = {}
         self.inlining = []
-        definitions = {id(d) for d, _ in found.values()}
-        body = [s for s in node.body if not is_docstring(s) and id(s) not in definitions]
+        body = [s for s in node.body if not is_docstring(s)]
         body = self.try_bodies(body)
         tail = body[-1] if body else None
         simple_return = (
@@ -97,6 +101,10 @@ class Normalizer(
     def block(self, stmts):
         out = []
         for s in stmts:
+            if id(s) in self.definitions:
+                fn_name, local = self.definitions[id(s)]
+                self.local[fn_name] = local
+                continue
             out.extend(self.stmt(s))
         return out
 

@@ -930,3 +930,22 @@ def stores_a_lambda(v):
 
 
 CASES += [Case(passes_a_lambda, (_V3, 0.7)), Case(stores_a_lambda, (_V3,))]
+
+
+# --- a local function defined again: each call uses the definition before it
+def redefines_a_helper(x, y):
+    def inner(z):
+        return z * 2.0 + y
+
+    a = inner(x)
+
+    def inner(z):
+        return z * x
+
+    g = lambda t: t + 1.0  # noqa: E731
+    b = g(inner(a))
+    g = lambda t: t * t  # noqa: E731
+    return g(b)
+
+
+CASES += [Case(redefines_a_helper, (0.4, 1.3))]
