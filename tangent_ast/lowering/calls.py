@@ -164,6 +164,33 @@ class CallLowering:
         self.scope.free.setdefault(name_, getattr(builtins, name_))
         return name(name_)
 
+    def einsum_subscripts(self, call):
+        """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])`` -> ``np.einsum('ab,bc->ac', a, b)``:
+        the sublist form, its lists written out, as the subscripts a person writes (whose
+        rules hold). Any other call is returned as it is."""
+        if (
+            self.scope.lookup(call.func) is not np.einsum
+            or not call.args
+            or (isinstance(call.args[0], gast.Constant) and isinstance(call.args[0].value, str))
+            or call.keywords
+        ):
+            return call
+        pairs = len(call.args) // 2
+        lists = [call.args[2 * i + 1] for i in range(pairs)]
+        if len(call.args) % 2:
+            lists.append(call.args[-1])
+        spelled = [_sublist_letters(s, self.scope.lookup) for s in lists]
+        if any(s is None for s in spelled):
+            return call  # refused where it is derived, with a hint
+        subscripts = ",".join(spelled[:pairs])
+        if len(call.args) % 2:
+            subscripts += "->" + spelled[-1]
+        return gast.Call(
+            func=call.func,
+            args=[gast.Constant(subscripts, None), *(call.args[2 * i] for i in range(pairs))],
+            keywords=[],
+        )
+
     def lists_as_arrays(self, call):
         """``np.sum([a, b * c])`` -> ``np.sum(np.array([a, b * c]))``: NumPy makes an array of
         a list literal passed where it takes an array; written out, the conversion has a
@@ -296,3 +323,20 @@ class CallLowering:
             "calling the result of an expression",
             "assign the function to a name first",
         )
+
+
+def _sublist_letters(sublist, lookup):
+    """The letters of an einsum sublist written out (``[0, 1]``, ``[Ellipsis, 0]``), or None."""
+    if not isinstance(sublist, (gast.List, gast.Tuple)):
+        return None
+    letters = ""
+    for e in sublist.elts:
+        if (isinstance(e, gast.Constant) and e.value is Ellipsis) or (
+            isinstance(e, gast.Name) and lookup(e) is Ellipsis
+        ):
+            letters += "..."
+        elif isinstance(e, gast.Constant) and type(e.value) is int and 0 <= e.value < 52:
+            letters += "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[e.value]
+        else:
+            return None
+    return letters

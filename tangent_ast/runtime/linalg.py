@@ -334,14 +334,33 @@ def eigvals_vjp(ct, ans, x):
     return g if np.iscomplexobj(x) else np.real(g)
 
 
-def _einsum_parts(subscripts, n):
-    if "->" not in subscripts or "." in subscripts:
-        raise TangentAstError("einsum rules need explicit '->' output subscripts and no ellipsis")
-    inputs, output = subscripts.replace(" ", "").split("->")
+def _einsum_letters(subscripts, operands):
+    """The subscripts of each operand and of the output, spelled out: an ellipsis as letters
+    of its own (right-aligned, as NumPy broadcasts them), an implicit output as NumPy makes
+    it (the letters used once, in order, after the ellipsis's)."""
+    spec = subscripts.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
     inputs = inputs.split(",")
-    if len(inputs) != n:
+    if len(inputs) != len(operands):
         raise ValueError("einsum: the number of operands does not match the subscripts")
-    return inputs, output
+    named = [len(s.replace("...", "")) for s in inputs]
+    dims = [
+        np.ndim(op) - n if "..." in s else 0
+        for s, op, n in zip(inputs, operands, named, strict=True)
+    ]
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in spec]
+    ellipsis = "".join(free[: max(dims, default=0)])
+    spelled = [
+        s.replace("...", ellipsis[len(ellipsis) - d :]) for s, d in zip(inputs, dims, strict=True)
+    ]
+    if arrow:
+        output = output.replace("...", ellipsis)
+    else:
+        counts = {c: "".join(spelled).count(c) for c in "".join(spelled)}
+        output = ellipsis + "".join(
+            sorted(c for c, k in counts.items() if k == 1 and c not in ellipsis)
+        )
+    return spelled, output
 
 
 def einsum_jvp(dx, argnum, subscripts, *operands):
@@ -352,26 +371,41 @@ def einsum_jvp(dx, argnum, subscripts, *operands):
 
 
 def einsum_vjp(ct, argnum, subscripts, *operands):
-    """Cotangent of operand ``argnum`` of ``np.einsum`` (explicit output, no ellipsis)."""
-    inputs, output = _einsum_parts(subscripts, len(operands))
-    target = inputs[argnum]
-    if len(set(target)) != len(target):
-        raise TangentAstError("einsum rules support no repeated index within one operand")
-    others = [
-        (s, op) for i, (s, op) in enumerate(zip(inputs, operands, strict=True)) if i != argnum
+    """Cotangent of operand ``argnum`` of ``np.einsum``: the contraction of ``ct`` with the
+    other operands onto its subscripts. An index repeated in the operand (a trace, a
+    diagonal) is tied to its first place by an identity matrix; an index only it has is
+    spread by broadcasting; a dimension it broadcasts (size 1) is summed back."""
+    inputs, output = _einsum_letters(subscripts, operands)
+    sizes = {}
+    for letters, op in zip(inputs, operands, strict=True):
+        for c, n in zip(letters, np.shape(op), strict=True):
+            sizes[c] = max(sizes.get(c, 1), n)
+    full = [
+        np.broadcast_to(op, [sizes[c] for c in letters])
+        for letters, op in zip(inputs, operands, strict=True)
     ]
-    present = set(output).union(*(set(s) for s, _ in others))
-    kept = "".join(c for c in target if c in present)
-    g = np.einsum(
-        ",".join([output] + [s for s, _ in others]) + "->" + kept, ct, *[op for _, op in others]
+    target = inputs[argnum]
+    spare = iter(
+        c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in sizes
     )
-    if (
-        kept != target
-    ):  # an index only this operand has: the contraction sums it, so spread ct over it
-        shape = np.shape(operands[argnum])
-        g = np.reshape(g, [shape[i] if c in kept else 1 for i, c in enumerate(target)])
-        g = np.broadcast_to(g, shape).copy()
-    return g
+    untied, ties = "", []
+    for c in target:
+        if c in untied:  # the same index again: a fresh one, equal to it through eye
+            fresh = next(spare)
+            sizes[fresh] = sizes[c]
+            ties.append((c + fresh, np.eye(sizes[c])))
+            untied += fresh
+        else:
+            untied += c
+    others = [(s, op) for i, (s, op) in enumerate(zip(inputs, full, strict=True)) if i != argnum]
+    terms = [(output, ct), *others, *ties]
+    present = set("".join(s for s, _ in terms))
+    kept = "".join(c for c in untied if c in present)
+    g = np.einsum(",".join(s for s, _ in terms) + "->" + kept, *[op for _, op in terms])
+    # an index only this operand has: the contraction sums over it, so ct spreads along it
+    g = np.reshape(g, [sizes[c] if c in kept else 1 for c in untied])
+    g = np.broadcast_to(g, [sizes[c] for c in untied])
+    return unbroadcast(g, operands[argnum])
 
 
 def _vector_norm_grad(ans, x, axis=None, keepdims=False, ord=2):

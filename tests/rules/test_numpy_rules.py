@@ -150,6 +150,16 @@ def f_einsum_matmul(x, y): return np.einsum("ij,jk->ik", x, y)
 def f_einsum_trace_sum(x, y): return np.einsum("ij,j->", x, y)
 def f_einsum_outer_sum(x, y): return np.einsum("i,jk->ik", x, y)
 def f_einsum_three(x, y, z): return np.einsum("ij,jk,k->i", x, y, z)
+def f_einsum_trace(x): return np.einsum("ii->", x)
+def f_einsum_diagonal(x): return np.einsum("ii->i", x) ** 2
+def f_einsum_repeated_three(x, y, z): return np.einsum("ii,ij,j->", x, y, z)
+def f_einsum_implicit(x, y): return np.einsum("ij,jk", x, y)
+def f_einsum_batched(x, y): return np.einsum("...ij,...jk->...ik", x, y)
+def f_einsum_broadcast(x, y): return np.einsum("...ij,jk->...ik", x, y)
+def f_einsum_sum_last(x): return np.einsum("...i->...", x) ** 2
+def f_einsum_outer(x, y): return np.einsum("i,j", x, y)
+def f_einsum_sublists(x, y): return np.einsum(x, [0, 1], y, [1, 2], [0, 2])
+def f_einsum_sublists_implicit(x, y): return np.einsum(x, [Ellipsis, 0], y, [0])
 
 
 # --- ndarray methods ------------------------------------------------------------------
@@ -503,6 +513,17 @@ RULE_TEST_CASES = [
     c(f_repeat, (M,), "numpy.repeat"),
     c(f_repeat_axis, (M,), "numpy.repeat"),
     c(f_repeat_some_none, (M,), "numpy.repeat"),
+    c(f_einsum_trace, (S,), "numpy.einsum"),
+    c(f_einsum_diagonal, (S,), "numpy.einsum"),
+    c(f_einsum_repeated_three, (S, SQ, V3), "numpy.einsum"),
+    c(f_einsum_implicit, (M, N), "numpy.einsum"),
+    c(f_einsum_batched, (T, rng.standard_normal((2, 4, 2))), "numpy.einsum"),
+    c(f_einsum_batched, (T, rng.standard_normal((1, 4, 2))), "numpy.einsum"),
+    c(f_einsum_broadcast, (T, N), "numpy.einsum"),
+    c(f_einsum_sum_last, (T,), "numpy.einsum"),
+    c(f_einsum_outer, (V, V3), "numpy.einsum"),
+    c(f_einsum_sublists, (M, N), "numpy.einsum"),
+    c(f_einsum_sublists_implicit, (T, V), "numpy.einsum"),
     c(f_select, (M,), "numpy.select"),
     c(f_select_constants, (V,), "numpy.select"),
     c(f_select_default, (V, 0.7), "numpy.select"),
