@@ -163,6 +163,20 @@ defjvp(np.linalg.eig, None)
 defvjp(np.linalg.eig, None)
 handles(np.linalg.eig, validate=_eigenvectors_refused)
 
+# lstsq of a matrix of full column rank: the solution and the residuals (from the normal
+# equations); the rank has no derivative, and the singular values' is refused.
+defjvp(
+    np.linalg.lstsq,
+    lambda da, ans, a, b, rcond=None: runtime.lstsq_jvp(da, 0.0, ans, a, b),
+    lambda db, ans, a, b, rcond=None: runtime.lstsq_jvp(0.0, db, ans, a, b),
+)
+defvjp(
+    np.linalg.lstsq,
+    lambda ct, ans, a, b, rcond=None: runtime.lstsq_vjp(ct, ans, a, b),
+    lambda ct, ans, a, b, rcond=None: runtime.lstsq_vjp(ct, ans, a, b, of_b=True),
+)
+handles(np.linalg.lstsq, "rcond")
+
 # eigh: distinct eigenvalues; like eigvalsh, only the triangle UPLO is read.
 defjvp(np.linalg.eigh, lambda dx, ans, x, *args, **kw: runtime.eigh_jvp(dx, ans, x, *args, **kw))
 defvjp(np.linalg.eigh, lambda ct, ans, x, *args, **kw: runtime.eigh_vjp(ct, ans, x, *args, **kw))

@@ -85,6 +85,8 @@ from .linalg import (
     inner_vjp_right,
     kron_vjp_left,
     kron_vjp_right,
+    lstsq_jvp,
+    lstsq_vjp,
     matmul_vjp_left,
     matmul_vjp_right,
     matrix_norm_jvp,

@@ -6,7 +6,7 @@
 
 import numpy as np
 
-from .tangents import unbroadcast
+from .tangents import TangentTuple, unbroadcast
 
 
 def clip_mask(x, a_min, a_max):
@@ -45,7 +45,7 @@ def divmod_jvp(dx, ans, x, y, of_y=False):
     """Tangent of ``divmod(x, y) = (q, x - q * y)``: ``q`` is locally constant, so the pair
     ``(0, dx)`` in ``x`` and ``(0, -dy * q)`` in ``y``."""
     zero = np.zeros_like(ans[0], dtype=float) if np.ndim(ans[0]) else 0.0
-    return (zero, -dx * ans[0] if of_y else dx + zero)
+    return TangentTuple((zero, -dx * ans[0] if of_y else dx + zero))
 
 
 def divmod_vjp(ct, ans, x, y, of_y=False):

@@ -531,7 +531,7 @@ def _tuple_like(ans, values):
     """``values`` in the tuple class of the result ``ans`` (a NumPy result namedtuple)."""
     if isinstance(ans, tuple) and hasattr(type(ans), "_fields"):
         return type(ans)(*values)
-    return tuple(values)
+    return TangentTuple(values)  # adds element by element: + never concatenates tangents
 
 
 def _parts(ct, n):
@@ -676,3 +676,48 @@ def qr_vjp(ct, ans, x, mode="reduced"):
     c_bar = ct_r @ _T(r) + np.tril(m - _T(m), -1)
     g = q @ c_bar + (ct_q - q @ (_T(q) @ ct_q))
     return g @ _T(np.linalg.inv(r))
+
+
+def _lstsq_parts(a, b, ans):
+    """``x``, the residual ``r = b - a x`` and ``(a^T a)^-1`` of a least-squares solution;
+    the derivative needs ``a`` of full column rank (the solution is then unique)."""
+    x, _, rank, _ = ans
+    if rank < np.shape(a)[1]:
+        raise TangentAstError(
+            "lstsq derivatives need a matrix of full column rank (the solution is then unique)"
+        )
+    return x, b - a @ x, np.linalg.inv(_T(a) @ a)
+
+
+def lstsq_jvp(da, db, ans, a, b):
+    """Tangents ``(dx, dresiduals, 0, 0)`` of ``np.linalg.lstsq(a, b)`` along ``da``, ``db``
+    (either may be 0): from the normal equations ``a^T a x = a^T b``."""
+    x, r, gram = _lstsq_parts(a, b, ans)
+    da = np.broadcast_to(da, np.shape(a))
+    db = np.broadcast_to(db, np.shape(b))
+    dx = gram @ (_T(da) @ r - _T(a) @ (da @ x) + _T(a) @ db)
+    residuals = ans[1]
+    d_residuals = (
+        2 * np.sum(r * (db - da @ x), axis=0).reshape(np.shape(residuals))
+        if np.size(residuals)
+        else np.zeros(np.shape(residuals))
+    )
+    return TangentTuple((dx, d_residuals, 0, np.zeros(np.shape(ans[3]))))
+
+
+def lstsq_vjp(ct, ans, a, b, of_b=False):
+    """Cotangent of ``a`` (or of ``b``, ``of_b``) for ``np.linalg.lstsq(a, b)``: from the
+    solution's and the residuals' cotangents; the singular values' must be zero."""
+    x, r, gram = _lstsq_parts(a, b, ans)
+    ct_x, ct_res, _, ct_s = _parts(ct, 4)
+    if ct_s is not None and np.any(ct_s):
+        raise TangentAstError(
+            "the derivative of lstsq's singular values is not implemented",
+            hint="take them from np.linalg.svd(a, compute_uv=False)",
+        )
+    w = gram @ (np.zeros_like(x) if ct_x is None else ct_x)
+    weighted = np.zeros_like(r) if ct_res is None or not np.size(ct_res) else r * ct_res
+    if of_b:
+        return a @ w + 2 * weighted
+    outer = np.outer if np.ndim(x) == 1 else (lambda p, q: p @ _T(q))
+    return outer(r, w) - outer(a @ w, x) - 2 * outer(weighted, x)

@@ -126,6 +126,7 @@ CASES = [
     ("numpy.split", "np.sum(np.split(x, 2, axis=1)[1] ** 2)", M),
     ("numpy.array_split", "np.sum(np.array_split(x, 3, axis=1)[0] ** 2)", M),
     ("numpy.unstack", "np.sum(np.unstack(x, axis=1)[2] ** 2)", M),
+    ("numpy.linalg.lstsq", "np.sum(np.linalg.lstsq(x, np.arange(4.0), rcond=1e-10)[0] ** 2)", TALL),
     ("numpy.fft.fft", "np.sum(np.abs(np.fft.fft(x, n=6, axis=0, norm='ortho')) ** 2 * np.arange(24.0).reshape(6, 4))", M),
     ("numpy.fft.ifft", "np.sum(np.imag(np.fft.ifft(x, n=3, axis=1, norm='forward')) * np.arange(9.0).reshape(3, 3))", M),
     ("numpy.fft.rfft", "np.sum(np.abs(np.fft.rfft(x, n=5, axis=0, norm='ortho')) ** 2 * np.arange(12.0).reshape(3, 4))", M),

@@ -151,6 +151,10 @@ def f_einsum_trace_sum(x, y): return np.einsum("ij,j->", x, y)
 def f_einsum_outer_sum(x, y): return np.einsum("i,jk->ik", x, y)
 def f_einsum_three(x, y, z): return np.einsum("ij,jk,k->i", x, y, z)
 def f_einsum_trace(x): return np.einsum("ii->", x)
+def f_lstsq(a, b): return np.linalg.lstsq(a, b, rcond=None)[0]
+def f_lstsq_residuals(a, b):
+    x, res, rank, s = np.linalg.lstsq(a, b)
+    return np.sum(x ** 2) + np.sum(res) * 0.5
 def f_einsum_diagonal(x): return np.einsum("ii->i", x) ** 2
 def f_einsum_repeated_three(x, y, z): return np.einsum("ii,ij,j->", x, y, z)
 def f_einsum_implicit(x, y): return np.einsum("ij,jk", x, y)
@@ -514,6 +518,10 @@ RULE_TEST_CASES = [
     c(f_repeat_axis, (M,), "numpy.repeat"),
     c(f_repeat_some_none, (M,), "numpy.repeat"),
     c(f_einsum_trace, (S,), "numpy.einsum"),
+    c(f_lstsq, (TALL, rng.standard_normal(4)), "numpy.linalg.lstsq"),
+    c(f_lstsq, (TALL, rng.standard_normal((4, 2))), "numpy.linalg.lstsq"),
+    c(f_lstsq_residuals, (TALL, rng.standard_normal(4)), "numpy.linalg.lstsq"),
+    c(f_lstsq_residuals, (TALL, rng.standard_normal((4, 2))), "numpy.linalg.lstsq"),
     c(f_einsum_diagonal, (S,), "numpy.einsum"),
     c(f_einsum_repeated_three, (S, SQ, V3), "numpy.einsum"),
     c(f_einsum_implicit, (M, N), "numpy.einsum"),
