@@ -76,7 +76,7 @@ _VIEW_FUNCTIONS = (
 )
 
 
-def _view_of(value, updated, scope):
+def view_base(value, updated, scope):
     """``a`` when ``value`` may be a view of ``a``, an array in ``updated`` (None: any):
     a slice, ``a.T``, ``a.reshape(...)``, ``np.transpose(a)``, ..."""
     base = None
@@ -169,7 +169,7 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
             )
             - {user}
         )
-        views = [d for d in before if d.targets[0].id in same and _view_of(d.value, None, scope)]
+        views = [d for d in before if d.targets[0].id in same and view_base(d.value, None, scope)]
         held = [
             d
             for d in before
@@ -182,7 +182,7 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
         why = (
             f"it is also named {others[0]!r}"
             if others
-            else f"it is a view of {_view_of(views[0].value, None, scope)!r}"
+            else f"it is a view of {view_base(views[0].value, None, scope)!r}"
             if views
             else "it is also held in a tuple, list or dict"
             if held
@@ -216,7 +216,7 @@ def copy_views(fn, updated, kinds, namer, scope):
                 ):
                     setattr(s, field, block(getattr(s, field)))
             value = getattr(s, "value", None)
-            base = _view_of(value, updated, scope) if isinstance(s, gast.Assign) else None
+            base = view_base(value, updated, scope) if isinstance(s, gast.Assign) else None
             if (
                 base is not None
                 and isinstance(s.targets[0], gast.Name)
@@ -259,7 +259,7 @@ def check_views(parsed, fn, updated, kinds, scope):
 
     for s, def_loops in order:
         value = getattr(s, "value", None)
-        array = _view_of(value, updated, scope) if isinstance(s, gast.Assign) else None
+        array = view_base(value, updated, scope) if isinstance(s, gast.Assign) else None
         if (
             array is None
             or not isinstance(s.targets[0], gast.Name)
@@ -415,7 +415,7 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
                 "a list built in this function",
                 f"build {array} once as a list: [...], a comprehension or list(...)",
             )
-        if len(definitions) != 1 or not _fresh(definitions[0].value, scope):
+        if len(definitions) != 1 or not fresh_array(definitions[0].value, scope):
             raise unsupported(
                 parsed,
                 first,
@@ -465,19 +465,30 @@ def _check_not_rebound_after(parsed, first, xs, definitions, copy):
 
 
 def _check_unaliased(parsed, node, value, why, hint):
-    """Refuse ``b = value``, and ``value`` held in a tuple, list or dict built before
-    its last change: the other reference would see the changes made through the name."""
-    last = max(
-        (
-            n.lineno
-            for n in gast.walk(node)
-            if isinstance(n, (gast.Assign, gast.AugAssign, gast.Expr)) and _changes(n, value)
-        ),
-        default=0,
-    )
+    """Refuse ``b = value`` made before its last change (or in a loop that changes it), and
+    ``value`` held in a tuple, list or dict built before its last change: the other
+    reference would see the changes made through the name. A second name made after every
+    change, and not changed itself, is the same final value under another name."""
+    changes = [n for n in gast.walk(node) if _changes_or_augments(n, value)]
+    last = max((n.lineno for n in changes), default=0)
+    changing_loops = [
+        loop
+        for loop in gast.walk(node)
+        if isinstance(loop, (gast.For, gast.While))
+        and any(c is m for c in changes for m in gast.walk(loop))
+    ]
     for n in gast.walk(node):
         if isinstance(n, gast.Assign) and isinstance(n.value, gast.Name) and n.value.id == value:
-            raise unsupported(parsed, n, f"a second name for {value!r} ({why})", hint)
+            second = n.targets[0]
+            late = n.lineno > last and not any(
+                n is m for loop in changing_loops for m in gast.walk(loop)
+            )
+            if not (
+                late
+                and isinstance(second, gast.Name)
+                and not any(_changes_or_augments(m, second.id) for m in gast.walk(node))
+            ):
+                raise unsupported(parsed, n, f"a second name for {value!r} ({why})", hint)
         if (
             isinstance(n, (gast.Tuple, gast.List, gast.Dict))
             and isinstance(getattr(n, "ctx", gast.Load()), gast.Load)
@@ -490,6 +501,16 @@ def _check_unaliased(parsed, node, value, why, hint):
             raise unsupported(
                 parsed, n, f"{value!r} held in a tuple, list or dict ({why} later)", hint
             )
+
+
+def _changes_or_augments(stmt, value):
+    """``stmt`` changes ``value`` in place, or augments it (``value += x``: in place on an
+    array or a list)."""
+    if isinstance(stmt, gast.AugAssign):
+        return (isinstance(stmt.target, gast.Name) and stmt.target.id == value) or _changes(
+            stmt, value
+        )
+    return isinstance(stmt, (gast.Assign, gast.Expr)) and _changes(stmt, value)
 
 
 def _changes(stmt, value):
@@ -567,7 +588,7 @@ def append_call(value, scope):
     return None
 
 
-def _fresh(value, scope):
+def fresh_array(value, scope):
     """A value that is a new array no other name refers to: a constructor, a copy, the
     result of arithmetic (``x * 1.0``, ``-x``, ``a @ b``) or of a ufunc (``np.sin(x)``)."""
     if isinstance(value, (gast.List, gast.BinOp, gast.UnaryOp)):

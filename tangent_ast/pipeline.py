@@ -68,6 +68,7 @@ from .naming import Namer, rule_base, sanitize
 from .parse import ParsedFunction, parse, source_hash
 from .resolve import Scope, resolve
 from .reverse import finish_updates, reverse
+from .shared_updates import follow_shared_updates
 from .simplify import is_pure, restore_names, simplify
 from .source import lambda_node
 from .ssa import SSAInfo, to_ssa
@@ -126,6 +127,7 @@ def front(fn, signature, trace=False, form=PLAIN):
     if trace:
         snapshots["ssa"] = _source(ssa_fn)
     kinds = infer(ssa_fn, scope, signature, result_kind)
+    follow_shared_updates(ssa_fn, info.origin, kinds, scope, normalizer.augmented, namer)
     check_augmented(parsed, ssa_fn, info.origin, kinds, scope, normalizer.augmented)
     if updated:
         check_views(parsed, ssa_fn, updated, kinds, scope)

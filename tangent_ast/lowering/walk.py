@@ -68,8 +68,9 @@ class Normalizer(
     def function(self, node):
         check_supported(self.parsed)
         # a local function's definition binds its name from there on (calls are inlined)
+        # (by place: returns inside the function copy statements into branches)
         self.definitions = {
-            id(d): (fn_name, local)
+            (d.lineno, d.col_offset): (fn_name, local)
             for fn_name, found in local_functions(node).items()
             for d, local in found
         }
@@ -101,12 +102,21 @@ class Normalizer(
     def block(self, stmts):
         out = []
         for s in stmts:
-            if id(s) in self.definitions:
-                fn_name, local = self.definitions[id(s)]
-                self.local[fn_name] = local
+            if self.defines_local_function(s):
                 continue
             out.extend(self.stmt(s))
         return out
+
+    def defines_local_function(self, s):
+        """Whether ``s`` defines a local function (then its name is bound to it from here)."""
+        if not isinstance(s, (gast.FunctionDef, gast.Assign)):
+            return False
+        found = self.definitions.get((getattr(s, "lineno", None), getattr(s, "col_offset", None)))
+        if found is None or (isinstance(s, gast.Assign) and not isinstance(s.value, gast.Lambda)):
+            return False
+        fn_name, local = found
+        self.local[fn_name] = local
+        return True
 
     def stmt(self, s):
         if isinstance(s, gast.Assign):

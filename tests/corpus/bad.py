@@ -89,16 +89,16 @@ def updates_list_held_in_tuple(x):
 
 
 def augments_aliased_array(x):
-    y = x * 2.0
-    z = y
-    y += 1.0
-    return np.sum(z * y)
+    z = x
+    z += 1.0
+    return np.sum(z * x)
 
 
 def augments_view(x):
     y = x * 2.0
-    tail = y[1:]
-    tail += 1.0
+    for i in range(2):
+        tail = y[1:]
+        tail += 1.0
     return np.sum(y)
 
 

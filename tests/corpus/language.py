@@ -949,3 +949,33 @@ def redefines_a_helper(x, y):
 
 
 CASES += [Case(redefines_a_helper, (0.4, 1.3))]
+
+
+# --- a += b on an array with a second name, or on a view: every name sees the new values
+def augments_a_second_name(x):
+    y = x * 2.0
+    z = y
+    y += 1.0
+    return np.sum(z * y) + np.sum(z)
+
+
+def augments_a_view(x):
+    y = x * 2.0
+    tail = y[1:]
+    tail *= 3.0
+    head = y[0]
+    return np.sum(y * y) + head * np.sum(tail)
+
+
+CASES += [Case(augments_a_second_name, (_V3,)), Case(augments_a_view, (_V3,))]
+
+
+def names_an_array_after_its_updates(x):
+    y = x * 1.0
+    y[0] = 3.0
+    y *= 0.5
+    z = y
+    return np.sum(z * x)
+
+
+CASES += [Case(names_an_array_after_its_updates, (_V3,))]
