@@ -9,20 +9,23 @@ points of the pipeline:
   included) and the lists changed by item, and refuses an update of an array that
   another name or a container also holds;
 * after SSA and kind inference, ``check_augmented`` refuses ``a += b`` on an array that
-  has a second name, is a view or sits in a container; ``check_views`` refuses a view
+  has a second name, is a view or sits in a container, where
+  :mod:`tangent_ast.shared_updates` could not write it as the update it is; ``check_views`` refuses a view
   read after its base is updated; ``copy_views`` copies a view taken of an array that is
   updated later, so the derivative sees the values the primal saw.
 
 >>> import numpy as np, tangent_ast as ta
 >>> def f(x):
-...     y = x
+...     y = x * 2.0
+...     pair = [y, x]
 ...     y += 1.0
-...     return np.sum(y)
+...     return np.sum(pair[0])
 >>> ta.grad(f)(np.ones(2))
 Traceback (most recent call last):
 ...
-tangent_ast.errors.UnsupportedSyntaxError: <doctest ...>:3: an augmented assignment to the
-array 'y', which Python does in place, while it is also named 'x' is not supported
+tangent_ast.errors.UnsupportedSyntaxError: <doctest ...>:4: an augmented assignment to the
+array 'y', which Python does in place, while it is also held in a tuple, list or dict is not
+supported
   hint: write y = y <op> ... for a new array, or keep one name for it
 """
 

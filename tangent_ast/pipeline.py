@@ -68,7 +68,7 @@ from .naming import Namer, rule_base, sanitize
 from .parse import ParsedFunction, parse, source_hash
 from .resolve import Scope, resolve
 from .reverse import finish_updates, reverse
-from .shared_updates import follow_shared_updates
+from .shared_updates import follow_argument_aliases, follow_shared_updates
 from .simplify import is_pure, restore_names, simplify
 from .source import lambda_node
 from .ssa import SSAInfo, to_ssa
@@ -110,6 +110,9 @@ def front(fn, signature, trace=False, form=PLAIN):
         None if signature is None else {p for p, k in zip(params, signature) if k.tag is Tag.ARRAY}
     )
     list_params = {p for p, k in zip(params, signature or ()) if k.tag is Tag.LIST}
+    rewritten = follow_argument_aliases(parsed.node, array_params)
+    if rewritten is not parsed.node:
+        parsed = replace(parsed, node=rewritten)
     updated, lists = check_updates(parsed, scope, array_params, list_params)
     namer = Namer(scope.locals | set(scope.free))
     # xs[i] = v calls runtime.list_with (and a list argument runtime.write_list)

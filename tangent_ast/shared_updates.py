@@ -166,13 +166,17 @@ def _defined_once_at_top(fn, names, definitions):
 
 def _shared(fn, names, scope, k, view=None):
     """Whether the array named ``names`` is reachable in a way the rewrite cannot follow:
-    held in a container, updated in place, or viewed before the update at ``fn.body[k]``
-    by another name than ``view`` (a view taken after it is of the new value)."""
+    updated in place, or held in a container or viewed by another name than ``view``
+    before the update at ``fn.body[k]`` (one made after it holds the new value)."""
     before = {id(n) for s in fn.body[:k] for n in gast.walk(s)}
     for n in gast.walk(fn):
-        if isinstance(n, (gast.Tuple, gast.List, gast.Dict)) and any(
-            isinstance(e, gast.Name) and e.id in names
-            for e in (n.values if isinstance(n, gast.Dict) else n.elts)
+        if (
+            id(n) in before
+            and isinstance(n, (gast.Tuple, gast.List, gast.Dict))
+            and any(
+                isinstance(e, gast.Name) and e.id in names
+                for e in (n.values if isinstance(n, gast.Dict) else n.elts)
+            )
         ):
             return True
         if not isinstance(n, gast.Assign):
@@ -221,3 +225,87 @@ def _read_instead(statements, names, replacement):
         for n in gast.walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in names:
                 n.id = replacement
+
+
+def follow_argument_aliases(node, array_params):
+    """``al = x; al += 1.0`` and ``v = x[1:]; v *= 2.0`` on an array argument ``x`` (the
+    signature says it is one), at the top of the function: the update is written on ``x``
+    itself (``x += 1.0``, ``x[1:] *= 2.0; v = x[1:]``), an in-place update of an argument,
+    which the derived rule leaves in the caller's array as the function does. Returns the
+    rewritten function (a copy), or ``node`` when there is nothing to rewrite."""
+    if not array_params:
+        return node
+    new = copy.deepcopy(node)
+    stores = _plain_stores(new)
+    changed = False
+    for s in list(new.body):
+        if not (
+            isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)
+            and stores.get(s.targets[0].id) == 1
+        ):
+            continue
+        k = next(i for i, t in enumerate(new.body) if t is s)
+        alias, value = s.targets[0].id, s.value
+        later = new.body[k + 1 :]
+        if not any(_augments(t, alias) for t in later):
+            continue
+        if isinstance(value, gast.Name) and value.id in array_params and value.id not in stores:
+            _rename(later, alias, value.id)  # one array, one name: the argument's
+            new.body[k] = located(gast.Pass(), s)
+            changed = True
+        elif (
+            isinstance(value, gast.Subscript)
+            and isinstance(value.value, gast.Name)
+            and value.value.id in array_params
+            and value.value.id not in stores
+            and _basic(value.slice, {})
+        ):
+            body = new.body[: k + 1]
+            for t in later:
+                body.append(t)
+                if _augments(t, alias):  # v *= 2.0 -> x[1:] *= 2.0; v = x[1:]
+                    part = copy.deepcopy(value)
+                    part.ctx = gast.Store()
+                    t.target = part
+                    again = gast.Assign(
+                        targets=[name(alias, gast.Store())],
+                        value=copy.deepcopy(value),
+                        type_comment=None,
+                    )
+                    body.append(located(again, t))
+            new.body = body
+            changed = True
+    return new if changed else node
+
+
+def _plain_stores(node):
+    """How many times each name is assigned by ``=`` (a function parameter is not)."""
+    stores = {}
+    for n in gast.walk(node):
+        if isinstance(n, gast.Assign):
+            for t in n.targets:
+                for m in gast.walk(t):
+                    if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Store):
+                        stores[m.id] = stores.get(m.id, 0) + 1
+        elif isinstance(n, (gast.For, gast.NamedExpr)):
+            for m in gast.walk(n.target):
+                if isinstance(m, gast.Name):
+                    stores[m.id] = stores.get(m.id, 0) + 2
+    return stores
+
+
+def _augments(statement, variable):
+    return (
+        isinstance(statement, gast.AugAssign)
+        and isinstance(statement.target, gast.Name)
+        and statement.target.id == variable
+    )
+
+
+def _rename(statements, old, new):
+    for s in statements:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and n.id == old:
+                n.id = new

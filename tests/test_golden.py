@@ -192,7 +192,7 @@ def test_unsafe_in_place_updates_and_aliases_are_refused():
                        "nor a list, in place"):
         ta.grad(bad.updates_dict_argument, 1)({"w": 1.0, "b": 2.0}, 3.0)
     v = np.array([0.5, -1.0, 2.0])
-    with pytest.raises(UnsupportedSyntaxError, match="augmented assignment to the array 'z', .* also named 'x'"):
+    with pytest.raises(UnsupportedSyntaxError, match="augmented assignment to the array 'z', .* also named 'y'"):
         ta.grad(bad.augments_aliased_array)(v)
     with pytest.raises(UnsupportedSyntaxError, match="to the array 'tail', .* a view of 'y'"):
         ta.grad(bad.augments_view)(v)

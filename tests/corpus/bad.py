@@ -89,9 +89,11 @@ def updates_list_held_in_tuple(x):
 
 
 def augments_aliased_array(x):
-    z = x
-    z += 1.0
-    return np.sum(z * x)
+    y = x * 2.0
+    for i in range(2):
+        z = y
+        z += 1.0
+    return np.sum(y)
 
 
 def augments_view(x):

@@ -979,3 +979,14 @@ def names_an_array_after_its_updates(x):
 
 
 CASES += [Case(names_an_array_after_its_updates, (_V3,))]
+
+
+def augments_an_argument_through_names(x, w):
+    second = x
+    second += 1.0
+    tail = w[1:]
+    tail *= 2.0
+    return np.sum(x * w) + np.sum(tail)
+
+
+CASES += [Case(augments_an_argument_through_names, (_V3, _V3 * 0.5))]
