@@ -7,12 +7,14 @@ points of the pipeline:
 
 * before normalization, ``check_updates`` finds the arrays updated in place (arguments
   included) and the lists changed by item, and refuses an update of an array that
-  another name or a container also holds;
+  another name or a container also holds, or that a call made before the update may keep
+  (a function of the user's, whose derived rule saves what it reads, or a record);
 * after SSA and kind inference, ``check_augmented`` refuses ``a += b`` on an array that
   has a second name, is a view or sits in a container, where
-  :mod:`tangent_ast.shared_updates` could not write it as the update it is; ``check_views`` refuses a view
-  read after its base is updated; ``copy_views`` copies a view taken of an array that is
-  updated later, so the derivative sees the values the primal saw.
+  :mod:`tangent_ast.shared_updates` could not write it as the update it is;
+  ``check_views`` refuses a view read after its base is updated; ``copy_views`` copies a
+  view taken of an array that is updated later, so the derivative sees the values the
+  primal saw.
 
 >>> import numpy as np, tangent_ast as ta
 >>> def f(x):
@@ -29,11 +31,15 @@ supported
   hint: write y = y <op> ... for a new array, or keep one name for it
 """
 
+import builtins
+import inspect
+
 import gast
 import numpy as np
 
 from .checks import unsupported
 from .kinds import Tag
+from .local_functions import local_functions
 from .syntax import assign, located, name
 
 FRESH = (
@@ -60,6 +66,11 @@ _VIEW_METHODS = {"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze",
 
 
 _VIEW_FUNCTIONS = (
+    "flip",
+    "fliplr",
+    "flipud",
+    "rot90",
+    "rollaxis",
     "reshape",
     "ravel",
     "transpose",
@@ -356,7 +367,9 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
                 "not a list",
                 f"build a new value: {xs} = {xs} + [v]",
             )
-        _check_unaliased(parsed, node, xs, "it is appended to", f"use {xs} itself, or list({xs})")
+        _check_unaliased(
+            parsed, node, xs, "it is appended to", f"use {xs} itself, or list({xs})", scope
+        )
         definitions = _rebindings(node, xs, list_params)
         if xs in params and not any(d.lineno < at.lineno for d in definitions):
             _check_not_rebound_after(parsed, at, xs, definitions, f"list({xs})")
@@ -383,13 +396,13 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
             if array in list_params:  # lowered like a local list, then written back
                 lists.add(array)
                 _check_unaliased(
-                    parsed, node, array, "it is updated in place", f"use {array} itself"
+                    parsed, node, array, "it is updated in place", f"use {array} itself", scope
                 )
                 continue
             if array_params is None or array in array_params:
                 in_place.add(array)
                 _check_unaliased(
-                    parsed, node, array, "it is updated in place", f"use {array} itself"
+                    parsed, node, array, "it is updated in place", f"use {array} itself", scope
                 )
                 continue
             raise unsupported(
@@ -407,6 +420,7 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
                 array,
                 "it is updated in place",
                 f"use {array} itself, or list({array})",
+                scope,
             )
             lists.add(array)
             continue
@@ -427,7 +441,12 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
                 f"create it with np.zeros/np.empty/np.array/.copy() and assign {array} only once",
             )
         _check_unaliased(
-            parsed, node, array, "it is updated in place", f"use {array} itself, or {array}.copy()"
+            parsed,
+            node,
+            array,
+            "it is updated in place",
+            f"use {array} itself, or {array}.copy()",
+            scope,
         )
         in_place.add(array)
     return in_place, lists
@@ -467,7 +486,7 @@ def _check_not_rebound_after(parsed, first, xs, definitions, copy):
         )
 
 
-def _check_unaliased(parsed, node, value, why, hint):
+def _check_unaliased(parsed, node, value, why, hint, scope=None):
     """Refuse ``b = value`` made before its last change (or in a loop that changes it), and
     ``value`` held in a tuple, list or dict built before its last change: the other
     reference would see the changes made through the name. A second name made after every
@@ -493,6 +512,21 @@ def _check_unaliased(parsed, node, value, why, hint):
             ):
                 raise unsupported(parsed, n, f"a second name for {value!r} ({why})", hint)
         if (
+            scope is not None
+            and isinstance(n, gast.Call)
+            and _before_a_change(n, last, changing_loops)
+            and any(isinstance(a, gast.Name) and a.id == value for a in _arguments(n))
+            and _keeps_a_reference(n.func, scope, node)
+        ):
+            raise unsupported(
+                parsed,
+                n,
+                f"passing {value!r} to {_called(n.func)} before {value!r} is updated in place "
+                f"(line {parsed.line(max(changes, key=lambda c: c.lineno))}): what it keeps of "
+                f"{value!r} would change with it",
+                f"pass a copy: {value}.copy()",
+            )
+        if (
             isinstance(n, (gast.Tuple, gast.List, gast.Dict))
             and isinstance(getattr(n, "ctx", gast.Load()), gast.Load)
             and getattr(n, "lineno", last + 1) <= last
@@ -504,6 +538,43 @@ def _check_unaliased(parsed, node, value, why, hint):
             raise unsupported(
                 parsed, n, f"{value!r} held in a tuple, list or dict ({why} later)", hint
             )
+
+
+def _before_a_change(node, last, changing_loops):
+    return getattr(node, "lineno", last + 1) <= last or any(
+        node is m for loop in changing_loops for m in gast.walk(loop)
+    )
+
+
+def _arguments(call):
+    return list(call.args) + [kw.value for kw in call.keywords]
+
+
+def _called(func):
+    return func.id if isinstance(func, gast.Name) else getattr(func, "attr", "this call")
+
+
+# NumPy functions returning a list of views of their argument
+_SPLITTING = ("split", "array_split", "hsplit", "vsplit", "dsplit", "unstack")
+
+
+def _keeps_a_reference(func, scope, node):
+    """Whether a call of ``func`` may keep its argument past the call (in its result or in
+    the residuals of its derived rule): a function of the user's (not inlined), a function
+    value, a class (a record holding it), a container builtin, or a NumPy function returning
+    views in a list."""
+    if isinstance(func, gast.Name) and scope.is_local(func.id):
+        return func.id not in local_functions(node)  # an inlined local def is the caller's code
+    obj = scope.lookup(func)
+    if obj is None:
+        return False
+    if obj in (builtins.list, builtins.tuple, builtins.dict, builtins.zip):
+        return True
+    if any(obj is getattr(np, f, None) for f in _SPLITTING):
+        return True
+    module = getattr(obj, "__module__", None) or ""
+    library = module.partition(".")[0] in ("numpy", "builtins", "math", "functools", "operator")
+    return not library and (inspect.isfunction(obj) or isinstance(obj, type))
 
 
 def _changes_or_augments(stmt, value):

@@ -1,6 +1,8 @@
 """Programs that once gave a wrong derivative with no error. Each must now be right in
 every mode or refused with a TangentAstError: never a silent wrong number."""
 
+import collections
+
 import numpy as np
 
 rng = np.random.default_rng(11)
@@ -215,3 +217,34 @@ def updated_in_one_branch(a, b, c):
 
 CASES += [(argument_halved_then_read, (V, 0.45)), (updated_in_one_branch, (V, M, 0.5)),
           (updated_in_one_branch, (V, M, 1.5))]
+
+
+# An argument updated in place after a call that keeps it (the callee's saved values, a
+# record, a view) once gave a wrong reverse derivative: each is refused now.
+def _square(p):
+    return p * p
+
+
+def kept_by_a_callee(x):
+    v = _square(x)
+    x[0] = 5.0
+    return np.sum(v)
+
+
+def kept_by_a_flip(x):
+    v = np.flip(x)
+    x[0] = 5.0
+    return np.sum(v * v)
+
+
+Kept = collections.namedtuple("Kept", "left right")
+
+
+def kept_by_a_record(x):
+    pr = Kept(x, right=x)
+    v = pr.left * pr.right
+    x[0] = 5.0
+    return np.sum(v)
+
+
+CASES += [(kept_by_a_callee, (V,)), (kept_by_a_flip, (V,)), (kept_by_a_record, (V,))]
