@@ -58,10 +58,11 @@ def gather_list_vjp(ct, xs, fn, *args, **kwargs):
     like ``xs``.
     """
     index, total = _index_leaves(xs)
-    where = np.asarray(fn(index, *args, **kwargs))
-    flat = np.bincount(
-        np.ravel(where), weights=np.ravel(np.asarray(ct, dtype=float)), minlength=total
-    )
+    where = np.ravel(np.asarray(fn(index, *args, **kwargs)))
+    ct = np.ravel(np.asarray(ct))
+    flat = np.bincount(where, weights=ct.real.astype(float), minlength=total)
+    if np.iscomplexobj(ct):  # bincount adds real weights: the imaginary parts on their own
+        flat = flat + 1j * np.bincount(where, weights=ct.imag, minlength=total)
     return _split_leaves(flat, xs)[0]
 
 

@@ -302,3 +302,57 @@ def test_refused_with_a_hint(fn, match):
     with pytest.raises(TangentAstError, match=match) as refusal:
         ta.grad(fn)(*args)
     assert "hint:" in str(refusal.value)
+
+
+# --- every rule that says it holds for complex values, on complex values -------------------
+def _complex_variants():
+    """The cases of the rule table whose primitive holds for complex values, each as a
+    function of the same real arguments that makes its float arrays complex first."""
+    from tangent_ast.rules.registry import all_primitives
+
+    from . import test_numpy_rules as table
+
+    marked = {p.name for p in all_primitives() if p.holds_for_complex}
+    return [tuple(c.values) for c in table.RULE_TEST_CASES if c.values[2] in marked]
+
+
+COMPLEX_VARIANTS = _complex_variants()
+
+
+def _write_variant(fn, args, directory):
+    """A module (a file, imported) with ``variant(*args)``: ``fn`` on the arguments made
+    complex, reduced to a real number through ``real(r * conj(r))``."""
+    made = ", ".join(
+        f"a{j} * (1.0 + 0.7j)"
+        if isinstance(a, (float, np.ndarray)) and np.asarray(a).dtype.kind == "f"
+        else f"a{j}"
+        for j, a in enumerate(args)
+    )
+    params = ", ".join(f"a{j}" for j in range(len(args)))
+    name = f"complex_variant_{fn.__name__}_{abs(hash(made)) % 10**8}"
+    (directory / f"{name}.py").write_text(
+        "import numpy as np\n"
+        f"from tests.rules.test_numpy_rules import {fn.__name__}\n\n\n"
+        f"def variant({params}):\n"
+        f"    r = {fn.__name__}({made})\n"
+        "    return np.sum(np.real(r * np.conj(r)))\n"
+    )
+    return name
+
+
+@pytest.mark.parametrize(
+    "fn, args, name", COMPLEX_VARIANTS, ids=[c[0].__name__ for c in COMPLEX_VARIANTS]
+)
+def test_rules_that_hold_for_complex_values_do(fn, args, name, tmp_path, monkeypatch):
+    import importlib
+    import warnings
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(_write_variant(fn, args, tmp_path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)  # a dropped imaginary part
+        check_grads(module.variant, args, modes=("forward", "reverse"))
+
+
+def test_the_complex_table_covers_the_marked_rules():
+    assert len(COMPLEX_VARIANTS) >= 90
