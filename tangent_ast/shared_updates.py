@@ -121,6 +121,7 @@ def _follow(fn, k, s, kinds, scope, namer):
         return None
     base_new = namer.fresh(base)
     kinds[base_new] = kinds[base]
+    scope.locals.add(base_new)
     copied = gast.BinOp(left=name(base), op=gast.Mult(), right=gast.Constant(1.0, None))
     part = gast.Subscript(value=name(base_new), slice=copy.deepcopy(value.slice), ctx=gast.Store())
     inserted = [

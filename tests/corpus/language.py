@@ -990,3 +990,13 @@ def augments_an_argument_through_names(x, w):
 
 
 CASES += [Case(augments_an_argument_through_names, (_V3, _V3 * 0.5))]
+
+
+def augments_a_view_then_transposes(b, c):
+    v1 = np.outer(b, b) + c
+    vw = v1[1:]
+    vw *= 2.0
+    return np.sum(v1.T * c)
+
+
+CASES += [Case(augments_a_view_then_transposes, (_V3, np.outer(_V3, _V3[::-1])))]
