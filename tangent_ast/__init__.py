@@ -17,6 +17,7 @@ _EXPORTS = {
     "show": "api",
     "value_and_grad": "api",
     "vjp": "api",
+    "hvp": "higher_order",
     "def_linear": "rules.registry",
     "defjvp": "rules.registry",
     "defvjp": "rules.registry",

@@ -1,6 +1,6 @@
 """Rule tables by domain. Importing this package registers every table."""
 
-from . import builtins, linalg, math, numpy, operators  # noqa: F401  (registration)
+from . import builtins, linalg, math, numpy, operators, runtime_helpers  # noqa: F401
 from .registry import (
     all_primitives,
     broadcasting,

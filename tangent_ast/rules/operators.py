@@ -132,5 +132,16 @@ specialize(
     None,
 )
 
+# an item of a list or tuple: its tangent may be missing (an integer's), read as a zero
+specialize(
+    operator.getitem,
+    Mode.FORWARD,
+    lambda x, index: (
+        x.tag in (Tag.LIST, Tag.TUPLE)
+        and (x.elements is None or not all(e.differentiable for e in x.elements))
+    ),
+    lambda dx, ans, x, index: runtime.item_tangent(dx, index, ans),
+    None,
+)
 # x[i] of tuples, lists, dicts and records; + and * of lists and tuples (the variants above).
 handles([operator.getitem, operator.add, operator.mul], sequences=True)

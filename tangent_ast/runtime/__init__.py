@@ -203,6 +203,7 @@ from .tangents import (
     getattr_vjp,
     inserted_at,
     is_record,
+    item_tangent,
     list_inserted,
     list_vjp,
     list_with,

@@ -82,9 +82,9 @@ def zeros_like(x):
         return 0.0
     if isinstance(x, complex):
         return 0j
-    if isinstance(x, (tuple, list)) or is_record(x):
-        return zero_tangent(x)
-    return np.zeros_like(x, dtype=np.result_type(x, float))
+    if isinstance(x, (np.ndarray, np.number)):
+        return np.zeros_like(x, dtype=np.result_type(x, float))
+    return zero_tangent(x)  # containers, records, dicts, objects: the same structure
 
 
 class TangentTuple(tuple):
@@ -156,6 +156,16 @@ def zero_tangent(x):
     if isinstance(x, dict):
         return {k: zero_tangent(v) for k, v in x.items()}
     return Tangent(**{k: zero_tangent(v) for k, v in vars(x).items()})
+
+
+def item_tangent(t, index, item):
+    """``t[index]``, the tangent of ``item = x[index]`` of a list or tuple ``x``, where a
+    missing tangent (an integer's) is a zero the arithmetic after it can take."""
+    got = None if t is None else t[index]
+    if got is not None:
+        return got
+    zero = zero_tangent(item)
+    return 0.0 if zero is None else zero
 
 
 def add_tangents(a, b):

@@ -123,7 +123,7 @@ from tangent_ast.testing import check_grads  # noqa: E402
 
 from .handled_cases import CASES as HANDLED  # noqa: E402
 
-HANDLED_SOURCE = "import numpy as np\n" + "".join(
+HANDLED_SOURCE = "import numpy as np\nfrom tangent_ast import runtime\n" + "".join(
     f"\ndef handled_{i}(x):\n    return {expr}\n" for i, (_, expr, _) in enumerate(HANDLED))
 
 

@@ -1,0 +1,88 @@
+"""Second derivatives: Hessian-vector products by forward mode over the reverse rule.
+
+A derived reverse rule is a Python module on disk, so it can be differentiated like any
+other code: the gradient ``g(x) = f_bwd(f_fwd(x)[1], 1.0)`` is written as a one-function
+module next to it, and the forward rule of that function gives ``H v`` (Mooncake's and
+JAX's forward-over-reverse). Every helper the generated code calls has rules of its own
+(``rules/runtime_helpers.py``); a helper without them is a clear ``MissingRuleError``.
+
+>>> import numpy as np, tangent_ast as ta
+>>> def f(x):
+...     return np.sum(x ** 3)
+>>> ta.hvp(f)(np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+array([6., 0.])
+"""
+
+import functools
+
+from .api import _session, guarded
+from .calling import PLAIN, flat_arguments
+from .errors import TangentAstError
+from .kinds import signature_of
+from .load import import_module, write_atomic
+from .modes import Mode
+from .naming import rule_base
+from .wrappers import as_function
+
+
+def gradient_function(rule):
+    """The gradient of ``rule``'s function as a function of its own, in a module next to the
+    rule's: ``g(*params) = f_bwd(f_fwd(*params)[1], 1.0)``, whose source is on disk."""
+    base = rule_base(rule.fn)
+    params = ", ".join(rule.params)
+    module_name = rule.path.stem + "__gradient"
+    text = (
+        '"""The gradient of a derived reverse rule, as a function: differentiated again for\n'
+        'second derivatives (tangent_ast.hvp)."""\n\n'
+        f"from .{rule.path.stem} import {base}_bwd, {base}_fwd\n\n\n"
+        f"def {base}_gradient({params}):\n"
+        f"    out, saved = {base}_fwd({params})\n"
+        f"    return {base}_bwd(saved, 1.0)\n"
+    )
+    path = rule.path.parent / f"{module_name}.py"
+    if not path.exists() or path.read_text() != text:
+        write_atomic(path, text)
+    module = import_module(rule.path.parent, module_name)
+    return getattr(module, f"{base}_gradient")
+
+
+def hvp(f, wrt=0, *, cache=None):
+    """A function ``(*args, v) -> H v``: the Hessian of scalar-valued ``f`` with respect to
+    ``wrt`` at ``args``, times ``v`` (a tuple of directions when ``wrt`` is a tuple), by
+    forward mode over ``f``'s reverse rule."""
+    session = _session(cache)
+    f = as_function(f, session.directory)
+    several = isinstance(wrt, (tuple, list))
+
+    @functools.wraps(f)
+    def hessian_vector_product(*args_and_v):
+        if not args_and_v:
+            raise TangentAstError("hvp: give the arguments of the function, then the direction")
+        *args, v = args_and_v
+        form, flat = flat_arguments(f, tuple(args), {})
+        if form != PLAIN:
+            raise TangentAstError(
+                "hvp: functions with *args or **kwargs are not supported yet",
+                hint="wrap the function in a def with plain parameters",
+            )
+        signature = signature_of(flat)
+        rule = session.rule(f, Mode.REVERSE, wrt, signature, form)
+        positions = tuple(rule.params.index(w) for w in rule.wrt)
+        directions = tuple(v) if several else (v,)
+        if len(directions) != len(positions):
+            raise TangentAstError(
+                f"hvp: {len(positions)} arguments differentiated but {len(directions)} directions"
+            )
+        gradient = gradient_function(rule)
+        try:
+            forward = session.rule(gradient, Mode.FORWARD, positions, signature, PLAIN)
+        except ImportError as exc:  # rules that import each other (mutual recursion)
+            raise TangentAstError(
+                f"hvp of {f.__qualname__}: the second derivative of functions that call each "
+                f"other in a cycle is not supported yet ({exc})",
+                hint="check its Hessian-vector products with finite differences of ta.grad",
+            ) from None
+        _, hv = guarded(f, flat, forward, lambda: forward.jvp(*flat, *directions))
+        return hv
+
+    return hessian_vector_product

@@ -1,0 +1,90 @@
+"""Rules of the helpers generated code calls, so that a derived rule can be differentiated
+again (forward over reverse for Hessian-vector products, and higher orders).
+
+Most helpers are the transposes of linear maps: ``unbroadcast(g, x)`` sums ``g`` down to the
+shape of ``x`` (its transpose broadcasts back), ``getitem_vjp(ct, x, i)`` places ``ct`` at
+``x[i]`` (its transpose reads ``[i]``). Each is linear in its first argument; the others
+give only a shape (their derivative is zero) or an index.
+"""
+
+import numpy as np
+
+from .. import runtime
+from .registry import (
+    ZERO,
+    def_jointly_linear,
+    def_linear,
+    defjvp,
+    defvjp,
+    handles,
+    holds_for_complex,
+    nondifferentiable,
+)
+
+LINEAR = (
+    runtime.unbroadcast,
+    runtime.broadcast_like,
+    runtime.getitem_vjp,
+    runtime.sum_vjp,
+    runtime.mean_vjp,
+    runtime.transpose_vjp,
+)
+def_linear(*LINEAR)
+holds_for_complex(*LINEAR, runtime.add_tangents)
+
+# the argument that gives only a shape: no derivative
+for _fn in (
+    runtime.unbroadcast,
+    runtime.broadcast_like,
+    runtime.getitem_vjp,
+    runtime.sum_vjp,
+    runtime.mean_vjp,
+):
+    defjvp(_fn, ZERO, argnum=1)
+
+defvjp(runtime.unbroadcast, lambda ct, ans, g, x: runtime.broadcast_like(ct, g), ZERO)
+
+defvjp(runtime.broadcast_like, lambda ct, ans, t, x: runtime.unbroadcast(ct, t), ZERO)
+
+# (an index has no derivative: its value is an integer, a slice or a key)
+defvjp(runtime.getitem_vjp, lambda ct, ans, g, x, index: ct[index], ZERO, ZERO)
+
+defjvp(runtime.getitem_vjp, ZERO, argnum=2)
+
+# getattr_vjp(ct, x, name): the record of zeros with ``ct`` at field ``name``
+def_linear(runtime.getattr_vjp)
+
+defjvp(runtime.getattr_vjp, ZERO, argnum=1)
+
+defvjp(runtime.getattr_vjp, lambda ct, ans, g, x, name: getattr(ct, name), ZERO, None)
+
+# TangentTuple(items): the tangent of a tuple or list, item by item
+def_linear(runtime.TangentTuple)
+
+defvjp(runtime.TangentTuple, lambda ct, ans, items: runtime.TangentTuple(ct))
+handles([runtime.TangentTuple, runtime.getitem_vjp, runtime.getattr_vjp], sequences=True)
+
+defvjp(
+    runtime.sum_vjp,
+    lambda ct, ans, g, x, axis=None, keepdims=False: np.sum(ct, axis=axis, keepdims=keepdims),
+    ZERO,
+)
+
+defvjp(
+    runtime.mean_vjp,
+    lambda ct, ans, g, x, axis=None, keepdims=False: np.mean(ct, axis=axis, keepdims=keepdims),
+    ZERO,
+)
+
+defvjp(runtime.transpose_vjp, lambda ct, ans, g, axes=None: np.transpose(ct, axes))
+
+# add_tangents(a, b) is a + b for tangents of any structure
+def_jointly_linear(runtime.add_tangents, 0, 1)
+
+defvjp(runtime.add_tangents, lambda ct, ans, a, b: ct, lambda ct, ans, a, b: ct)
+
+# zeros carry no derivative
+nondifferentiable(runtime.zero_tangent, runtime.zeros_like)
+
+handles([runtime.sum_vjp, runtime.mean_vjp], "axis", "keepdims")
+handles(runtime.transpose_vjp, "axes")
