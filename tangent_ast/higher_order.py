@@ -1,4 +1,5 @@
-"""Second derivatives: Hessian-vector products by forward mode over the reverse rule.
+"""Second derivatives and Jacobians: Hessian-vector products by forward mode over the
+reverse rule; dense Hessians and Jacobians from them, one direction at a time.
 
 A derived reverse rule is a Python module on disk, so it can be differentiated like any
 other code: the gradient ``g(x) = f_bwd(f_fwd(x)[1], 1.0)`` is written as a one-function
@@ -15,7 +16,9 @@ array([6., 0.])
 
 import functools
 
-from .api import _session, guarded
+import numpy as np
+
+from .api import _session, guarded, jvp, vjp
 from .calling import PLAIN, flat_arguments
 from .errors import TangentAstError
 from .kinds import signature_of
@@ -86,3 +89,72 @@ def hvp(f, wrt=0, *, cache=None):
         return hv
 
     return hessian_vector_product
+
+
+def _basis(x):
+    """The unit directions of ``x`` (a float or an array), in C order."""
+    if np.ndim(x) == 0:
+        yield 1.0
+        return
+    for j in range(np.size(x)):
+        e = np.zeros(np.size(x), dtype=np.result_type(x, float))
+        e[j] = 1.0
+        yield e.reshape(np.shape(x))
+
+
+def _stack(parts, lead_shape, tail_shape):
+    """Arrays of ``lead_shape`` (one per direction of ``tail_shape``) as one array of shape
+    ``lead_shape + tail_shape``: the Jacobian's layout."""
+    return np.moveaxis(np.asarray(parts), 0, -1).reshape(tuple(lead_shape) + tuple(tail_shape))
+
+
+def jacfwd(f, wrt=0, *, cache=None):
+    """A function returning the Jacobian of ``f`` with respect to argument ``wrt`` (an index),
+    of shape ``out.shape + x.shape``: one forward pass per direction of ``x``."""
+    if not isinstance(wrt, int):
+        raise TangentAstError("jacfwd: wrt is one argument's index", hint="wrt=1")
+
+    @functools.wraps(f)
+    def jacobian(*args):
+        tangents = [None] * len(args)
+        columns, out = [], None
+        for e in _basis(args[wrt]):
+            tangents[wrt] = e
+            out, column = jvp(f, args, tuple(tangents), cache=cache)
+            columns.append(np.asarray(column))
+        if out is None:
+            out = f(*args)
+        return _stack(columns, np.shape(out), np.shape(args[wrt]))
+
+    return jacobian
+
+
+def jacrev(f, wrt=0, *, cache=None):
+    """A function returning the Jacobian of ``f`` with respect to argument ``wrt`` (an index),
+    of shape ``out.shape + x.shape``: one pullback per entry of the output."""
+    if not isinstance(wrt, int):
+        raise TangentAstError("jacrev: wrt is one argument's index", hint="wrt=1")
+
+    @functools.wraps(f)
+    def jacobian(*args):
+        out, pullback = vjp(f, *args, wrt=wrt, cache=cache)
+        rows = [np.asarray(pullback(e)) for e in _basis(out)]
+        return np.asarray(rows).reshape(np.shape(out) + np.shape(args[wrt]))
+
+    return jacobian
+
+
+def hessian(f, wrt=0, *, cache=None):
+    """A function returning the dense Hessian of scalar-valued ``f`` with respect to argument
+    ``wrt`` (an index), of shape ``x.shape + x.shape``: one Hessian-vector product per
+    direction of ``x``."""
+    if not isinstance(wrt, int):
+        raise TangentAstError("hessian: wrt is one argument's index", hint="wrt=0")
+    product = hvp(f, wrt, cache=cache)
+
+    @functools.wraps(f)
+    def dense_hessian(*args):
+        columns = [np.asarray(product(*args, e)) for e in _basis(args[wrt])]
+        return _stack(columns, np.shape(args[wrt]), np.shape(args[wrt]))
+
+    return dense_hessian

@@ -138,3 +138,47 @@ def added(a, b): return np.sum(runtime.add_tangents(a * 2.0, b) ** 2)
 )
 def test_runtime_helpers_have_rules(fn, args):
     check_grads(fn, args, modes=("forward", "reverse"))
+
+
+# --- Jacobians and dense Hessians ---------------------------------------------------------
+def vector_field(s, x):
+    return np.sin(x) * s + x ** 2 * x[::-1]
+
+
+def matrix_map(m):
+    return m @ np.array([1.0, 2.0, 3.0]) * m[:, 0]
+
+
+@pytest.mark.parametrize(
+    "fn, args, wrt",
+    [
+        (vector_field, (0.7, rng.standard_normal(4)), 1),
+        (vector_field, (0.7, rng.standard_normal(4)), 0),
+        (matrix_map, (rng.standard_normal((2, 3)),), 0),
+    ],
+    ids=["vector", "scalar-input", "matrix"],
+)
+def test_jacobians_forward_and_reverse_agree_with_differences(fn, args, wrt):
+    forward, reverse = ta.jacfwd(fn, wrt=wrt)(*args), ta.jacrev(fn, wrt=wrt)(*args)
+    x = np.asarray(args[wrt], dtype=float)
+    out = np.asarray(fn(*args))
+    assert forward.shape == out.shape + x.shape
+    np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-12)
+    h = 1e-6
+    for j in range(x.size):
+        e = np.zeros(x.size)
+        e[j] = h
+        plus, minus = list(args), list(args)
+        plus[wrt], minus[wrt] = x + e.reshape(x.shape), x - e.reshape(x.shape)
+        column = (np.asarray(fn(*plus)) - np.asarray(fn(*minus))) / (2 * h)
+        np.testing.assert_allclose(
+            forward.reshape(out.shape + (x.size,))[..., j], column, rtol=1e-5, atol=1e-7
+        )
+
+
+def test_hessian_of_rosenbrock_is_symmetric_and_analytic():
+    x = rng.standard_normal(5)
+    hess = ta.hessian(rosenbrock)(x)
+    columns = np.stack([rosenbrock_hess_prod(x, e) for e in np.eye(5)], axis=1)
+    np.testing.assert_allclose(hess, columns, rtol=1e-10)
+    np.testing.assert_allclose(hess, hess.T, rtol=1e-12)
