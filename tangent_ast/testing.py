@@ -10,7 +10,8 @@
 * both: the primal output of the rule equals ``f(*args)``, and the
   arguments are left as ``f`` leaves them;
 
-Only ``order=1`` is implemented: ``order=2`` raises a clear error.
+``order=2`` checks second derivatives: the Hessian-vector product (``hvp``) against
+central differences of the gradient, and the symmetry of the Hessian.
 
 It reports which argument failed and by how much. Users run it on their own
 functions and on rules they edited.
@@ -21,9 +22,10 @@ import copy
 import numpy as np
 
 from . import runtime
-from .api import derive
+from .api import derive, grad
 from .calling import PLAIN, flat_arguments, unbind
 from .errors import TangentAstError
+from .higher_order import hvp
 from .kinds import is_plain_object, is_record, kind_of, record_fields
 from .load import cache_dir
 from .modes import Mode
@@ -257,11 +259,13 @@ def check_grads(
     ``rules["forward"]`` works too), so tests can ask which primitives they used.
     """
     modes = {Mode.of(m) for m in modes}
-    if order != 1:
+    if order not in (1, 2):
         raise TangentAstError(
-            f"check_grads(order={order}): only first derivatives are checked so far "
-            "(higher order needs rules for the runtime helpers; see docs/limitations.md)"
+            f"check_grads(order={order}): first and second derivatives are checked",
+            hint="order=1 or order=2",
         )
+    if order == 2:
+        return check_second_order(f, args, wrt=wrt, rtol=rtol, atol=atol, seed=seed, cache=cache)
     f = as_function(f, Session().directory if cache is None else cache_dir(cache))
     given = tuple(args)
     form, args = flat_arguments(f, given, kwargs or {})
@@ -340,3 +344,36 @@ def check_grads(
                 f"from the reverse rule, <ct, J v> = {reference[0]:.10g} from {label} ({per_arg})"
             )
     return rules
+
+
+def check_second_order(f, args, *, wrt=None, rtol=1e-4, atol=1e-6, seed=0, cache=None):
+    """Check ``hvp(f)`` of a scalar-valued ``f`` at ``args``: ``H v`` against central
+    differences of the gradient along ``v`` (several step sizes; one must agree), and the
+    symmetry of the Hessian, ``<u, H v> == <v, H u>``. Returns the two products checked."""
+    args = tuple(args)
+    wrt = _differentiable(args) if wrt is None else (wrt if isinstance(wrt, tuple) else (wrt,))
+    rng = _rng(seed)
+    v = tuple(_random_like(args[i], rng) for i in wrt)
+    u = tuple(_random_like(args[i], rng) for i in wrt)
+    product = hvp(f, wrt=wrt, cache=cache)
+    hv, hu = product(*copy.deepcopy(args), v), product(*copy.deepcopy(args), u)
+    gradient = grad(f, wrt=wrt, cache=cache)
+
+    def along(step):
+        plus, minus = list(copy.deepcopy(args)), list(copy.deepcopy(args))
+        for i, t in zip(wrt, v, strict=True):
+            plus[i], minus[i] = _add(args[i], t, step), _add(args[i], t, -step)
+        return _difference(gradient(*plus), gradient(*minus), 2 * step)
+
+    if not any(_close(hv, along(step), rtol, atol) for step in _STEPS[:4]):
+        raise GradientCheckError(
+            f"the Hessian-vector product of {getattr(f, '__qualname__', f)} disagrees with "
+            f"central differences of its gradient: derived {hv!r}, numerical {along(1e-4)!r}"
+        )
+    left, right = _vdot(u, hv), _vdot(v, hu)
+    if not np.isclose(left, right, rtol=rtol, atol=atol):
+        raise GradientCheckError(
+            f"the Hessian of {getattr(f, '__qualname__', f)} is not symmetric: "
+            f"<u, H v> = {left:.6g}, <v, H u> = {right:.6g}"
+        )
+    return hv, hu

@@ -7,6 +7,9 @@ shape of ``x`` (its transpose broadcasts back), ``getitem_vjp(ct, x, i)`` places
 give only a shape (their derivative is zero) or an index.
 """
 
+import inspect
+from typing import Any
+
 import numpy as np
 
 from .. import runtime
@@ -20,6 +23,8 @@ from .registry import (
     holds_for_complex,
     nondifferentiable,
 )
+
+_fn: Any  # the loop variable of the tables below
 
 LINEAR = (
     runtime.unbroadcast,
@@ -88,3 +93,41 @@ nondifferentiable(runtime.zero_tangent, runtime.zeros_like)
 
 handles([runtime.sum_vjp, runtime.mean_vjp], "axis", "keepdims")
 handles(runtime.transpose_vjp, "axes")
+
+
+# The cotangent helpers of the NumPy rules: linear in the cotangent (the first argument);
+# the primal values they take (``x``, ``xs``, ``ans``) give shapes, structure or a mask that
+# is constant where the derivative exists; the rest are constants (axes, indices). Forward
+# rules, so that a derived reverse rule has a forward rule of its own (forward over reverse).
+SHAPE_ONLY = {"x", "xs", "ans"}
+COTANGENT_HELPERS = (
+    runtime.extremum_vjp,
+    runtime.cumsum_vjp,
+    runtime.repeat_vjp,
+    runtime.tile_vjp,
+    runtime.diag_vjp,
+    runtime.diagonal_vjp,
+    runtime.trace_vjp,
+    runtime.take_vjp,
+    runtime.pad_vjp,
+    runtime.gather_vjp,
+    runtime.moveaxis_vjp,
+    runtime.roll_vjp,
+    runtime.gather_list_vjp,
+    runtime.concatenate_vjp,
+    runtime.stack_vjp,
+    runtime.split_vjp,
+    runtime.unstack_vjp,
+)
+for _fn in COTANGENT_HELPERS:
+    _params = list(inspect.signature(_fn).parameters.values())
+    def_linear(_fn)
+    for _i, _p in enumerate(_params[1:], start=1):
+        if _p.kind is _p.POSITIONAL_OR_KEYWORD and _p.name in SHAPE_ONLY:
+            defjvp(_fn, ZERO, argnum=_i)
+    handles(
+        _fn,
+        *(p.name for p in _params[1:] if p.default is not p.empty),
+        sequences=True,
+    )
+nondifferentiable(runtime.clip_mask)
