@@ -197,7 +197,9 @@ class Derivation:
         entry = lookup(site.fn) if site.fn is not None else None
         if entry is not None and entry.nondiff:
             return names
-        for a in site.args:
+        for i, a in enumerate(site.args):
+            if entry is not None and _never_changes_with(entry, i):
+                continue  # np.full_like(a, v) reads only a's shape: no derivative flows from a
             names |= {n.id for n in gast.walk(a) if isinstance(n, gast.Name)}
         for kw in site.keywords:
             names |= {n.id for n in gast.walk(kw.value) if isinstance(n, gast.Name)}
@@ -668,6 +670,18 @@ def _merged(terms):
 
 def _rule_table(entry, mode):
     return entry.jvps if mode is Mode.FORWARD else entry.vjps
+
+
+def _never_changes_with(entry, i):
+    """Whether the rules of ``entry`` say its result does not change with argument ``i`` at
+    all (``ZERO`` in every mode, with no variant or complex rule for it)."""
+    rules = [r for r in (entry.jvps.get(i), entry.vjps.get(i)) if r is not None]
+    return (
+        bool(rules)
+        and all(r is ZERO for r in rules)
+        and not any(i in table for table in entry.complex_rules.values())
+        and not any(i in table for _, _, table in entry.variants)
+    )
 
 
 def _target_name(s):
