@@ -244,8 +244,18 @@ def show(f, mode="forward", wrt=0, *, stage="module", args=None):
     """The source of one stage of the derivation of ``f``.
 
     ``stage`` is one of ``parse``, ``normalize``, ``ssa``, ``forward`` or
-    ``reverse`` (the raw transform), ``simplify``, ``module`` (the file).
+    ``reverse`` (the raw transform), ``simplify``, ``module`` (the file). For a function
+    made by ``hvp``, the module of its forward rule over the reverse rule (``args``: the
+    arguments and the direction).
     """
+    composed = getattr(f, "tangent_ast_source", None)
+    if composed is not None:
+        if stage != "module" or args is None:
+            raise TangentAstError(
+                "show(hvp(f), args=(*args, v)) shows the module of its forward rule",
+                hint="give args, and leave stage at 'module'",
+            )
+        return composed(*args)
     if stage not in STAGE_NAMES:
         raise TangentAstError(f"stage must be one of {', '.join(STAGE_NAMES)}, not {stage!r}")
     if stage in MODES:  # the raw transform of that mode

@@ -15,6 +15,7 @@ array([6., 0.])
 """
 
 import functools
+import weakref
 
 import numpy as np
 
@@ -27,10 +28,14 @@ from .modes import Mode
 from .naming import rule_base
 from .wrappers import as_function
 
+_GRADIENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # rule -> its gradient
+
 
 def gradient_function(rule):
     """The gradient of ``rule``'s function as a function of its own, in a module next to the
     rule's: ``g(*params) = f_bwd(f_fwd(*params)[1], 1.0)``, whose source is on disk."""
+    if rule in _GRADIENTS:
+        return _GRADIENTS[rule]
     base = rule_base(rule.fn)
     params = ", ".join(rule.params)
     module_name = rule.path.stem + "__gradient"
@@ -46,7 +51,8 @@ def gradient_function(rule):
     if not path.exists() or path.read_text() != text:
         write_atomic(path, text)
     module = import_module(rule.path.parent, module_name)
-    return getattr(module, f"{base}_gradient")
+    _GRADIENTS[rule] = getattr(module, f"{base}_gradient")
+    return _GRADIENTS[rule]
 
 
 def hvp(f, wrt=0, *, cache=None):
@@ -57,8 +63,9 @@ def hvp(f, wrt=0, *, cache=None):
     f = as_function(f, session.directory)
     several = isinstance(wrt, (tuple, list))
 
-    @functools.wraps(f)
-    def hessian_vector_product(*args_and_v):
+    def rules(args_and_v):
+        """The forward rule over the reverse rule of ``f`` at these arguments and direction
+        (their kinds), the arguments as it takes them and the directions."""
         if not args_and_v:
             raise TangentAstError("hvp: give the arguments of the function, then the direction")
         *args, v = args_and_v
@@ -85,9 +92,15 @@ def hvp(f, wrt=0, *, cache=None):
                 f"other in a cycle is not supported yet ({exc})",
                 hint="check its Hessian-vector products with finite differences of ta.grad",
             ) from None
+        return forward, flat, directions
+
+    @functools.wraps(f)
+    def hessian_vector_product(*args_and_v):
+        forward, flat, directions = rules(args_and_v)
         _, hv = guarded(f, flat, forward, lambda: forward.jvp(*flat, *directions))
         return hv
 
+    hessian_vector_product.tangent_ast_source = lambda *args_and_v: rules(args_and_v)[0].source
     return hessian_vector_product
 
 

@@ -237,3 +237,11 @@ def test_the_rule_table_at_second_order(squared):
             continue
         derived += 1
     assert derived >= 100, derived
+
+
+def test_show_prints_the_module_of_hvp():
+    source = ta.show(ta.hvp(rosenbrock), args=(np.ones(3), np.ones(3)))
+    assert "def rosenbrock_gradient_jvp(x, dx):" in source
+    assert "rosenbrock_bwd_jvp(saved, 1.0, dsaved)" in source
+    with pytest.raises(TangentAstError, match="shows the module of its forward rule"):
+        ta.show(ta.hvp(rosenbrock), stage="ssa", args=(np.ones(3), np.ones(3)))
