@@ -213,6 +213,8 @@ def module_name_for(fn, mode, wrt, signature, form=PLAIN):
 def rule_prefix(fn):
     """How the names of the modules of ``fn``'s rules start (``mymodel__loss``)."""
     module = "main" if fn.__module__ == "__main__" else fn.__module__ or "main"
+    if module.startswith("_tangent_ast_cache_"):  # a derived rule differentiated again: its
+        module = module.partition(".")[2]  # module's own name, not the cache directory's hash
     # the code's own qualname: a functools.wraps wrapper must not share its wrapped function's
     # modules
     qualname = getattr(fn.__code__, "co_qualname", fn.__qualname__)
