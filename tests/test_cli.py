@@ -161,3 +161,25 @@ def test_main_returns_status(workdir, monkeypatch, capsys):
     monkeypatch.setattr(sys, "path", list(sys.path))
     assert main(["show", "no_such_module_here:f"]) == 2
     assert "no module named" in capsys.readouterr().err
+
+
+def test_generate_hvp_gives_gradient_and_hessian_vector_product(workdir):
+    done = cli(workdir, "generate", "model:loss", "--mode", "hvp", "-o", "second")
+    assert done.returncode == 0, done.stderr
+    code = textwrap.dedent('''
+        import json
+        import second
+        import model
+        import tangent_ast as ta
+
+        x, y, h = 0.7, 1.3, 1e-5
+        gradient, hv = second.loss_gradient_jvp(x, y, 1.0)
+        grad = ta.grad(model.loss)
+        numeric = (grad(x + h, y) - grad(x - h, y)) / (2 * h)
+        print(json.dumps({"gradient": gradient, "expected": grad(x, y), "hv": hv, "numeric": numeric}))
+    ''')
+    result = python(workdir, code)
+    assert result["gradient"] == pytest.approx(result["expected"])
+    assert result["hv"] == pytest.approx(result["numeric"], rel=1e-6)
+    checked = cli(workdir, "check", "second")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
