@@ -245,3 +245,22 @@ def test_show_prints_the_module_of_hvp():
     assert "rosenbrock_bwd_jvp(saved, 1.0, dsaved)" in source
     with pytest.raises(TangentAstError, match="shows the module of its forward rule"):
         ta.show(ta.hvp(rosenbrock), stage="ssa", args=(np.ones(3), np.ones(3)))
+
+
+def stack_times_matrix(a, b): return np.sum((a @ b) ** 2)
+def matrix_dot_vector(a, v): return np.sum(np.dot(a, v) ** 3)
+def vector_times_stack(v, a): return np.sum((v @ a) ** 2)
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (stack_times_matrix, (rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 2)))),
+        (matrix_dot_vector, (rng.standard_normal((3, 4)), rng.standard_normal(4))),
+        (vector_times_stack, (rng.standard_normal(3), rng.standard_normal((2, 3, 4)))),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_products_at_second_order(fn, args, wrt):
+    check_grads(fn, args, wrt=(wrt,), order=2)

@@ -131,3 +131,28 @@ for _fn in COTANGENT_HELPERS:
         sequences=True,
     )
 nondifferentiable(runtime.clip_mask)
+
+# The cotangents of a product's factors: linear in the cotangent and in the other factor;
+# the factor whose cotangent it is gives only a shape.
+for _fn in (runtime.matmul_vjp_left, runtime.dot_vjp_left):
+    def_linear(_fn)
+    defjvp(_fn, ZERO, argnum=1)
+for _fn in (runtime.matmul_vjp_right, runtime.dot_vjp_right):
+    def_linear(_fn)
+    defjvp(_fn, ZERO, argnum=2)
+
+defjvp(
+    runtime.matmul_vjp_left,
+    lambda dy, ans, ct, x, y: runtime.matmul_vjp_left(ct, x, dy),
+    argnum=2,
+)
+
+defjvp(
+    runtime.matmul_vjp_right,
+    lambda dx, ans, ct, x, y: runtime.matmul_vjp_right(ct, dx, y),
+    argnum=1,
+)
+
+defjvp(runtime.dot_vjp_left, lambda dy, ans, ct, x, y: runtime.dot_vjp_left(ct, x, dy), argnum=2)
+
+defjvp(runtime.dot_vjp_right, lambda dx, ans, ct, x, y: runtime.dot_vjp_right(ct, dx, y), argnum=1)
