@@ -3,6 +3,7 @@
 import copy
 import functools
 import traceback
+import weakref
 
 import numpy as np
 
@@ -16,7 +17,9 @@ from .errors import (
     UnsupportedSyntaxError,
 )
 from .kinds import signature_key, signature_of
+from .load import import_module, write_atomic
 from .modes import Mode
+from .naming import rule_base
 from .pipeline import MODES, STAGE_NAMES, Session, derive_module
 from .wrappers import as_function
 
@@ -60,7 +63,9 @@ def jvp(f, primals, tangents, *, cache=None):
         out = f(*primals)
         return out, np.zeros_like(out, dtype=float) if np.ndim(out) else 0.0
     form, flat = flat_arguments(f, primals, {})  # the given arguments come first
-    rule = _session(cache).rule(f, Mode.FORWARD, wrt, signature_of(flat), form)
+    rule = _session(cache).rule(
+        source_of(f, signature_of(flat)), Mode.FORWARD, wrt, signature_of(flat), form
+    )
     rule.check_arguments(flat)
     return guarded(f, flat, rule, lambda: rule.jvp(*flat, *(tangents[i] for i in wrt)))
 
@@ -123,6 +128,14 @@ def internal_error(rule, exc):
     )
 
 
+def source_of(f, signature):
+    """The function to derive for ``f`` at arguments of ``signature``: ``f`` itself, or for a
+    function made by ``grad`` the gradient of its reverse rule, whose source is on disk (so
+    ``grad(grad(f))`` differentiates generated code, not tangent_ast's own)."""
+    again = getattr(f, "tangent_ast_gradient", None)
+    return f if again is None else again(signature)
+
+
 def _reverse_rule(f, wrt, cache):
     rules = {}
     arity = plain_arity(getattr(f, "__func__", f))
@@ -136,7 +149,10 @@ def _reverse_rule(f, wrt, cache):
         rule = rules.get(key)
         # A callee redefined or a global rebound since: derive (or load) the rule again.
         if rule is None or not rule.dependencies.current():
-            rule = rules[key] = _session(cache).rule(f, Mode.REVERSE, wrt, signature_of(args), form)
+            signature = signature_of(args)
+            rule = rules[key] = _session(cache).rule(
+                source_of(f, signature), Mode.REVERSE, wrt, signature, form
+            )
         return rule, args
 
     return rule_for
@@ -198,6 +214,33 @@ def value_and_grad(f, wrt=0, *, cache=None):
     return value_and_gradient
 
 
+_GRADIENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # rule -> its gradient
+
+
+def gradient_function(rule):
+    """The gradient of ``rule``'s function as a function of its own, in a module next to the
+    rule's: ``g(*params) = f_bwd(f_fwd(*params)[1], 1.0)``, whose source is on disk."""
+    if rule in _GRADIENTS:
+        return _GRADIENTS[rule]
+    base = rule_base(rule.fn)
+    params = ", ".join(rule.params)
+    module_name = rule.path.stem + "__gradient"
+    text = (
+        '"""The gradient of a derived reverse rule, as a function: differentiated again for\n'
+        'second derivatives (tangent_ast.hvp)."""\n\n'
+        f"from .{rule.path.stem} import {base}_bwd, {base}_fwd\n\n\n"
+        f"def {base}_gradient({params}):\n"
+        f"    out, saved = {base}_fwd({params})\n"
+        f"    return {base}_bwd(saved, 1.0)\n"
+    )
+    path = rule.path.parent / f"{module_name}.py"
+    if not path.exists() or path.read_text() != text:
+        write_atomic(path, text)
+    module = import_module(rule.path.parent, module_name)
+    _GRADIENTS[rule] = getattr(module, f"{base}_gradient")
+    return _GRADIENTS[rule]
+
+
 def grad(f, wrt=0, *, cache=None):
     """A function returning the gradient of scalar-valued ``f`` with respect to ``wrt``."""
     call = _value_and_gradient(f, wrt, cache)
@@ -206,6 +249,14 @@ def grad(f, wrt=0, *, cache=None):
     def gradient(*args, **kwargs):
         return call(args, kwargs)[1]
 
+    def as_source(kinds):
+        """Differentiated again (``grad(grad(f))``, a call of ``grad(f)`` in differentiated
+        code): the gradient of ``f``'s reverse rule for arguments of ``kinds``, as a function
+        whose source is on disk."""
+        plain = as_function(f, _session(cache).directory)
+        return gradient_function(_session(cache).rule(plain, Mode.REVERSE, wrt, tuple(kinds)))
+
+    gradient.tangent_ast_gradient = as_source
     return gradient
 
 
@@ -220,7 +271,7 @@ def vjp(f, *args, wrt=None, cache=None):
         wrt = tuple(i for i, k in enumerate(signature[: len(args)]) if k.differentiable)
         if not wrt:
             raise TangentAstError("vjp: no argument is a float or a float array")
-    rule = _session(cache).rule(f, Mode.REVERSE, wrt, signature, form)
+    rule = _session(cache).rule(source_of(f, signature), Mode.REVERSE, wrt, signature, form)
     rule.check_arguments(flat)
     out, saved = guarded(f, flat, rule, lambda: rule.fwd(*flat))
 

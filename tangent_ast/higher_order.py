@@ -15,44 +15,15 @@ array([6., 0.])
 """
 
 import functools
-import weakref
 
 import numpy as np
 
-from .api import _session, guarded, jvp, vjp
+from .api import _session, gradient_function, guarded, jvp, vjp
 from .calling import PLAIN, flat_arguments
 from .errors import TangentAstError
 from .kinds import signature_of
-from .load import import_module, write_atomic
 from .modes import Mode
-from .naming import rule_base
 from .wrappers import as_function
-
-_GRADIENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # rule -> its gradient
-
-
-def gradient_function(rule):
-    """The gradient of ``rule``'s function as a function of its own, in a module next to the
-    rule's: ``g(*params) = f_bwd(f_fwd(*params)[1], 1.0)``, whose source is on disk."""
-    if rule in _GRADIENTS:
-        return _GRADIENTS[rule]
-    base = rule_base(rule.fn)
-    params = ", ".join(rule.params)
-    module_name = rule.path.stem + "__gradient"
-    text = (
-        '"""The gradient of a derived reverse rule, as a function: differentiated again for\n'
-        'second derivatives (tangent_ast.hvp)."""\n\n'
-        f"from .{rule.path.stem} import {base}_bwd, {base}_fwd\n\n\n"
-        f"def {base}_gradient({params}):\n"
-        f"    out, saved = {base}_fwd({params})\n"
-        f"    return {base}_bwd(saved, 1.0)\n"
-    )
-    path = rule.path.parent / f"{module_name}.py"
-    if not path.exists() or path.read_text() != text:
-        write_atomic(path, text)
-    module = import_module(rule.path.parent, module_name)
-    _GRADIENTS[rule] = getattr(module, f"{base}_gradient")
-    return _GRADIENTS[rule]
 
 
 def hvp(f, wrt=0, *, cache=None):

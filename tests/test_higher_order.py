@@ -264,3 +264,30 @@ def vector_times_stack(v, a): return np.sum((v @ a) ** 2)
 @pytest.mark.parametrize("wrt", [0, 1])
 def test_products_at_second_order(fn, args, wrt):
     check_grads(fn, args, wrt=(wrt,), order=2)
+
+
+# --- nesting: grad of grad, and tangent_ast's API called inside differentiated code --------
+def quintic_sine(x):
+    return np.sin(x) * x**3
+
+
+def cubes(x):
+    return np.sum(x**3)
+
+
+def calls_grad(x):
+    d = ta.grad(cubes)(x)
+    return np.sum(d * d)
+
+
+def test_grad_of_grad():
+    x = 0.7
+    expected = -np.sin(x) * x**3 + 6 * np.cos(x) * x**2 + 6 * x * np.sin(x)
+    assert ta.grad(ta.grad(quintic_sine))(x) == pytest.approx(expected)
+    assert ta.jvp(ta.grad(quintic_sine), (x,), (1.0,))[1] == pytest.approx(expected)
+
+
+def test_a_call_of_grad_inside_differentiated_code():
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(ta.grad(calls_grad)(x), 36 * x**3)
+    check_grads(calls_grad, (x,), modes=("forward", "reverse"))

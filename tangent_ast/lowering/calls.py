@@ -299,6 +299,36 @@ class CallLowering:
             call.args[1] if len(call.args) == 2 else gast.Constant(None, None), at
         )
 
+    def made_by_grad(self, func):
+        """``ta.grad(g, wrt)`` of a global function with constant arguments: made now (it is
+        what the call makes every time) and bound to a name of the function's globals, whose
+        calls are then differentiated through the gradient's own source. None otherwise."""
+        if not isinstance(func, gast.Call):
+            return None
+        maker = self.scope.lookup(func.func)
+        if getattr(maker, "__module__", None) != "tangent_ast.api" or getattr(
+            maker, "__name__", None
+        ) not in ("grad",):
+            return None
+        values = []
+        for a in [*func.args, *(kw.value for kw in func.keywords)]:
+            if isinstance(a, gast.Constant):
+                values.append(a.value)
+            elif (isinstance(a, gast.Name) and not self.scope.is_local(a.id)) or (
+                isinstance(a, gast.Attribute) and self.scope.is_global_chain(a)
+            ):
+                values.append(self.scope.lookup(a))
+            else:
+                return None
+        positional = values[: len(func.args)]
+        keywords = dict(
+            zip((kw.arg for kw in func.keywords), values[len(func.args) :], strict=True)
+        )
+        made = maker(*positional, **keywords)
+        label = self.namer.fresh(f"grad_of_{getattr(positional[0], '__name__', 'f')}")
+        self.scope.free[label] = made
+        return name(label)
+
     def callee(self, func, at):
         if (  # getattr(np, "sin")(x) is np.sin(x)
             isinstance(func, gast.Call)
@@ -310,6 +340,9 @@ class CallLowering:
             and func.args[1].value.isidentifier()
         ):
             func = gast.Attribute(value=func.args[0], attr=func.args[1].value, ctx=gast.Load())
+        made = self.made_by_grad(func)
+        if made is not None:  # ta.grad(g)(x): the gradient, made once, called by a name
+            return [], made
         if isinstance(func, gast.Name) or (
             isinstance(func, gast.Attribute) and self.scope.is_global_chain(func)
         ):
