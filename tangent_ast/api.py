@@ -63,9 +63,8 @@ def jvp(f, primals, tangents, *, cache=None):
         out = f(*primals)
         return out, np.zeros_like(out, dtype=float) if np.ndim(out) else 0.0
     form, flat = flat_arguments(f, primals, {})  # the given arguments come first
-    rule = _session(cache).rule(
-        source_of(f, signature_of(flat)), Mode.FORWARD, wrt, signature_of(flat), form
-    )
+    signature = signature_of(flat)
+    rule = _session(cache).rule(source_of(f, signature), Mode.FORWARD, wrt, signature, form)
     rule.check_arguments(flat)
     return guarded(f, flat, rule, lambda: rule.jvp(*flat, *(tangents[i] for i in wrt)))
 

@@ -197,13 +197,3 @@ class HigherOrderLowering:
         )
         more, op = self.comprehension(picked, at)
         return stmts + more, op
-
-
-def takes_a_function(call, lookup):
-    """Whether ``call`` is one :class:`HigherOrderLowering` writes out (its lambdas are then
-    not function values)."""
-    fn = lookup(call.func)
-    return fn in _TAKES_A_FUNCTION or (
-        fn in (builtins.sorted, builtins.min, builtins.max)
-        and any(kw.arg == "key" for kw in call.keywords)
-    )
