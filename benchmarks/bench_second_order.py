@@ -6,7 +6,9 @@ Run from the repository root::
     python benchmarks/bench_second_order.py --quick
 
 * hvp of Rosenbrock (n = 100 000) against SciPy's analytic ``rosen_hess_prod``;
-* ``jacfwd`` of an elementwise map of n = 100 inputs against n separate ``jvp`` calls;
+* ``jacfwd`` of an elementwise map of n = 100 inputs (one pass, a batch of 100 tangents)
+  against n separate ``jvp`` calls; ``jacrev`` against n pullbacks; ``hessian`` against
+  n ``hvp`` calls;
 * ``hessian`` of a small function against autograd's (if autograd is installed).
 
 Every result is first checked against its baseline (``np.allclose``); the timings are the
@@ -90,8 +92,29 @@ def main():
     ours = best(lambda: jacobian(x), repeat, 3)
     rows.append(("jacfwd n=100", "100 jvp calls", base, ours))
 
-    x = rng.standard_normal(20)
     dense = ta.hessian(small)
+    product = ta.hvp(small)
+
+    def separate_hvps():
+        return np.stack([product(x, e) for e in np.eye(x.size)], axis=1)
+
+    assert np.allclose(dense(x), separate_hvps())
+    base = best(separate_hvps, repeat, 3)
+    ours = best(lambda: dense(x), repeat, 3)
+    rows.append(("hessian n=100", "100 hvp calls", base, ours))
+
+    rows_of = ta.jacrev(elementwise_map)
+    out, pullback = ta.vjp(elementwise_map, x)
+
+    def separate_pullbacks():
+        return np.stack([pullback(e) for e in np.eye(out.size)])
+
+    assert np.allclose(rows_of(x), separate_pullbacks())
+    base = best(separate_pullbacks, repeat, 3)
+    ours = best(lambda: rows_of(x), repeat, 3)
+    rows.append(("jacrev n=100", "100 pullbacks", base, ours))
+
+    x = rng.standard_normal(20)
     if autograd is not None:
         theirs = autograd.hessian(small_autograd)
         assert np.allclose(dense(x), theirs(x))

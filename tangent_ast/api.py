@@ -8,6 +8,7 @@ import weakref
 import numpy as np
 
 from . import runtime
+from .batching import run_batched
 from .calling import PLAIN, flat_arguments, plain_arity
 from .errors import (
     InternalError,
@@ -52,8 +53,12 @@ def derive(f, mode="forward", wrt=0, *, args=None, kwargs=None, cache=None, stri
     return _session(cache, strict).rule(f, mode, wrt, signature_of(flat), form)
 
 
-def jvp(f, primals, tangents, *, cache=None):
-    """``(f(*primals), J @ tangents)``; a ``None`` tangent means "not differentiated"."""
+def jvp(f, primals, tangents, *, batched=False, cache=None):
+    """``(f(*primals), J @ tangents)``; a ``None`` tangent means "not differentiated".
+
+    ``batched=True``: each tangent holds ``n`` directions along a leading axis, and so does
+    the tangent returned (``J @ t`` for each ``t``), computed in one pass of the forward
+    rule where its operations take a batch (see :mod:`tangent_ast.batching`)."""
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise TangentAstError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
@@ -66,7 +71,18 @@ def jvp(f, primals, tangents, *, cache=None):
     signature = signature_of(flat)
     rule = _session(cache).rule(source_of(f, signature), Mode.FORWARD, wrt, signature, form)
     rule.check_arguments(flat)
-    return guarded(f, flat, rule, lambda: rule.jvp(*flat, *(tangents[i] for i in wrt)))
+    given = [tangents[i] for i in wrt]
+    if not batched:
+        return guarded(f, flat, rule, lambda: rule.jvp(*flat, *given))
+    outs = []
+
+    def tangent(*directions):
+        out, t = rule.jvp(*flat, *directions)
+        outs.append(out)
+        return t
+
+    stack = guarded(f, flat, rule, lambda: run_batched(tangent, given, lambda: outs[-1]))
+    return outs[-1], stack
 
 
 def guarded(f, args, rule, call):
@@ -262,7 +278,9 @@ def grad(f, wrt=0, *, cache=None):
 def vjp(f, *args, wrt=None, cache=None):
     """``(f(*args), pullback)``; ``pullback(ct)`` gives the cotangents of the ``wrt``
     arguments (default: every float or float-array argument), a tuple when there are
-    several. The pullback may be called any number of times."""
+    several. The pullback may be called any number of times; ``pullback(cts,
+    batched=True)`` takes cotangents along a leading axis and gives the cotangents of
+    each, computed in one pass of the reverse rule where its operations take a batch."""
     f = as_function(f, _session(cache).directory)
     form, flat = flat_arguments(f, args, {})
     signature = signature_of(flat)
@@ -274,7 +292,20 @@ def vjp(f, *args, wrt=None, cache=None):
     rule.check_arguments(flat)
     out, saved = guarded(f, flat, rule, lambda: rule.fwd(*flat))
 
-    def pullback(ct):
+    def pullback(ct, *, batched=False):
+        if batched:  # ct holds cotangents along a leading axis
+            inputs = tuple(flat[rule.params.index(w)] for w in rule.wrt)
+            cts = guarded(
+                f,
+                flat,
+                rule,
+                lambda: run_batched(
+                    lambda c: rule.bwd(saved, c),
+                    [ct],
+                    lambda: inputs if len(inputs) > 1 else inputs[0],
+                ),
+            )
+            return real_cotangents(rule, cts, flat)
         if isinstance(out, (tuple, list)):  # None in a structured cotangent means zero
             entries = [
                 runtime.zero_tangent(o) if c is None else c for c, o in zip(ct, out, strict=True)

@@ -1,5 +1,6 @@
 """Second derivatives and Jacobians: Hessian-vector products by forward mode over the
-reverse rule; dense Hessians and Jacobians from them, one direction at a time.
+reverse rule; dense Hessians and Jacobians in one pass, with every direction at once as a
+batch of tangents (:mod:`tangent_ast.batching`).
 
 A derived reverse rule is a Python module on disk, so it can be differentiated like any
 other code: the gradient ``g(x) = f_bwd(f_fwd(x)[1], 1.0)`` is written as a one-function
@@ -19,6 +20,7 @@ import functools
 import numpy as np
 
 from .api import _session, gradient_function, guarded, jvp, vjp
+from .batching import run_batched
 from .calling import PLAIN, flat_arguments
 from .errors import TangentAstError
 from .kinds import signature_of
@@ -29,116 +31,127 @@ from .wrappers import as_function
 def hvp(f, wrt=0, *, cache=None):
     """A function ``(*args, v) -> H v``: the Hessian of scalar-valued ``f`` with respect to
     ``wrt`` at ``args``, times ``v`` (a tuple of directions when ``wrt`` is a tuple), by
-    forward mode over ``f``'s reverse rule."""
+    forward mode over ``f``'s reverse rule. ``hvp(f)(*args, V, batched=True)`` takes
+    directions along a leading axis of ``V`` and gives ``H v`` for each, in one pass."""
     session = _session(cache)
     f = as_function(f, session.directory)
     several = isinstance(wrt, (tuple, list))
 
-    def rules(args_and_v):
-        """The forward rule over the reverse rule of ``f`` at these arguments and direction
-        (their kinds), the arguments as it takes them and the directions."""
+    @functools.wraps(f)
+    def hessian_vector_product(*args_and_v, batched=False):
         if not args_and_v:
             raise TangentAstError("hvp: give the arguments of the function, then the direction")
         *args, v = args_and_v
-        form, flat = flat_arguments(f, tuple(args), {})
-        if form != PLAIN:
-            raise TangentAstError(
-                "hvp: functions with *args or **kwargs are not supported yet",
-                hint="wrap the function in a def with plain parameters",
-            )
-        signature = signature_of(flat)
-        rule = session.rule(f, Mode.REVERSE, wrt, signature, form)
-        positions = tuple(rule.params.index(w) for w in rule.wrt)
+        forward, flat = _forward_over_reverse(f, wrt, session, args)
         directions = tuple(v) if several else (v,)
-        if len(directions) != len(positions):
+        if len(directions) != len(forward.wrt):
             raise TangentAstError(
-                f"hvp: {len(positions)} arguments differentiated but {len(directions)} directions"
+                f"hvp: {len(forward.wrt)} arguments differentiated but {len(directions)} directions"
             )
-        gradient = gradient_function(rule)
-        try:
-            forward = session.rule(gradient, Mode.FORWARD, positions, signature, PLAIN)
-        except ImportError as exc:  # rules that import each other (mutual recursion)
-            raise TangentAstError(
-                f"hvp of {f.__qualname__}: the second derivative of functions that call each "
-                f"other in a cycle is not supported yet ({exc})",
-                hint="check its Hessian-vector products with finite differences of ta.grad",
-            ) from None
-        return forward, flat, directions
+        if not batched:
+            return guarded(f, flat, forward, lambda: forward.jvp(*flat, *directions)[1])
+        inputs = tuple(flat[forward.params.index(w)] for w in forward.wrt)
+        return guarded(
+            f,
+            flat,
+            forward,
+            lambda: run_batched(
+                lambda *ds: forward.jvp(*flat, *ds)[1],
+                list(directions),
+                lambda: inputs if several else inputs[0],
+            ),
+        )
 
-    @functools.wraps(f)
-    def hessian_vector_product(*args_and_v):
-        forward, flat, directions = rules(args_and_v)
-        _, hv = guarded(f, flat, forward, lambda: forward.jvp(*flat, *directions))
-        return hv
-
-    hessian_vector_product.tangent_ast_source = lambda *args_and_v: rules(args_and_v)[0].source
+    hessian_vector_product.tangent_ast_source = lambda *args_and_v: (
+        _forward_over_reverse(f, wrt, session, args_and_v[:-1])[0].source
+    )
     return hessian_vector_product
 
 
-def _basis(x):
-    """The unit directions of ``x`` (a float or an array), in C order."""
-    if np.ndim(x) == 0:
-        yield 1.0
-        return
-    for j in range(np.size(x)):
-        e = np.zeros(np.size(x), dtype=np.result_type(x, float))
-        e[j] = 1.0
-        yield e.reshape(np.shape(x))
+def _forward_over_reverse(f, wrt, session, args):
+    """The forward rule over the reverse rule of ``f`` at arguments of these kinds, and the
+    arguments as it takes them."""
+    form, flat = flat_arguments(f, tuple(args), {})
+    if form != PLAIN:
+        raise TangentAstError(
+            "hvp: functions with *args or **kwargs are not supported yet",
+            hint="wrap the function in a def with plain parameters",
+        )
+    signature = signature_of(flat)
+    rule = session.rule(f, Mode.REVERSE, wrt, signature, form)
+    positions = tuple(rule.params.index(w) for w in rule.wrt)
+    gradient = gradient_function(rule)
+    try:
+        forward = session.rule(gradient, Mode.FORWARD, positions, signature, PLAIN)
+    except ImportError as exc:  # rules that import each other (mutual recursion)
+        raise TangentAstError(
+            f"hvp of {f.__qualname__}: the second derivative of functions that call each "
+            f"other in a cycle is not supported yet ({exc})",
+            hint="check its Hessian-vector products with finite differences of ta.grad",
+        ) from None
+    return forward, flat
 
 
-def _stack(parts, lead_shape, tail_shape):
-    """Arrays of ``lead_shape`` (one per direction of ``tail_shape``) as one array of shape
-    ``lead_shape + tail_shape``: the Jacobian's layout."""
-    return np.moveaxis(np.asarray(parts), 0, -1).reshape(tuple(lead_shape) + tuple(tail_shape))
+def basis(x):
+    """The unit directions of ``x`` (a float or an array) in C order, stacked along a
+    leading axis: ``basis(x)[j]`` is the ``j``-th."""
+    size = int(np.size(x))
+    return np.eye(size, dtype=np.result_type(x, float)).reshape((size, *np.shape(x)))
+
+
+def _columns(stack, lead_shape, tail_shape):
+    """The results for each direction of ``tail_shape`` (along the leading axis of
+    ``stack``, each of ``lead_shape``) as one array of shape ``lead_shape + tail_shape``:
+    the Jacobian's layout."""
+    return np.moveaxis(stack, 0, -1).reshape(tuple(lead_shape) + tuple(tail_shape))
+
+
+def _one_index(name, wrt):
+    if not isinstance(wrt, int):
+        raise TangentAstError(f"{name}: wrt is one argument's index", hint="wrt=1")
 
 
 def jacfwd(f, wrt=0, *, cache=None):
     """A function returning the Jacobian of ``f`` with respect to argument ``wrt`` (an index),
-    of shape ``out.shape + x.shape``: one forward pass per direction of ``x``."""
-    if not isinstance(wrt, int):
-        raise TangentAstError("jacfwd: wrt is one argument's index", hint="wrt=1")
+    of shape ``out.shape + x.shape``: one forward pass with every direction of ``x`` as a
+    batch of tangents."""
+    _one_index("jacfwd", wrt)
 
     @functools.wraps(f)
     def jacobian(*args):
         tangents = [None] * len(args)
-        columns, out = [], None
-        for e in _basis(args[wrt]):
-            tangents[wrt] = e
-            out, column = jvp(f, args, tuple(tangents), cache=cache)
-            columns.append(np.asarray(column))
-        if out is None:
-            out = f(*args)
-        return _stack(columns, np.shape(out), np.shape(args[wrt]))
+        tangents[wrt] = basis(args[wrt])
+        out, stack = jvp(f, args, tuple(tangents), batched=True, cache=cache)
+        return _columns(stack, np.shape(out), np.shape(args[wrt]))
 
     return jacobian
 
 
 def jacrev(f, wrt=0, *, cache=None):
     """A function returning the Jacobian of ``f`` with respect to argument ``wrt`` (an index),
-    of shape ``out.shape + x.shape``: one pullback per entry of the output."""
-    if not isinstance(wrt, int):
-        raise TangentAstError("jacrev: wrt is one argument's index", hint="wrt=1")
+    of shape ``out.shape + x.shape``: one reverse pass with every entry of the output as a
+    batch of cotangents."""
+    _one_index("jacrev", wrt)
 
     @functools.wraps(f)
     def jacobian(*args):
         out, pullback = vjp(f, *args, wrt=wrt, cache=cache)
-        rows = [np.asarray(pullback(e)) for e in _basis(out)]
-        return np.asarray(rows).reshape(np.shape(out) + np.shape(args[wrt]))
+        rows = pullback(basis(out), batched=True)
+        return np.reshape(rows, np.shape(out) + np.shape(args[wrt]))
 
     return jacobian
 
 
 def hessian(f, wrt=0, *, cache=None):
     """A function returning the dense Hessian of scalar-valued ``f`` with respect to argument
-    ``wrt`` (an index), of shape ``x.shape + x.shape``: one Hessian-vector product per
-    direction of ``x``."""
-    if not isinstance(wrt, int):
-        raise TangentAstError("hessian: wrt is one argument's index", hint="wrt=0")
+    ``wrt`` (an index), of shape ``x.shape + x.shape``: forward mode over the reverse rule
+    with every direction of ``x`` as a batch of tangents."""
+    _one_index("hessian", wrt)
     product = hvp(f, wrt, cache=cache)
 
     @functools.wraps(f)
     def dense_hessian(*args):
-        columns = [np.asarray(product(*args, e)) for e in _basis(args[wrt])]
-        return _stack(columns, np.shape(args[wrt]), np.shape(args[wrt]))
+        stack = product(*args, basis(args[wrt]), batched=True)
+        return _columns(stack, np.shape(args[wrt]), np.shape(args[wrt]))
 
     return dense_hessian

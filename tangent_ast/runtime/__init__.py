@@ -8,6 +8,7 @@ need no tangent_ast at all.
 
     errors       the error a derived rule raises at run time
     tangents     tangents of containers and records; unbroadcast; lists updated in place
+    batched      a batch of tangents: many directions through derived code in one pass
     shapes       where a reduction's cotangent goes back
     reductions   sums, means, extrema, products, moments, scans
     arrays       indexing, reshaping, selection, padding
@@ -43,6 +44,10 @@ from .arrays import (
     tile_vjp,
     trace_vjp,
     transpose_vjp,
+)
+from .batched import (
+    Batched,
+    BatchingError,
 )
 from .elementwise import (
     astype_vjp,

@@ -19,7 +19,7 @@ def full_like_jvp(dv, ans):
     array (its dtype truncates v, so the result does not change with v)."""
     if np.result_type(ans).kind not in "fc":
         return np.zeros(np.shape(ans))
-    return np.full(np.shape(ans), dv, dtype=np.result_type(ans, dv))
+    return np.broadcast_to(dv, np.shape(ans)).astype(np.result_type(ans, dv))
 
 
 def full_like_vjp(ct, ans, fill_value):
@@ -60,7 +60,8 @@ def getitem_vjp(ct, x, index):
         result = zero_tangent(x)
         result[index] = ct
         return result
-    result = np.zeros(np.shape(x), dtype=np.result_type(ct, float))
+    # zeros like ct (of x's shape): a batch of cotangents gets a batch of zeros
+    result = np.zeros_like(ct, shape=np.shape(x), dtype=np.result_type(ct, float))
     if _basic(index):
         result[index] = ct
     else:

@@ -83,7 +83,10 @@ def concatenate_vjp(ct, xs, axis=0, out=None, dtype=None, casting="same_kind"):
 def stack_vjp(ct, xs, axis=0, out=None, dtype=None, casting="same_kind"):
     """Cotangents of the arrays ``xs`` for ``np.stack(xs, axis)``: the slices of ``ct``."""
     return TangentTuple(
-        leaf_like(p, x) for p, x in zip(np.unstack(np.asarray(ct), axis=axis), xs, strict=True)
+        leaf_like(p, x)
+        for p, x in zip(
+            np.unstack(ct if hasattr(ct, "ndim") else np.asarray(ct), axis=axis), xs, strict=True
+        )
     )
 
 

@@ -34,7 +34,7 @@ def unbroadcast(g, x):
     shape = np.shape(x)
     if np.shape(g) == shape:
         return g
-    g = np.asarray(g)
+    g = g if hasattr(g, "ndim") else np.asarray(g)  # an array, a NumPy scalar or a batch
     while g.ndim > len(shape):
         g = g.sum(axis=0)
     for axis, size in enumerate(shape):
