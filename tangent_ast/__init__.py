@@ -21,6 +21,7 @@ _EXPORTS = {
     "hessian": "higher_order",
     "jacfwd": "higher_order",
     "jacrev": "higher_order",
+    "linearize": "linearization",
     "def_linear": "rules.registry",
     "defjvp": "rules.registry",
     "defvjp": "rules.registry",

@@ -20,7 +20,18 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "tangent_ast"
 
 # module -> the layer it belongs to; a module may import only modules of its own layer or below
-TOP = {"api", "testing", "cli", "function_values", "examples", "__main__", "fuzz", "higher_order"}
+TOP = {
+    "api",
+    "testing",
+    "cli",
+    "function_values",
+    "examples",
+    "__main__",
+    "fuzz",
+    "higher_order",
+    "batching",
+    "linearization",
+}
 VOCABULARY = {"kinds", "modes", "calling", "errors", "naming", "source", "version"}
 LAYERS = ["runtime", "vocabulary", "rules", "stages", "pipeline", "top"]
 
