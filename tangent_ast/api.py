@@ -8,7 +8,6 @@ import weakref
 import numpy as np
 
 from . import runtime
-from .batching import run_batched
 from .calling import PLAIN, flat_arguments, plain_arity
 from .errors import (
     InternalError,
@@ -22,6 +21,7 @@ from .load import import_module, write_atomic
 from .modes import Mode
 from .naming import rule_base
 from .pipeline import MODES, STAGE_NAMES, Session, derive_module
+from .runtime.jacobians import jvp_of_batch, run_batched
 from .wrappers import as_function
 
 _SESSIONS: dict[tuple, Session] = {}
@@ -58,7 +58,7 @@ def jvp(f, primals, tangents, *, batched=False, cache=None):
 
     ``batched=True``: each tangent holds ``n`` directions along a leading axis, and so does
     the tangent returned (``J @ t`` for each ``t``), computed in one pass of the forward
-    rule where its operations take a batch (see :mod:`tangent_ast.batching`)."""
+    rule where its operations take a batch (see :mod:`tangent_ast.runtime.jacobians`)."""
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise TangentAstError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
@@ -74,15 +74,7 @@ def jvp(f, primals, tangents, *, batched=False, cache=None):
     given = [tangents[i] for i in wrt]
     if not batched:
         return guarded(f, flat, rule, lambda: rule.jvp(*flat, *given))
-    outs = []
-
-    def tangent(*directions):
-        out, t = rule.jvp(*flat, *directions)
-        outs.append(out)
-        return t
-
-    stack = guarded(f, flat, rule, lambda: run_batched(tangent, given, lambda: outs[-1]))
-    return outs[-1], stack
+    return guarded(f, flat, rule, lambda: jvp_of_batch(rule.jvp, flat, *given))
 
 
 def guarded(f, args, rule, call):

@@ -1,6 +1,6 @@
 """Second derivatives and Jacobians: Hessian-vector products by forward mode over the
 reverse rule; dense Hessians and Jacobians in one pass, with every direction at once as a
-batch of tangents (:mod:`tangent_ast.batching`).
+batch of tangents (:mod:`tangent_ast.runtime.jacobians`).
 
 A derived reverse rule is a Python module on disk, so it can be differentiated like any
 other code: the gradient ``g(x) = f_bwd(f_fwd(x)[1], 1.0)`` is written as a one-function
@@ -20,11 +20,11 @@ import functools
 import numpy as np
 
 from .api import _session, gradient_function, guarded, jvp, vjp
-from .batching import run_batched
 from .calling import PLAIN, flat_arguments
 from .errors import TangentAstError
 from .kinds import signature_of
 from .modes import Mode
+from .runtime.jacobians import run_batched
 from .wrappers import as_function
 
 

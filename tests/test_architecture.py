@@ -29,7 +29,6 @@ TOP = {
     "__main__",
     "fuzz",
     "higher_order",
-    "batching",
     "linearization",
 }
 VOCABULARY = {"kinds", "modes", "calling", "errors", "naming", "source", "version"}

@@ -9,6 +9,7 @@ need no tangent_ast at all.
     errors       the error a derived rule raises at run time
     tangents     tangents of containers and records; unbroadcast; lists updated in place
     batched      a batch of tangents: many directions through derived code in one pass
+    jacobians    a derived rule run on a batch of directions: Jacobians, Hessians
     shapes       where a reduction's cotangent goes back
     reductions   sums, means, extrema, products, moments, scans
     arrays       indexing, reshaping, selection, padding
@@ -70,6 +71,12 @@ from .fourier import (
     real_if_close_jvp,
     rfft_vjp,
     rfftn_vjp,
+)
+from .jacobians import (
+    jvp_of_batch,
+    run_batched,
+    stacked,
+    unbatched,
 )
 from .linalg import (
     cholesky_jvp,

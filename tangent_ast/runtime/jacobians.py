@@ -1,4 +1,4 @@
-"""Running a derived rule on a batch of directions at once.
+"""Running a derived rule on a batch of directions at once: Jacobians and Hessians.
 
 The directions are stacked along a leading axis and handed to the rule as one
 :class:`~tangent_ast.runtime.batched.Batched` tangent (or cotangent): one pass of the
@@ -13,17 +13,14 @@ instead: slower, the same numbers.
 array([1., 2., 3.])
 """
 
-import collections
-import traceback
-
 import numpy as np
 
-from .runtime import Tangent, is_record, rebuild, record_fields
-from .runtime.batched import Batched, BatchingError
+from .batched import Batched, BatchingError
+from .tangents import Tangent, is_record, rebuild, record_fields
 
 # Why batches went one direction at a time, most recent last (read by the tests, to keep
-# the operations that take a batch in view; bounded).
-FALLBACKS: collections.deque = collections.deque(maxlen=100)
+# the operations that take a batch in view).
+FALLBACKS: list = []
 
 
 def run_batched(rule, stacks, like, *, fallback=True):
@@ -38,18 +35,35 @@ def run_batched(rule, stacks, like, *, fallback=True):
         # where one value is expected (``a[i] = batch``: "setting an array element ...")
         if not fallback:
             raise
+        del FALLBACKS[:-99]
         FALLBACKS.append(f"{type(exc).__name__}: {exc} ({_where(exc)})")
     return stacked([rule(*(s[k] for s in stacks)) for k in range(n)])
 
 
 def _where(exc):
-    """The line of code (not of NumPy or of this package's batch) that met the batch."""
-    frames = [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        if "numpy" not in f.filename and not f.filename.endswith("batched.py")
-    ]
-    return f"{frames[-1].filename}:{frames[-1].lineno}: {frames[-1].line}" if frames else "?"
+    """The line of code (not NumPy's, not the batch's) that met the batch."""
+    where, tb = "?", exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if "numpy" not in name and not name.endswith("batched.py"):
+            where = f"{name}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
+
+
+def jvp_of_batch(jvp, args, *directions):
+    """``(out, tangents)`` of the forward rule ``jvp(*args, *tangents)`` for a batch of
+    directions (each along a leading axis): ``tangents[k]`` is the tangent for the ``k``-th
+    directions, computed in one pass where the rule's operations take a batch."""
+    outs = []
+
+    def tangent(*one):
+        out, t = jvp(*args, *one)
+        outs.append(out)
+        return t
+
+    stack = run_batched(tangent, list(directions), lambda: outs[-1])
+    return outs[-1], stack
 
 
 def unbatched(result, n, like):
