@@ -221,17 +221,29 @@ def value_and_grad(f, wrt=0, *, cache=None):
     return value_and_gradient
 
 
-_GRADIENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # rule -> its gradient
+_COMPANIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # rule -> {kind: fn}
+
+
+def companion_function(rule, kind, text, name=None):
+    """The function ``name`` (default ``{base}_{kind}``) of the module ``text``, written
+    next to ``rule``'s module (``{stem}__{kind}.py``, importing from it) and imported: a
+    function built on a derived rule, whose source is on disk like the rule's."""
+    made = _COMPANIONS.setdefault(rule, {})
+    if kind not in made:
+        module_name = f"{rule.path.stem}__{kind}"
+        path = rule.path.parent / f"{module_name}.py"
+        if not path.exists() or path.read_text() != text:
+            write_atomic(path, text)
+        module = import_module(rule.path.parent, module_name)
+        made[kind] = getattr(module, name or f"{rule_base(rule.fn)}_{kind}")
+    return made[kind]
 
 
 def gradient_function(rule):
     """The gradient of ``rule``'s function as a function of its own, in a module next to the
     rule's: ``g(*params) = f_bwd(f_fwd(*params)[1], 1.0)``, whose source is on disk."""
-    if rule in _GRADIENTS:
-        return _GRADIENTS[rule]
     base = rule_base(rule.fn)
     params = ", ".join(rule.params)
-    module_name = rule.path.stem + "__gradient"
     text = (
         '"""The gradient of a derived reverse rule, as a function: differentiated again for\n'
         'second derivatives (tangent_ast.hvp)."""\n\n'
@@ -240,12 +252,7 @@ def gradient_function(rule):
         f"    out, saved = {base}_fwd({params})\n"
         f"    return {base}_bwd(saved, 1.0)\n"
     )
-    path = rule.path.parent / f"{module_name}.py"
-    if not path.exists() or path.read_text() != text:
-        write_atomic(path, text)
-    module = import_module(rule.path.parent, module_name)
-    _GRADIENTS[rule] = getattr(module, f"{base}_gradient")
-    return _GRADIENTS[rule]
+    return companion_function(rule, "gradient", text)
 
 
 def grad(f, wrt=0, *, cache=None):

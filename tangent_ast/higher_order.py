@@ -16,15 +16,18 @@ array([6., 0.])
 """
 
 import functools
+import inspect
+import sys
 
 import numpy as np
 
-from .api import _session, gradient_function, guarded, jvp, vjp
+from .api import _session, companion_function, gradient_function, guarded, source_of, vjp
 from .calling import PLAIN, flat_arguments
 from .errors import TangentAstError
 from .kinds import signature_of
 from .modes import Mode
-from .runtime.jacobians import run_batched
+from .naming import rule_base
+from .runtime.jacobians import run_batched, unit_directions
 from .wrappers import as_function
 
 
@@ -92,13 +95,6 @@ def _forward_over_reverse(f, wrt, session, args):
     return forward, flat
 
 
-def basis(x):
-    """The unit directions of ``x`` (a float or an array) in C order, stacked along a
-    leading axis: ``basis(x)[j]`` is the ``j``-th."""
-    size = int(np.size(x))
-    return np.eye(size, dtype=np.result_type(x, float)).reshape((size, *np.shape(x)))
-
-
 def _columns(stack, lead_shape, tail_shape):
     """The results for each direction of ``tail_shape`` (along the leading axis of
     ``stack``, each of ``lead_shape``) as one array of shape ``lead_shape + tail_shape``:
@@ -111,19 +107,85 @@ def _one_index(name, wrt):
         raise TangentAstError(f"{name}: wrt is one argument's index", hint="wrt=1")
 
 
+def _fresh(name, taken):
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _batched_module(rule, name, docstring, result):
+    """The text of a module defining ``name(*params)``: forward ``rule`` run once on every
+    unit direction of its differentiated argument, the columns arranged into ``result``
+    (``{value}``, ``{x}`` and ``{np}`` filled in: the rule's value, the argument, NumPy)."""
+    params = list(rule.params)
+    x = rule.wrt[0]
+    np_, runtime_ = _fresh("np", params), _fresh("runtime", params)
+    value = _fresh("gradient" if "Hessian" in docstring else "out", params)
+    columns = _fresh("columns", params)
+    arguments = f"({params[0]},)" if len(params) == 1 else f"({', '.join(params)})"
+    jvp = f"{rule_base(rule.fn)}_jvp"
+    return (
+        f'"""{docstring}"""\n\n'
+        f"import numpy{' as ' + np_ if np_ != 'numpy' else ''}\n"
+        f"from tangent_ast import runtime{' as ' + runtime_ if runtime_ != 'runtime' else ''}\n\n"
+        f"from .{rule.path.stem} import {jvp}\n\n\n"
+        f"def {name}({', '.join(params)}):\n"
+        f"    # every unit direction of {x} at once: a batch of tangents, one pass of {jvp}\n"
+        f"    {value}, {columns} = {runtime_}.jvp_of_batch({jvp}, {arguments}, "
+        f"{runtime_}.unit_directions({x}))\n"
+        f"    return {np_}.moveaxis({columns}, 0, -1).reshape("
+        f"{result.format(value=value, x=x, np=np_)})\n"
+    )
+
+
+def jacobian_function(rule, of, name):
+    """``name(*params)``, the Jacobian of ``of``, whose forward rule is ``rule``, with
+    respect to its one differentiated argument (shape ``out.shape + x.shape``), as a module
+    on disk."""
+    docstring = (
+        f"The Jacobian of {of.__qualname__} with respect to {rule.wrt[0]}, by its "
+        "forward rule\nrun once on a batch of all directions."
+    )
+    result = "{np}.shape({value}) + {np}.shape({x})"
+    return companion_function(
+        rule, "jacobian", _batched_module(rule, name, docstring, result), name
+    )
+
+
+def hessian_function(rule, of, name):
+    """``name(*params)``, the Hessian of ``of``, whose gradient's forward rule is ``rule``
+    (shape ``x.shape + x.shape``), as a module on disk."""
+    docstring = (
+        f"The Hessian of {of.__qualname__} with respect to {rule.wrt[0]}, by the forward rule "
+        "of its\ngradient run once on a batch of all directions."
+    )
+    result = "{np}.shape({x}) + {np}.shape({x})"
+    return companion_function(rule, "hessian", _batched_module(rule, name, docstring, result), name)
+
+
 def jacfwd(f, wrt=0, *, cache=None):
     """A function returning the Jacobian of ``f`` with respect to argument ``wrt`` (an index),
     of shape ``out.shape + x.shape``: one forward pass with every direction of ``x`` as a
-    batch of tangents."""
+    batch of tangents (a module of its own: ``show(jacfwd(f), args=...)``)."""
     _one_index("jacfwd", wrt)
+    session = _session(cache)
+    f = as_function(f, session.directory)
+
+    def function_for(args):
+        form, flat = flat_arguments(f, tuple(args), {})
+        signature = signature_of(flat)
+        rule = session.rule(source_of(f, signature), Mode.FORWARD, (wrt,), signature, form)
+        rule.check_arguments(flat)
+        return rule, flat, jacobian_function(rule, f, f"{rule_base(f)}_jacobian")
 
     @functools.wraps(f)
     def jacobian(*args):
-        tangents = [None] * len(args)
-        tangents[wrt] = basis(args[wrt])
-        out, stack = jvp(f, args, tuple(tangents), batched=True, cache=cache)
-        return _columns(stack, np.shape(out), np.shape(args[wrt]))
+        rule, flat, function = function_for(args)
+        return guarded(f, flat, rule, lambda: function(*flat))
 
+    jacobian.tangent_ast_source = lambda *args: inspect.getsource(
+        sys.modules[function_for(args)[2].__module__]
+    )
     return jacobian
 
 
@@ -136,7 +198,7 @@ def jacrev(f, wrt=0, *, cache=None):
     @functools.wraps(f)
     def jacobian(*args):
         out, pullback = vjp(f, *args, wrt=wrt, cache=cache)
-        rows = pullback(basis(out), batched=True)
+        rows = pullback(unit_directions(out), batched=True)
         return np.reshape(rows, np.shape(out) + np.shape(args[wrt]))
 
     return jacobian
@@ -145,13 +207,22 @@ def jacrev(f, wrt=0, *, cache=None):
 def hessian(f, wrt=0, *, cache=None):
     """A function returning the dense Hessian of scalar-valued ``f`` with respect to argument
     ``wrt`` (an index), of shape ``x.shape + x.shape``: forward mode over the reverse rule
-    with every direction of ``x`` as a batch of tangents."""
+    with every direction of ``x`` as a batch of tangents (a module of its own:
+    ``show(hessian(f), args=...)``)."""
     _one_index("hessian", wrt)
-    product = hvp(f, wrt, cache=cache)
+    session = _session(cache)
+    f = as_function(f, session.directory)
+
+    def function_for(args):
+        forward, flat = _forward_over_reverse(f, wrt, session, args)
+        return forward, flat, hessian_function(forward, f, f"{rule_base(f)}_hessian")
 
     @functools.wraps(f)
     def dense_hessian(*args):
-        stack = product(*args, basis(args[wrt]), batched=True)
-        return _columns(stack, np.shape(args[wrt]), np.shape(args[wrt]))
+        forward, flat, function = function_for(args)
+        return guarded(f, flat, forward, lambda: function(*flat))
 
+    dense_hessian.tangent_ast_source = lambda *args: inspect.getsource(
+        sys.modules[function_for(args)[2].__module__]
+    )
     return dense_hessian

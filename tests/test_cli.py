@@ -183,3 +183,47 @@ def test_generate_hvp_gives_gradient_and_hessian_vector_product(workdir):
     assert result["hv"] == pytest.approx(result["numeric"], rel=1e-6)
     checked = cli(workdir, "check", "second")
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_generate_hessian_and_jacobian_write_one_pass_modules(workdir):
+    (workdir / "fields.py").write_text(textwrap.dedent('''
+        import numpy as np
+
+        def energy(x, k):
+            return k * np.sum(x ** 4) + np.sum(x[1:] * x[:-1])
+
+        def rhs(t, y):
+            return np.array([-0.04 * y[0] + 1e4 * y[1] * y[2], 3e7 * y[1] ** 2])
+    '''))
+    done = cli(workdir, "generate", "fields:energy", "--mode", "hessian", "-o", "hessians")
+    assert done.returncode == 0, done.stderr
+    done = cli(workdir, "generate", "fields:rhs", "--mode", "jacobian", "--wrt", "y", "-o", "jacobians")
+    assert done.returncode == 0, done.stderr
+    code = textwrap.dedent('''
+        import json
+        import numpy as np
+        import hessians, jacobians
+        import fields
+        import tangent_ast as ta
+
+        x, y = np.array([0.3, -0.5, 0.8]), np.array([1.0, 1e-4, 1e-3])
+        H = hessians.energy_hessian(x, 2.0)
+        J = jacobians.rhs_jacobian(0.0, y)
+        print(json.dumps({
+            "H": H.tolist(), "H_api": ta.hessian(fields.energy)(x, 2.0).tolist(),
+            "J": J.tolist(), "J_api": ta.jacrev(fields.rhs, wrt=1)(0.0, y).tolist(),
+            "exports": sorted(hessians.__all__ + jacobians.__all__),
+        }))
+    ''')
+    result = python(workdir, code)
+    assert np.allclose(result["H"], result["H_api"])
+    assert np.allclose(result["H"], np.diag(24.0 * np.array([0.3, -0.5, 0.8]) ** 2) + np.eye(3, k=1) + np.eye(3, k=-1))
+    assert np.allclose(result["J"], result["J_api"])
+    assert {"energy_hessian", "rhs_jacobian"} <= set(result["exports"])
+    source = (workdir / "hessians").glob("*__hessian.py")
+    assert "jvp_of_batch(energy_gradient_jvp, (x, k), runtime.unit_directions(x))" in next(source).read_text()
+    done = cli(workdir, "generate", "fields:energy", "--mode", "jacobian", "--wrt", "x,k", "-o", "bad")
+    assert done.returncode == 2 and "differentiates one argument" in done.stderr
+    for package in ("hessians", "jacobians"):
+        checked = cli(workdir, "check", package)
+        assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -77,6 +77,7 @@ from .jacobians import (
     run_batched,
     stacked,
     unbatched,
+    unit_directions,
 )
 from .linalg import (
     cholesky_jvp,

@@ -51,6 +51,13 @@ def _where(exc):
     return where
 
 
+def unit_directions(x):
+    """The unit directions of ``x`` (a float or an array) in C order, stacked along a
+    leading axis: ``unit_directions(x)[j]`` is the ``j``-th."""
+    size = int(np.size(x))
+    return np.eye(size, dtype=np.result_type(x, float)).reshape((size, *np.shape(x)))
+
+
 def jvp_of_batch(jvp, args, *directions):
     """``(out, tangents)`` of the forward rule ``jvp(*args, *tangents)`` for a batch of
     directions (each along a leading axis): ``tangents[k]`` is the tangent for the ``k``-th
