@@ -67,7 +67,7 @@ from .modes import Mode
 from .naming import Namer, rule_base, sanitize
 from .parse import ParsedFunction, parse, source_hash
 from .resolve import Scope, resolve
-from .reverse import finish_updates, reverse
+from .reverse import finish_updates, residuals_parameter, reverse
 from .shared_updates import follow_argument_aliases, follow_shared_updates
 from .simplify import is_pure, restore_names, simplify
 from .source import lambda_node
@@ -299,7 +299,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     module_name = module_name_for(fn, mode, wrt, signature, form)
     base = f.parsed.name
     functions = mode.function_names(base)
-    f.namer.reserve(*functions, "saved")
+    f.namer.reserve(*functions)
     namespace = ModuleNamespace(f.namer)
     for free_name, obj in f.scope.free.items():
         namespace.bind_user(free_name, obj, _home_module(fn, free_name, obj))
@@ -357,7 +357,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
             snapshots["reverse"] = _source(fwd) + "\n" + _source(bwd)
         bwd = simplify(
             bwd,
-            rewritable(bwd) - {"saved"},
+            rewritable(bwd) - {residuals_parameter(bwd)},
             namespace,
             origin=origin,
             same_shape=lambda a, b: _same_float_shape(f.kinds, a, b),
@@ -522,7 +522,7 @@ def _finish_reverse(fwd, bwd, residuals):
     if residuals:
         unpack = gast.Assign(
             targets=[gast.Tuple(elts=[name(r, gast.Store()) for r in residuals], ctx=gast.Store())],
-            value=name("saved"),
+            value=name(residuals_parameter(bwd)),
             type_comment=None,
         )
         bwd.body.insert(0, unpack)

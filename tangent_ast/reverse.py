@@ -90,7 +90,7 @@ def finish_updates(bwd, restores):
                 and bwd.body
                 and isinstance(bwd.body[0], gast.Assign)
                 and isinstance(bwd.body[0].value, gast.Name)
-                and bwd.body[0].value.id == "saved"
+                and bwd.body[0].value.id == residuals_parameter(bwd)
                 else 0
             )
             copy_call = gast.Call(
@@ -701,6 +701,11 @@ class Reverse:
         return out
 
 
+def residuals_parameter(bwd):
+    """The name of the reverse sweep's first parameter: the residuals of the forward sweep."""
+    return bwd.args.args[0].id
+
+
 def reverse(derivation, fn, wrt):
     """The reverse rule of ``fn`` (SSA): :class:`Sweeps`, residuals not yet filled in."""
     transform = Reverse(derivation)
@@ -739,7 +744,8 @@ def reverse(derivation, fn, wrt):
     bwd = copy.copy(fn)
     bwd.name = f"{fn.name}_bwd"
     bwd.args = gast.arguments(
-        args=[name("saved", gast.Param()), name(ct_result, gast.Param())],
+        # "saved", unless the function has a name of its own so called
+        args=[name(transform.d.namer.fresh("saved"), gast.Param()), name(ct_result, gast.Param())],
         posonlyargs=[],
         vararg=None,
         kwonlyargs=[],

@@ -216,7 +216,7 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
             cursor = namer.fresh("pos")
             first = tapes[needed[0]]
             bwd.body.insert(
-                1 if bwd.body and _is_unpack(bwd.body[0]) else 0,
+                1 if bwd.body and _is_unpack(bwd.body[0], bwd) else 0,
                 assign(cursor, gast.Call(func=name("len"), args=[name(first)], keywords=[])),
             )
             step = assign(
@@ -315,11 +315,11 @@ def _counts_from_zero(loop):
     )
 
 
-def _is_unpack(stmt):
+def _is_unpack(stmt, bwd):
     return (
         isinstance(stmt, gast.Assign)
         and isinstance(stmt.value, gast.Name)
-        and stmt.value.id == "saved"
+        and stmt.value.id == bwd.args.args[0].id
     )
 
 

@@ -1000,3 +1000,20 @@ def augments_a_view_then_transposes(b, c):
 
 
 CASES += [Case(augments_a_view_then_transposes, (_V3, np.outer(_V3, _V3[::-1])))]
+
+
+def uses_the_names_of_generated_code(saved, ct_out):
+    # a reverse rule's own parameters are named saved and ct_out: the user's keep theirs
+    a = saved * ct_out
+    return np.sum(a * saved) + np.sum(ct_out)
+
+
+def unpacks_a_tuple_named_saved(saved, scale):
+    a = saved[0] * scale
+    return np.sum(a * saved[1]) + scale * saved[0][0]
+
+
+CASES += [
+    Case(uses_the_names_of_generated_code, (_V3, _V3 * 0.5)),
+    Case(unpacks_a_tuple_named_saved, ((_V3, _V3 * 2.0), 1.5)),
+]
