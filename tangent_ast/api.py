@@ -139,7 +139,7 @@ def source_of(f, signature):
     """The function to derive for ``f`` at arguments of ``signature``: ``f`` itself, or for a
     function made by ``grad`` the gradient of its reverse rule, whose source is on disk (so
     ``grad(grad(f))`` differentiates generated code, not tangent_ast's own)."""
-    again = getattr(f, "tangent_ast_gradient", None)
+    again = getattr(f, "tangent_ast_source_for", None)
     return f if again is None else again(signature)
 
 
@@ -218,6 +218,14 @@ def value_and_grad(f, wrt=0, *, cache=None):
     def value_and_gradient(*args, **kwargs):
         return call(args, kwargs)
 
+    def as_source(kinds):
+        """Differentiated again: the value and gradient of ``f``'s reverse rule for arguments
+        of ``kinds``, as a function whose source is on disk."""
+        plain = as_function(f, _session(cache).directory)
+        rule = _session(cache).rule(plain, Mode.REVERSE, wrt, tuple(kinds))
+        return companion_function(rule, "value_and_gradient", _gradient_text(rule, value=True))
+
+    value_and_gradient.tangent_ast_source_for = as_source
     return value_and_gradient
 
 
@@ -242,17 +250,27 @@ def companion_function(rule, kind, text, name=None):
 def gradient_function(rule):
     """The gradient of ``rule``'s function as a function of its own, in a module next to the
     rule's: ``g(*params) = f_bwd(f_fwd(*params)[1], 1.0)``, whose source is on disk."""
+    return companion_function(rule, "gradient", _gradient_text(rule, value=False))
+
+
+def _gradient_text(rule, value):
+    """The module of ``{base}_gradient`` (or with ``value``, ``{base}_value_and_gradient``)
+    over reverse ``rule``."""
     base = rule_base(rule.fn)
     params = ", ".join(rule.params)
-    text = (
+    name, result = (
+        (f"{base}_value_and_gradient", f"out, {base}_bwd(saved, 1.0)")
+        if value
+        else (f"{base}_gradient", f"{base}_bwd(saved, 1.0)")
+    )
+    return (
         '"""The gradient of a derived reverse rule, as a function: differentiated again for\n'
         'second derivatives (tangent_ast.hvp)."""\n\n'
         f"from .{rule.path.stem} import {base}_bwd, {base}_fwd\n\n\n"
-        f"def {base}_gradient({params}):\n"
+        f"def {name}({params}):\n"
         f"    out, saved = {base}_fwd({params})\n"
-        f"    return {base}_bwd(saved, 1.0)\n"
+        f"    return {result}\n"
     )
-    return companion_function(rule, "gradient", text)
 
 
 def grad(f, wrt=0, *, cache=None):
@@ -270,7 +288,7 @@ def grad(f, wrt=0, *, cache=None):
         plain = as_function(f, _session(cache).directory)
         return gradient_function(_session(cache).rule(plain, Mode.REVERSE, wrt, tuple(kinds)))
 
-    gradient.tangent_ast_gradient = as_source
+    gradient.tangent_ast_source_for = as_source
     return gradient
 
 

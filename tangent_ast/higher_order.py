@@ -65,23 +65,51 @@ def hvp(f, wrt=0, *, cache=None):
             ),
         )
 
+    def as_source(kinds):
+        """Differentiated again: ``f_hvp(*params, v)``, the product as a function whose
+        source is on disk, for arguments of ``kinds`` (the direction's last)."""
+        if several:
+            raise TangentAstError(
+                "hvp with a tuple wrt cannot be differentiated again yet",
+                hint="differentiate hvp(f, wrt=i) of one argument",
+            )
+        forward = _gradient_forward_rule(f, wrt, session, tuple(kinds[:-1]))
+        params = list(forward.params)
+        v = _fresh("v", params)
+        base = rule_base(forward.fn)
+        text = (
+            f'"""Hessian-vector products of {f.__qualname__}: the forward rule of its gradient, '
+            'as a\nfunction of the point and the direction."""\n\n'
+            f"from .{forward.path.stem} import {base}_jvp\n\n\n"
+            f"def {rule_base(f)}_hvp({', '.join([*params, v])}):\n"
+            f"    {_fresh('gradient', params)}, hv = {base}_jvp({', '.join([*params, v])})\n"
+            "    return hv\n"
+        )
+        return companion_function(forward, "hvp", text, f"{rule_base(f)}_hvp")
+
     hessian_vector_product.tangent_ast_source = lambda *args_and_v: (
         _forward_over_reverse(f, wrt, session, args_and_v[:-1])[0].source
     )
+    hessian_vector_product.tangent_ast_source_for = as_source
     return hessian_vector_product
 
 
 def _forward_over_reverse(f, wrt, session, args):
-    """The forward rule over the reverse rule of ``f`` at arguments of these kinds, and the
-    arguments as it takes them."""
+    """The forward rule over the reverse rule of ``f`` at these arguments, and the arguments
+    as it takes them."""
     form, flat = flat_arguments(f, tuple(args), {})
     if form != PLAIN:
         raise TangentAstError(
             "hvp: functions with *args or **kwargs are not supported yet",
             hint="wrap the function in a def with plain parameters",
         )
-    signature = signature_of(flat)
-    rule = session.rule(f, Mode.REVERSE, wrt, signature, form)
+    return _gradient_forward_rule(f, wrt, session, signature_of(flat)), flat
+
+
+def _gradient_forward_rule(f, wrt, session, signature):
+    """The forward rule of the gradient of ``f`` (of its reverse rule), for arguments of
+    ``signature``."""
+    rule = session.rule(f, Mode.REVERSE, wrt, signature, PLAIN)
     positions = tuple(rule.params.index(w) for w in rule.wrt)
     gradient = gradient_function(rule)
     try:
@@ -92,7 +120,7 @@ def _forward_over_reverse(f, wrt, session, args):
             f"other in a cycle is not supported yet ({exc})",
             hint="check its Hessian-vector products with finite differences of ta.grad",
         ) from None
-    return forward, flat
+    return forward
 
 
 def _columns(stack, lead_shape, tail_shape):

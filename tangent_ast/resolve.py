@@ -218,9 +218,10 @@ def callee(expr, scope, kind_of):
         if isinstance(func, gast.Name) and scope.is_local(func.id):
             return CallSite(None, func, list(expr.args), list(expr.keywords))
         target = scope.lookup(func)
-        differentiated_again = getattr(target, "tangent_ast_gradient", None)
+        differentiated_again = getattr(target, "tangent_ast_source_for", None)
         if differentiated_again is not None and not expr.keywords:
-            # grad(f) called in differentiated code: the gradient's own source (api.grad)
+            # grad(f) (value_and_grad(f), hvp(f)) called in differentiated code: a function
+            # whose source is on disk, built on f's rules (api.grad)
             target = differentiated_again(tuple(kind_of(a) for a in expr.args))
         if isinstance(target, type) and (
             dataclasses.is_dataclass(target) or hasattr(target, "_fields")

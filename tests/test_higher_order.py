@@ -291,3 +291,34 @@ def test_a_call_of_grad_inside_differentiated_code():
     x = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(ta.grad(calls_grad)(x), 36 * x**3)
     check_grads(calls_grad, (x,), modes=("forward", "reverse"))
+
+
+def sine_weighted(x):
+    return np.sum(np.sin(x) * x**2)
+
+
+VALUE_AND_GRADIENT = ta.value_and_grad(sine_weighted)
+PRODUCT = ta.hvp(sine_weighted)
+
+
+def uses_value_and_grad(x):
+    value, gradient = VALUE_AND_GRADIENT(x)
+    return value * np.sum(gradient)
+
+
+def squared_hvp(x):
+    return np.sum(PRODUCT(x, np.array([1.0, -0.5, 2.0])) ** 2)
+
+
+def test_value_and_grad_differentiated_again():
+    x = np.array([0.3, 0.9, -0.4])
+    v = np.array([1.0, -0.5, 2.0])
+    (value, gradient), (dvalue, dgradient) = ta.jvp(VALUE_AND_GRADIENT, (x,), (v,))
+    assert dvalue == pytest.approx(np.dot(ta.grad(sine_weighted)(x), v))
+    np.testing.assert_allclose(dgradient, PRODUCT(x, v))
+    check_grads(uses_value_and_grad, (x,), modes=("forward", "reverse"))
+
+
+def test_third_derivatives_by_differentiating_hvp():
+    x = np.array([0.3, 0.9, -0.4])
+    check_grads(squared_hvp, (x,), modes=("forward", "reverse"))
