@@ -117,7 +117,14 @@ def _source(fn):
 
 
 def is_library(module_name):
-    return (module_name or "").partition(".")[0] in _LIBRARIES
+    """Code of a library: NumPy's, SciPy's, the standard library's, the transformer's own.
+    Not the runtime: its helpers are NumPy code generated rules call, and one without a
+    rule for a mode is derived from its source like a user function (differentiating a
+    derived rule again meets them)."""
+    module_name = module_name or ""
+    if module_name == "tangent_ast.runtime" or module_name.startswith("tangent_ast.runtime."):
+        return False
+    return module_name.partition(".")[0] in _LIBRARIES
 
 
 def _is_user_function(obj):

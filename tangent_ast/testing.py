@@ -22,7 +22,7 @@ import copy
 import numpy as np
 
 from . import runtime
-from .api import derive, grad
+from .api import derive, grad, vjp
 from .calling import PLAIN, flat_arguments, unbind
 from .errors import TangentAstError
 from .higher_order import hvp
@@ -348,8 +348,9 @@ def check_grads(
 
 def check_second_order(f, args, *, wrt=None, rtol=1e-4, atol=1e-6, seed=0, cache=None):
     """Check ``hvp(f)`` of a scalar-valued ``f`` at ``args``: ``H v`` against central
-    differences of the gradient along ``v`` (several step sizes; one must agree), and the
-    symmetry of the Hessian, ``<u, H v> == <v, H u>``. Returns the two products checked."""
+    differences of the gradient along ``v`` (several step sizes; one must agree), against
+    reverse over reverse (the pullback of ``grad(f)`` along ``v``), and the symmetry of the
+    Hessian, ``<u, H v> == <v, H u>``. Returns the two products checked."""
     args = tuple(args)
     wrt = _differentiable(args) if wrt is None else (wrt if isinstance(wrt, tuple) else (wrt,))
     rng = _rng(seed)
@@ -369,6 +370,14 @@ def check_second_order(f, args, *, wrt=None, rtol=1e-4, atol=1e-6, seed=0, cache
         raise GradientCheckError(
             f"the Hessian-vector product of {getattr(f, '__qualname__', f)} disagrees with "
             f"central differences of its gradient: derived {hv!r}, numerical {along(1e-4)!r}"
+        )
+    # reverse over reverse: the pullback of the gradient along v is H^T v = H v
+    _, pullback = vjp(gradient, *copy.deepcopy(args), wrt=wrt, cache=cache)
+    twice_reverse = pullback(v if len(wrt) > 1 else v[0])
+    if not _close(twice_reverse, hv, rtol, atol):
+        raise GradientCheckError(
+            f"the Hessian-vector products of {getattr(f, '__qualname__', f)} by reverse over "
+            f"reverse and forward over reverse disagree: {twice_reverse!r} and {hv!r}"
         )
     left, right = _vdot(u, hv), _vdot(v, hu)
     if not np.isclose(left, right, rtol=rtol, atol=atol):

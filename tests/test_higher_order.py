@@ -223,8 +223,9 @@ def squared(tmp_path_factory):
 
 
 def test_the_rule_table_at_second_order(squared):
-    """Each case's Hessian-vector product is right (differences of the gradient, symmetry)
-    or refused clearly; most are derived."""
+    """Each case's Hessian-vector product is right (differences of the gradient, reverse
+    over reverse, symmetry) or refused clearly; most are derived (the runtime helpers of a
+    reverse rule without rules of their own are derived from their source)."""
     derived = 0
     for i, (fn, args, name) in enumerate(SECOND_ORDER):
         f = getattr(squared, f"case_{i}")
@@ -236,7 +237,7 @@ def test_the_rule_table_at_second_order(squared):
         except TangentAstError:
             continue
         derived += 1
-    assert derived >= 100, derived
+    assert derived >= 150, derived
 
 
 def test_show_prints_the_module_of_hvp():

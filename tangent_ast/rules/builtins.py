@@ -16,6 +16,7 @@ from .registry import (
     defvjp,
     effectful,
     handles,
+    holds_for_complex,
     nondifferentiable,
     primitive,
     pure,
@@ -39,6 +40,12 @@ defvjp(
 
 defjvp(builtins.float, lambda dx, ans, x: dx)
 defvjp(builtins.float, lambda ct, ans, x: ct)
+
+# complex(re, im) = re + 1j * im: holomorphic in each part (the real part of a cotangent
+# is taken where it reaches a real value)
+defjvp(builtins.complex, lambda dx, ans, real, imag=0.0: dx, lambda dy, ans, real, imag: 1j * dy)
+defvjp(builtins.complex, lambda ct, ans, real, imag=0.0: ct, lambda ct, ans, real, imag: 1j * ct)
+holds_for_complex(builtins.complex)
 
 # max(x, y) returns x unless y > x; min(x, y) returns x unless y < x.
 defjvp(

@@ -156,3 +156,34 @@ defjvp(
 defjvp(runtime.dot_vjp_left, lambda dy, ans, ct, x, y: runtime.dot_vjp_left(ct, x, dy), argnum=2)
 
 defjvp(runtime.dot_vjp_right, lambda dx, ans, ct, x, y: runtime.dot_vjp_right(ct, dx, y), argnum=1)
+
+# Their reverse rules: vjp_left(ct, x, y), the cotangent of x in x @ y, is the transpose of
+# dx -> dx @ y, so its own transpose in ct is c -> c @ y; in y it is the cotangent of y in
+# c @ y, vjp_right(ct, c, y). The same for vjp_right and for np.dot.
+defvjp(
+    runtime.matmul_vjp_left,
+    lambda c, ans, ct, x, y: np.matmul(c, y),
+    ZERO,
+    lambda c, ans, ct, x, y: runtime.matmul_vjp_right(ct, c, y),
+)
+
+defvjp(
+    runtime.matmul_vjp_right,
+    lambda c, ans, ct, x, y: np.matmul(x, c),
+    lambda c, ans, ct, x, y: runtime.matmul_vjp_left(ct, x, c),
+    ZERO,
+)
+
+defvjp(
+    runtime.dot_vjp_left,
+    lambda c, ans, ct, x, y: np.dot(c, y),
+    ZERO,
+    lambda c, ans, ct, x, y: runtime.dot_vjp_right(ct, c, y),
+)
+
+defvjp(
+    runtime.dot_vjp_right,
+    lambda c, ans, ct, x, y: np.dot(x, c),
+    lambda c, ans, ct, x, y: runtime.dot_vjp_left(ct, x, c),
+    ZERO,
+)

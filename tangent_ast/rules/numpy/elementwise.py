@@ -17,6 +17,7 @@ from ..registry import (
     defvjp,
     elementwise,
     handles,
+    nondifferentiable,
     pure,
 )
 
@@ -264,11 +265,12 @@ defvjp((np.ndarray, "real"), lambda ct, ans, x: ct)
 pure(
     np.full_like,
     np.bincount,
-    np.broadcast_shapes,
-    np.iscomplexobj,
     np.multiply.outer,
     np.polyder,
-    np.result_type,
     np.take_along_axis,
     np.add.reduceat,
 )
+
+# Questions about a value's type and shape: no derivative (the runtime's helpers ask them,
+# and are differentiated again for second derivatives).
+nondifferentiable(np.result_type, np.iscomplexobj, np.isrealobj, np.broadcast_shapes)
