@@ -17,7 +17,8 @@ array([6., 0.])
 
 import functools
 import inspect
-import sys
+import re
+from pathlib import Path
 
 import numpy as np
 
@@ -87,11 +88,30 @@ def hvp(f, wrt=0, *, cache=None):
         )
         return companion_function(forward, "hvp", text, f"{rule_base(f)}_hvp")
 
-    hessian_vector_product.tangent_ast_source = lambda *args_and_v: (
-        _forward_over_reverse(f, wrt, session, args_and_v[:-1])[0].source
+    hessian_vector_product.tangent_ast_source = lambda *args_and_v: module_listing(
+        _forward_over_reverse(f, wrt, session, args_and_v[:-1])[0].path
     )
     hessian_vector_product.tangent_ast_source_for = as_source
     return hessian_vector_product
+
+
+def module_listing(path):
+    """The generated module at ``path`` and, after it, every generated module it imports
+    (``from .name import ...``), each once: the whole of a composed derivative to read."""
+    shown, order = set(), []
+
+    def visit(module):
+        if module in shown or not module.exists():
+            return
+        shown.add(module)
+        order.append(module)
+        for imported in re.findall(r"^from \.(\w+) import", module.read_text(), re.MULTILINE):
+            visit(module.parent / f"{imported}.py")
+
+    visit(Path(path))
+    parts = [order[0].read_text()]
+    parts += [f"# ---- {m.name} ----\n{m.read_text()}" for m in order[1:]]
+    return "\n\n".join(parts)
 
 
 def _forward_over_reverse(f, wrt, session, args):
@@ -211,8 +231,8 @@ def jacfwd(f, wrt=0, *, cache=None):
         rule, flat, function = function_for(args)
         return guarded(f, flat, rule, lambda: function(*flat))
 
-    jacobian.tangent_ast_source = lambda *args: inspect.getsource(
-        sys.modules[function_for(args)[2].__module__]
+    jacobian.tangent_ast_source = lambda *args: module_listing(
+        Path(inspect.getfile(function_for(args)[2]))
     )
     return jacobian
 
@@ -250,7 +270,7 @@ def hessian(f, wrt=0, *, cache=None):
         forward, flat, function = function_for(args)
         return guarded(f, flat, forward, lambda: function(*flat))
 
-    dense_hessian.tangent_ast_source = lambda *args: inspect.getsource(
-        sys.modules[function_for(args)[2].__module__]
+    dense_hessian.tangent_ast_source = lambda *args: module_listing(
+        Path(inspect.getfile(function_for(args)[2]))
     )
     return dense_hessian

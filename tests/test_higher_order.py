@@ -244,6 +244,9 @@ def test_show_prints_the_module_of_hvp():
     source = ta.show(ta.hvp(rosenbrock), args=(np.ones(3), np.ones(3)))
     assert "def rosenbrock_gradient_jvp(x, dx):" in source
     assert "rosenbrock_bwd_jvp(saved, 1.0, dsaved)" in source
+    # the modules it calls follow it, each once: the whole derivative to read
+    assert source.count("def rosenbrock_bwd_jvp(") == 1
+    assert source.count("def rosenbrock_fwd_jvp(") == 1
     with pytest.raises(TangentAstError, match="shows the module of its forward rule"):
         ta.show(ta.hvp(rosenbrock), stage="ssa", args=(np.ones(3), np.ones(3)))
 
