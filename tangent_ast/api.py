@@ -77,6 +77,29 @@ def jvp(f, primals, tangents, *, batched=False, cache=None):
     return guarded(f, flat, rule, lambda: jvp_of_batch(rule.jvp, flat, *given))
 
 
+def _jvp_function(g, wrt, arity, cache=None):
+    """``jvp(g, primals, tangents)`` as a function of ``(*primals, *tangents of wrt)``,
+    returning the same pair: what a call of ``jvp`` in differentiated code becomes, derived
+    again through ``g``'s forward rule (whose source is on disk)."""
+
+    def jvp_of(*args):
+        tangents = [None] * arity
+        for i, t in zip(wrt, args[arity:], strict=True):
+            tangents[i] = t
+        return jvp(g, args[:arity], tangents, cache=cache)
+
+    def as_source(kinds):
+        plain = as_function(g, _session(cache).directory)
+        rule = _session(cache).rule(plain, Mode.FORWARD, wrt, tuple(kinds[:arity]))
+        return rule.jvp
+
+    jvp_of.tangent_ast_source_for = as_source
+    return jvp_of
+
+
+jvp.as_function = _jvp_function  # type: ignore[attr-defined]
+
+
 def guarded(f, args, rule, call):
     """``call()``, a call of generated code. An exception from it is the user's when ``f``
     itself raises for these arguments (it is re-raised as it is); otherwise it is a bug of

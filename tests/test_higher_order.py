@@ -326,3 +326,29 @@ def test_value_and_grad_differentiated_again():
 def test_third_derivatives_by_differentiating_hvp():
     x = np.array([0.3, 0.9, -0.4])
     check_grads(squared_hvp, (x,), modes=("forward", "reverse"))
+
+
+def sine_times(x, y):
+    return np.sin(x) * y
+
+
+DIRECTION = np.array([1.0, 0.5, -2.0])
+
+
+def calls_jvp(x):
+    out, d = ta.jvp(sine_times, (x, 2.0), (DIRECTION, None))
+    return np.sum(out * d)
+
+
+def calls_hvp(x):
+    return np.sum(ta.hvp(sine_weighted)(x, DIRECTION) ** 2)
+
+
+def calls_value_and_grad(x):
+    value, gradient = ta.value_and_grad(sine_weighted)(x)
+    return value * np.sum(gradient)
+
+
+@pytest.mark.parametrize("fn", [calls_jvp, calls_hvp, calls_value_and_grad])
+def test_the_api_called_inside_differentiated_code(fn):
+    check_grads(fn, (np.array([0.3, 0.9, -0.4]),), modes=("forward", "reverse"))

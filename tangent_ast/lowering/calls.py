@@ -306,9 +306,11 @@ class CallLowering:
         if not isinstance(func, gast.Call):
             return None
         maker = self.scope.lookup(func.func)
-        if getattr(maker, "__module__", None) != "tangent_ast.api" or getattr(
-            maker, "__name__", None
-        ) not in ("grad",):
+        if (getattr(maker, "__module__", None), getattr(maker, "__name__", None)) not in (
+            ("tangent_ast.api", "grad"),
+            ("tangent_ast.api", "value_and_grad"),
+            ("tangent_ast.higher_order", "hvp"),
+        ):
             return None
         values = []
         for a in [*func.args, *(kw.value for kw in func.keywords)]:
@@ -325,9 +327,47 @@ class CallLowering:
             zip((kw.arg for kw in func.keywords), values[len(func.args) :], strict=True)
         )
         made = maker(*positional, **keywords)
-        label = self.namer.fresh(f"grad_of_{getattr(positional[0], '__name__', 'f')}")
+        label = self.namer.fresh(f"{maker.__name__}_of_{getattr(positional[0], '__name__', 'f')}")
         self.scope.free[label] = made
         return name(label)
+
+    def jvp_call(self, call):
+        """``ta.jvp(g, (x, y), (dx, None))`` of a global function ``g``, primals and tangents
+        written out: a call of the forward rule of ``g``, ``g_jvp(x, y, dx)``, which returns
+        the same pair and is differentiated through its own source. The call as it is
+        otherwise."""
+        fn = self.scope.lookup(call.func)
+        if (getattr(fn, "__module__", None), getattr(fn, "__name__", None)) != (
+            "tangent_ast.api",
+            "jvp",
+        ) or (len(call.args) != 3 or call.keywords):
+            return call
+        g, primals, tangents = call.args
+        if not (
+            isinstance(primals, gast.Tuple)
+            and isinstance(tangents, gast.Tuple)
+            and len(primals.elts) == len(tangents.elts)
+            and not any(isinstance(e, gast.Starred) for e in primals.elts + tangents.elts)
+            and (
+                (isinstance(g, gast.Name) and not self.scope.is_local(g.id))
+                or (isinstance(g, gast.Attribute) and self.scope.is_global_chain(g))
+            )
+        ):
+            return call
+        given = [
+            i
+            for i, t in enumerate(tangents.elts)
+            if not (isinstance(t, gast.Constant) and t.value is None)
+        ]
+        target = self.scope.lookup(g)
+        label = self.namer.fresh(f"jvp_of_{getattr(target, '__name__', 'f')}")
+        # api.jvp says how: a function of (*primals, *given tangents) with its source on disk
+        self.scope.free[label] = fn.as_function(target, tuple(given), len(primals.elts))
+        return gast.Call(
+            func=name(label),
+            args=[*primals.elts, *(tangents.elts[i] for i in given)],
+            keywords=[],
+        )
 
     def callee(self, func, at):
         if (  # getattr(np, "sin")(x) is np.sin(x)
