@@ -233,13 +233,35 @@ def _value_and_gradient(f, wrt, cache):
     return call
 
 
+class Made:
+    """A function made by the API from a user's function (``grad(f)``, ``hvp(f)``, ...). It
+    looks like ``f`` (name, docstring, signature; not ``f``'s attributes, which say how
+    *``f``* was made) and pickles as how it was made, by reference: ``(grad, f, wrt)``, so
+    another process makes it again, its rules loaded from the cache or derived."""
+
+    def __init__(self, call, how, f, *args, **kwargs):
+        functools.update_wrapper(self, f, updated=())
+        self._call = call
+        self._how = (how, f, args, kwargs)
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    def __repr__(self):
+        how, f, args, _ = self._how
+        return f"<{how.__name__}({getattr(f, '__qualname__', f)}, {', '.join(map(repr, args))})>"
+
+    def __reduce__(self):
+        how, f, args, kwargs = self._how
+        return (functools.partial(how, **kwargs), (f, *args))
+
+
 def value_and_grad(f, wrt=0, *, cache=None):
     """A function returning ``(f(*args), gradient)``; a tuple ``wrt`` gives a tuple of gradients."""
     call = _value_and_gradient(f, wrt, cache)
-
-    @functools.wraps(f)
-    def value_and_gradient(*args, **kwargs):
-        return call(args, kwargs)
+    value_and_gradient = Made(
+        lambda *args, **kwargs: call(args, kwargs), value_and_grad, f, wrt, cache=cache
+    )
 
     def as_source(kinds):
         """Differentiated again: the value and gradient of ``f``'s reverse rule for arguments
@@ -299,10 +321,7 @@ def _gradient_text(rule, value):
 def grad(f, wrt=0, *, cache=None):
     """A function returning the gradient of scalar-valued ``f`` with respect to ``wrt``."""
     call = _value_and_gradient(f, wrt, cache)
-
-    @functools.wraps(f)
-    def gradient(*args, **kwargs):
-        return call(args, kwargs)[1]
+    gradient = Made(lambda *args, **kwargs: call(args, kwargs)[1], grad, f, wrt, cache=cache)
 
     def as_source(kinds):
         """Differentiated again (``grad(grad(f))``, a call of ``grad(f)`` in differentiated

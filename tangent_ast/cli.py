@@ -31,7 +31,7 @@ from .emit import body_hash_of, read_header
 from .errors import TangentAstError
 from .higher_order import gradient_function, hessian_function, jacobian_function
 from .live import dependencies_of
-from .load import StaleRuleWarning, import_module, write_atomic
+from .load import StaleRuleWarning, import_module, name_in_cache, write_atomic
 from .modes import Mode
 from .naming import rule_base
 from .parse import source_hash
@@ -292,8 +292,8 @@ def stale_reason(header, directory=None):
     target = header["source"].split(" (")[0]
     module_name, _, qualname = target.partition(":")
     try:
-        if module_name.startswith("_tangent_ast_cache_") and directory is not None:
-            module = import_module(directory, module_name.partition(".")[2])
+        if name_in_cache(module_name) and directory is not None:
+            module = import_module(directory, name_in_cache(module_name))
         else:
             module = _import_module(module_name)
         fn = _lookup(module, qualname)

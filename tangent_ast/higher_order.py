@@ -15,14 +15,13 @@ JAX's forward-over-reverse). Every helper the generated code calls has rules of 
 array([6., 0.])
 """
 
-import functools
 import inspect
 import re
 from pathlib import Path
 
 import numpy as np
 
-from .api import _session, companion_function, gradient_function, guarded, source_of, vjp
+from .api import Made, _session, companion_function, gradient_function, guarded, source_of, vjp
 from .calling import PLAIN, flat_arguments
 from .errors import TangentAstError
 from .kinds import signature_of
@@ -38,10 +37,9 @@ def hvp(f, wrt=0, *, cache=None):
     forward mode over ``f``'s reverse rule. ``hvp(f)(*args, V, batched=True)`` takes
     directions along a leading axis of ``V`` and gives ``H v`` for each, in one pass."""
     session = _session(cache)
-    f = as_function(f, session.directory)
+    given, f = f, as_function(f, session.directory)
     several = isinstance(wrt, (tuple, list))
 
-    @functools.wraps(f)
     def hessian_vector_product(*args_and_v, batched=False):
         if not args_and_v:
             raise TangentAstError("hvp: give the arguments of the function, then the direction")
@@ -88,6 +86,7 @@ def hvp(f, wrt=0, *, cache=None):
         )
         return companion_function(forward, "hvp", text, f"{rule_base(f)}_hvp")
 
+    hessian_vector_product = Made(hessian_vector_product, hvp, given, wrt, cache=cache)
     hessian_vector_product.tangent_ast_source = lambda *args_and_v: module_listing(
         _forward_over_reverse(f, wrt, session, args_and_v[:-1])[0].path
     )
@@ -217,7 +216,7 @@ def jacfwd(f, wrt=0, *, cache=None):
     batch of tangents (a module of its own: ``show(jacfwd(f), args=...)``)."""
     _one_index("jacfwd", wrt)
     session = _session(cache)
-    f = as_function(f, session.directory)
+    given, f = f, as_function(f, session.directory)
 
     def function_for(args):
         form, flat = flat_arguments(f, tuple(args), {})
@@ -226,11 +225,11 @@ def jacfwd(f, wrt=0, *, cache=None):
         rule.check_arguments(flat)
         return rule, flat, jacobian_function(rule, f, f"{rule_base(f)}_jacobian")
 
-    @functools.wraps(f)
     def jacobian(*args):
         rule, flat, function = function_for(args)
         return guarded(f, flat, rule, lambda: function(*flat))
 
+    jacobian = Made(jacobian, jacfwd, given, wrt, cache=cache)
     jacobian.tangent_ast_source = lambda *args: module_listing(
         Path(inspect.getfile(function_for(args)[2]))
     )
@@ -243,13 +242,12 @@ def jacrev(f, wrt=0, *, cache=None):
     batch of cotangents."""
     _one_index("jacrev", wrt)
 
-    @functools.wraps(f)
     def jacobian(*args):
         out, pullback = vjp(f, *args, wrt=wrt, cache=cache)
         rows = pullback(unit_directions(out), batched=True)
         return np.reshape(rows, np.shape(out) + np.shape(args[wrt]))
 
-    return jacobian
+    return Made(jacobian, jacrev, f, wrt, cache=cache)
 
 
 def hessian(f, wrt=0, *, cache=None):
@@ -259,17 +257,17 @@ def hessian(f, wrt=0, *, cache=None):
     ``show(hessian(f), args=...)``)."""
     _one_index("hessian", wrt)
     session = _session(cache)
-    f = as_function(f, session.directory)
+    given, f = f, as_function(f, session.directory)
 
     def function_for(args):
         forward, flat = _forward_over_reverse(f, wrt, session, args)
         return forward, flat, hessian_function(forward, f, f"{rule_base(f)}_hessian")
 
-    @functools.wraps(f)
     def dense_hessian(*args):
         forward, flat, function = function_for(args)
         return guarded(f, flat, forward, lambda: function(*flat))
 
+    dense_hessian = Made(dense_hessian, hessian, given, wrt, cache=cache)
     dense_hessian.tangent_ast_source = lambda *args: module_listing(
         Path(inspect.getfile(function_for(args)[2]))
     )

@@ -118,12 +118,13 @@ def _source(fn):
 
 def is_library(module_name):
     """Code of a library: NumPy's, SciPy's, the standard library's, the transformer's own.
-    Not the runtime: its helpers are NumPy code generated rules call, and one without a
-    rule for a mode is derived from its source like a user function (differentiating a
-    derived rule again meets them)."""
+    Not derived rules (``tangent_ast.derived``), and not the runtime: its helpers are NumPy
+    code generated rules call, and one without a rule for a mode is derived from its source
+    like a user function (differentiating a derived rule again meets them)."""
     module_name = module_name or ""
-    if module_name == "tangent_ast.runtime" or module_name.startswith("tangent_ast.runtime."):
-        return False
+    for code in ("tangent_ast.runtime", "tangent_ast.derived"):  # derived rules: user code
+        if module_name == code or module_name.startswith(f"{code}."):
+            return False
     return module_name.partition(".")[0] in _LIBRARIES
 
 

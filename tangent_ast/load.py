@@ -25,10 +25,10 @@ imported as a package so derived rules can import each other
 """
 
 import ast
-import hashlib
 import importlib
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 import types
@@ -36,6 +36,7 @@ import warnings
 from enum import Enum
 from pathlib import Path
 
+from . import derived
 from .emit import body_hash_of, read_header
 from .errors import TangentAstError
 from .modes import Mode
@@ -74,9 +75,10 @@ def cache_dir(override=None):
 
 
 def package_for(directory):
-    """The (virtual) package whose submodules are the files in ``directory``."""
+    """The package whose submodules are the files in ``directory``: named after it, so that
+    another process imports them by the same names (:mod:`tangent_ast.derived`)."""
     directory = str(directory)
-    name = "_tangent_ast_cache_" + hashlib.sha256(directory.encode()).hexdigest()[:10]
+    name = f"{derived.__name__}.{derived.directory_name(directory)}"
     package = sys.modules.get(name)
     if package is None:
         package = types.ModuleType(name)
@@ -84,6 +86,15 @@ def package_for(directory):
         package.__package__ = name
         sys.modules[name] = package
     return name
+
+
+def name_in_cache(module_name):
+    """The name a module of a cache directory has in it (``mymodel__loss__reverse...``), or
+    None for a module that is not one."""
+    prefix = f"{derived.__name__}."
+    if not module_name.startswith(prefix):
+        return None
+    return module_name[len(prefix) :].partition(".")[2] or None
 
 
 def write_atomic(path, text):
@@ -151,15 +162,16 @@ def import_module(directory, module_name, bindings=None, reload=False):
     package = package_for(directory)
     full = f"{package}.{module_name}"
     cached = sys.modules.get(full)
+    path = Path(directory) / f"{module_name}.py"
     if (
         cached is not None
-        and not reload
+        and (not reload or _as_loaded(cached, package, path))
         and all(getattr(cached, key, _MISSING) is value for key, value in (bindings or {}).items())
     ):
         # Two closures of one function share the module's text but not its bindings:
-        # each gets its own module object.
+        # each gets its own module object. A module reloaded only when it (or a module it
+        # imports) changed keeps its functions the same objects: they pickle by reference.
         return cached
-    path = Path(directory) / f"{module_name}.py"
     spec = importlib.util.spec_from_file_location(full, path)
     module = importlib.util.module_from_spec(spec)
     for key, value in (bindings or {}).items():
@@ -170,7 +182,27 @@ def import_module(directory, module_name, bindings=None, reload=False):
     except BaseException:
         sys.modules.pop(full, None)
         raise
+    module.__tangent_ast_loaded__ = _load_state(package, path)
     return module
+
+
+def _load_state(package, path):
+    """What a module was loaded from: its text, and the sibling modules it imports."""
+    text = path.read_text() if path.exists() else ""
+    siblings = re.findall(r"^from \.(\w+) import", text, re.MULTILINE)
+    return text, {name: sys.modules.get(f"{package}.{name}") for name in siblings}
+
+
+def _as_loaded(module, package, path):
+    """Whether ``module`` is what loading ``path`` again would give: the same text, and the
+    same module objects for the siblings it imports."""
+    loaded = getattr(module, "__tangent_ast_loaded__", None)
+    if loaded is None:
+        return False
+    text, siblings = loaded
+    return _load_state(package, path) == (text, siblings) and all(
+        sys.modules.get(f"{package}.{name}") is m for name, m in siblings.items()
+    )
 
 
 def warn_stale(path, qualname, strict):

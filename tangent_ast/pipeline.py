@@ -38,6 +38,7 @@ import inspect
 import sys
 import textwrap
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import gast
 import numpy as np
@@ -61,11 +62,20 @@ from .forward import forward
 from .kind_inference import infer
 from .kinds import UNKNOWN, Kind, Tag, describe_signature
 from .live import dependencies_of
-from .load import OnDisk, cache_dir, import_module, state_of, warn_stale, write_atomic
+from .load import (
+    OnDisk,
+    cache_dir,
+    import_module,
+    name_in_cache,
+    state_of,
+    warn_stale,
+    write_atomic,
+)
 from .lowering import Normalizer
 from .modes import Mode
 from .naming import Namer, rule_base, sanitize
 from .parse import ParsedFunction, parse, source_hash
+from .residuals import pass_residuals, residuals_of
 from .resolve import Scope, resolve
 from .reverse import finish_updates, residuals_parameter, reverse
 from .shared_updates import follow_argument_aliases, follow_shared_updates
@@ -213,8 +223,8 @@ def module_name_for(fn, mode, wrt, signature, form=PLAIN):
 def rule_prefix(fn):
     """How the names of the modules of ``fn``'s rules start (``mymodel__loss``)."""
     module = "main" if fn.__module__ == "__main__" else fn.__module__ or "main"
-    if module.startswith("_tangent_ast_cache_"):  # a derived rule differentiated again: its
-        module = module.partition(".")[2]  # module's own name, not the cache directory's hash
+    if name_in_cache(module):  # a derived rule differentiated again: its module's own name,
+        module = name_in_cache(module)  # not the cache directory's
     # the code's own qualname: a functools.wraps wrapper must not share its wrapped function's
     # modules
     qualname = getattr(fn.__code__, "co_qualname", fn.__qualname__)
@@ -372,8 +382,8 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
             recomputable=lambda st: is_pure(st.value, namespace),
             is_scalar=lambda v: f.kinds.get(v, UNKNOWN).scalar,
         )
-        residuals = _residuals(fwd, bwd, params, copied)
-        _finish_reverse(fwd, bwd, residuals)
+        residuals = residuals_of(fwd, bwd, params, copied)
+        pass_residuals(fwd, bwd, residuals)
         fwd = simplify(fwd, rewritable(fwd) - set(residuals), namespace, origin=origin)
         generated = [fwd, bwd]
     forbidden = set(namespace.objects) | set(namespace.relative) | set(functions)
@@ -466,87 +476,16 @@ def _absolute(parsed, line):
     return parsed.first_line + line - 1 if line else None
 
 
-def _residuals(fwd, bwd, params, copied=()):
-    """Primal names the reverse sweep reads before it assigns them (a value restored
-    from a tape inside a loop may also be read, as its final value, before the loop),
-    in the order the forward sweep defines them."""
-    ct_params = {a.id for a in bwd.args.args}
-    read_first = set()
-
-    def visit(stmts, assigned):
-        for s in stmts:
-            own = [
-                getattr(s, f) for f in ("value", "test", "iter") if getattr(s, f, None) is not None
-            ]
-            if isinstance(s, gast.Assign):
-                own += [t.slice for t in s.targets if isinstance(t, gast.Subscript)]
-                own += [t.value for t in s.targets if isinstance(t, gast.Subscript)]
-            for expr in own:
-                read_first.update(
-                    n.id
-                    for n in gast.walk(expr)
-                    if isinstance(n, gast.Name)
-                    and isinstance(n.ctx, gast.Load)
-                    and n.id not in assigned
-                )
-            if isinstance(s, gast.Assign):
-                assigned = assigned | {
-                    n.id
-                    for t in s.targets
-                    for n in gast.walk(t)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-                }
-            for block in ("body", "orelse"):
-                if isinstance(getattr(s, block, None), list):
-                    inner = assigned | (
-                        {s.target.id} if isinstance(s, gast.For) and block == "body" else set()
-                    )
-                    visit(getattr(s, block), inner)
-
-    visit(bwd.body, set())
-    order = list(params)
-    for n in gast.walk(fwd):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in order:
-            order.append(n.id)
-    return [v for v in order if (v in read_first or v in copied) and v not in ct_params]
+_SESSIONS_BY_DIRECTORY: dict[str, "Session"] = {}
 
 
-def _finish_reverse(fwd, bwd, residuals):
-    """Return the residuals from the forward sweep and unpack them in the reverse sweep."""
-    result = fwd.body[-1].value
-    saved = gast.Tuple(elts=[name(r) for r in residuals], ctx=gast.Load())
-    ret = gast.Return(value=gast.Tuple(elts=[result, saved], ctx=gast.Load()))
-    ret.lineno = getattr(fwd.body[-1], "lineno", None)
-    fwd.body[-1] = ret
-    _define_on_every_path(fwd.body, set(residuals), set(a.id for a in fwd.args.args))
-    if residuals:
-        unpack = gast.Assign(
-            targets=[gast.Tuple(elts=[name(r, gast.Store()) for r in residuals], ctx=gast.Store())],
-            value=name(residuals_parameter(bwd)),
-            type_comment=None,
-        )
-        bwd.body.insert(0, unpack)
-
-
-def _define_on_every_path(stmts, residuals, defined):
-    """A residual defined in one branch only is set to None in the other (it is unused there)."""
-    for s in stmts:
-        if isinstance(s, gast.Assign):
-            defined |= {n.id for n in gast.walk(s.targets[0]) if isinstance(n, gast.Name)}
-        elif isinstance(s, gast.If):
-            in_body = _define_on_every_path(s.body, residuals, set(defined))
-            in_else = _define_on_every_path(s.orelse, residuals, set(defined))
-            for missing, block in ((in_else - in_body, s.body), (in_body - in_else, s.orelse)):
-                for r in sorted(missing & residuals):
-                    block.append(
-                        gast.Assign(
-                            targets=[name(r, gast.Store())],
-                            value=gast.Constant(None, None),
-                            type_comment=None,
-                        )
-                    )
-            defined |= in_body | in_else
-    return defined
+def rule_again(fn, mode, wrt, signature, form, directory):
+    """A pickled :class:`DerivedRule` in this process: from the cache directory it was
+    written to, derived again if it is not there (or stale)."""
+    session = _SESSIONS_BY_DIRECTORY.get(directory)
+    if session is None:
+        session = _SESSIONS_BY_DIRECTORY[directory] = Session(directory=Path(directory))
+    return session.rule(fn, mode, wrt, signature, form)
 
 
 class DerivedRule:
@@ -584,6 +523,14 @@ class DerivedRule:
         else:
             self.fwd = getattr(module, f"{base}_fwd")
             self.bwd = getattr(module, f"{base}_bwd")
+
+    def __reduce__(self):
+        """Pickled by reference: the function (itself by reference), mode, wrt, signature and
+        cache directory; another process loads the module from there or derives it again."""
+        return (
+            rule_again,
+            (self.fn, self.mode.value, self.wrt, self.signature, self.form, str(self.path.parent)),
+        )
 
     @property
     def source(self):

@@ -4,8 +4,9 @@ A lambda has no name and often shares its line with others (``defvjp(f, lambda .
 lambda ...)``, ``grad(lambda x: ...)(lambda y: ...)``). On Python 3.11+ every instruction of
 a code object records its column span (``co_positions``), which singles the lambda out;
 on 3.10 the candidates of the line with the same parameters are compiled again and
-compared. A line whose lambdas cannot be told apart is refused: guessing could pick the
-wrong function, and the wrong derivative would follow.
+compared, and lambdas written alike (``lambda ct, ans, x, y: ct`` twice) are one function.
+A line whose lambdas cannot be told apart is refused: guessing could pick the wrong
+function, and the wrong derivative would follow.
 
 >>> import numpy as np
 >>> square, cube = (lambda x: x * x), (lambda x: x * x * x)
@@ -59,6 +60,8 @@ def lambda_node(code):
         candidates = [n for n in candidates if _spans(n, code)]
     if len(candidates) > 1:
         candidates = [n for n in candidates if _same_code(n, code, filename)]
+    if len({gast.dump(n) for n in candidates}) == 1:
+        candidates = candidates[:1]  # written alike on one line, in one scope: the same function
     if not candidates:
         raise NoSourceError(
             "cannot read the source of this lambda",

@@ -80,12 +80,17 @@ def concatenate_vjp(ct, xs, axis=0, out=None, dtype=None, casting="same_kind"):
     )
 
 
+def _slices(a, axis):
+    """``np.unstack(a, axis)`` (NumPy 2.1+), written with ``np.take``."""
+    return [np.take(a, i, axis=axis) for i in range(np.shape(a)[axis])]
+
+
 def stack_vjp(ct, xs, axis=0, out=None, dtype=None, casting="same_kind"):
     """Cotangents of the arrays ``xs`` for ``np.stack(xs, axis)``: the slices of ``ct``."""
     return TangentTuple(
         leaf_like(p, x)
         for p, x in zip(
-            np.unstack(ct if hasattr(ct, "ndim") else np.asarray(ct), axis=axis), xs, strict=True
+            _slices(ct if hasattr(ct, "ndim") else np.asarray(ct), axis), xs, strict=True
         )
     )
 

@@ -240,21 +240,30 @@ defvjp(
 )
 handles(np.vecdot, "axis")
 
-defjvp(np.matvec, lambda da, ans, a, v: np.matvec(da, v), lambda dv, ans, a, v: np.matvec(a, dv))
+if hasattr(np, "matvec"):  # NumPy 2.2+
+    defjvp(
+        np.matvec, lambda da, ans, a, v: np.matvec(da, v), lambda dv, ans, a, v: np.matvec(a, dv)
+    )
 
-defvjp(
-    np.matvec,
-    lambda ct, ans, a, v: runtime.unbroadcast(np.expand_dims(ct, -1) * np.expand_dims(v, -2), a),
-    lambda ct, ans, a, v: runtime.unbroadcast(np.vecmat(ct, a), v),
-)
+    defvjp(
+        np.matvec,
+        lambda ct, ans, a, v: runtime.unbroadcast(
+            np.expand_dims(ct, -1) * np.expand_dims(v, -2), a
+        ),
+        lambda ct, ans, a, v: runtime.unbroadcast(np.vecmat(ct, a), v),
+    )
 
-defjvp(np.vecmat, lambda dv, ans, v, a: np.vecmat(dv, a), lambda da, ans, v, a: np.vecmat(v, da))
+    defjvp(
+        np.vecmat, lambda dv, ans, v, a: np.vecmat(dv, a), lambda da, ans, v, a: np.vecmat(v, da)
+    )
 
-defvjp(
-    np.vecmat,
-    lambda ct, ans, v, a: runtime.unbroadcast(np.matvec(a, ct), v),
-    lambda ct, ans, v, a: runtime.unbroadcast(np.expand_dims(v, -1) * np.expand_dims(ct, -2), a),
-)
+    defvjp(
+        np.vecmat,
+        lambda ct, ans, v, a: runtime.unbroadcast(np.matvec(a, ct), v),
+        lambda ct, ans, v, a: runtime.unbroadcast(
+            np.expand_dims(v, -1) * np.expand_dims(ct, -2), a
+        ),
+    )
 
 
 def _einsum_form(args, argnum, resolve):

@@ -232,15 +232,20 @@ defvjp(
 )
 handles([np.quantile, np.percentile], "axis", "keepdims")
 
-# --- cumulative functions -------------------------------------------------------------
-def_linear(np.cumulative_sum)
+# --- cumulative functions (NumPy 2.1+) ------------------------------------------------
+if hasattr(np, "cumulative_sum"):
+    def_linear(np.cumulative_sum)
 
-defvjp(np.cumulative_sum, lambda ct, ans, x, **kw: runtime.cumulative_sum_vjp(ct, x, **kw))
+    defvjp(np.cumulative_sum, lambda ct, ans, x, **kw: runtime.cumulative_sum_vjp(ct, x, **kw))
 
-defjvp(np.cumulative_prod, lambda dx, ans, x, **kw: runtime.cumulative_prod_jvp(dx, ans, x, **kw))
+    defjvp(
+        np.cumulative_prod, lambda dx, ans, x, **kw: runtime.cumulative_prod_jvp(dx, ans, x, **kw)
+    )
 
-defvjp(np.cumulative_prod, lambda ct, ans, x, **kw: runtime.cumulative_prod_vjp(ct, ans, x, **kw))
-handles([np.cumulative_sum, np.cumulative_prod], "axis", "include_initial")
+    defvjp(
+        np.cumulative_prod, lambda ct, ans, x, **kw: runtime.cumulative_prod_vjp(ct, ans, x, **kw)
+    )
+    handles([np.cumulative_sum, np.cumulative_prod], "axis", "include_initial")
 
 defjvp(
     np.nancumsum,
@@ -281,7 +286,7 @@ handles(
         np.flip,
         np.append,
         np.delete,
-        np.unstack,
+        *([np.unstack] if hasattr(np, "unstack") else []),  # NumPy 2.1+
         np.split,
         np.array_split,
         np.concatenate,

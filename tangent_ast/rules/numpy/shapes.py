@@ -278,7 +278,7 @@ handles(
 )
 
 # --- splitting: linear; the reverse rule joins the pieces' cotangents -----------------
-def_linear(np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.unstack)
+def_linear(np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit)
 
 defvjp(
     np.split,
@@ -304,7 +304,10 @@ defvjp(np.vsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct
 
 defvjp(np.dsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct, ans, 2), None)
 
-defvjp(np.unstack, lambda ct, ans, x, axis=0: runtime.unstack_vjp(ct, ans, axis))
+if hasattr(np, "unstack"):  # NumPy 2.1+
+    def_linear(np.unstack)
+
+    defvjp(np.unstack, lambda ct, ans, x, axis=0: runtime.unstack_vjp(ct, ans, axis))
 
 
 # np.full(shape, v) and np.full_like(a, v): linear in the fill value v (broadcast to the

@@ -1,0 +1,64 @@
+"""Derived modules under a name any process can import: ``tangent_ast.derived.d_<dir>.<module>``.
+
+The modules tangent_ast writes to a cache directory are imported as the submodules of a
+package named after that directory (its path, base32-encoded), not after a hash: a function
+of a derived rule pickled in one process (``f_fwd``, sent to a worker by
+``multiprocessing`` or Dask) is found in another by its module's name alone, as long as
+the directory is there (the same machine, or a shared file system). Importing this package
+installs the finder that maps such a name back to its directory.
+
+>>> name = directory_name("/tmp/cache")
+>>> name
+'d_f52g24bpmnqwg2df'
+>>> directory_of(name)
+'/tmp/cache'
+"""
+
+import base64
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+
+
+def directory_name(directory):
+    """The package name of the cache ``directory``: its path, base32 (an identifier)."""
+    encoded = base64.b32encode(os.fsencode(str(directory))).decode().rstrip("=").lower()
+    return f"d_{encoded}"
+
+
+def directory_of(name):
+    """The directory whose package is ``name`` (``directory_name`` undone)."""
+    encoded = name[2:].upper()
+    return os.fsdecode(base64.b32decode(encoded + "=" * (-len(encoded) % 8)))
+
+
+class _PackageLoader(importlib.abc.Loader):
+    """A package with no code of its own: its submodules are the files of its directory."""
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        pass
+
+
+class _DirectoryFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path, target=None):
+        prefix = f"{__name__}."
+        rest = fullname[len(prefix) :] if fullname.startswith(prefix) else ""
+        if not rest.startswith("d_") or "." in rest:
+            return None
+        try:
+            directory = directory_of(rest)
+        except ValueError:
+            return None
+        if not os.path.isdir(directory):
+            return None
+        spec = importlib.machinery.ModuleSpec(fullname, _PackageLoader(), is_package=True)
+        spec.submodule_search_locations = [directory]
+        return spec
+
+
+if not any(isinstance(f, _DirectoryFinder) for f in sys.meta_path):
+    sys.meta_path.append(_DirectoryFinder())

@@ -1,0 +1,117 @@
+r"""Residuals: what the forward sweep hands the reverse sweep.
+
+Takes a reverse rule's two sweeps after simplification; :func:`residuals_of` finds the
+primal names the reverse sweep reads before it assigns them (its residuals, in the order
+the forward sweep defines them), and :func:`pass_residuals` returns them from the forward
+sweep with its result and unpacks them at the top of the reverse sweep:
+
+    def f_fwd(x):                    def f_fwd(x):
+        y = np.sin(x)                    y = np.sin(x)
+        return y              ->         return (y, (x,))
+    def f_bwd(saved, ct_y):          def f_bwd(saved, ct_y):
+        ct_x = ct_y * np.cos(x)          x, = saved
+        return ct_x                      ct_x = ct_y * np.cos(x)
+                                         return ct_x
+
+>>> import gast
+>>> fwd = gast.parse("def f_fwd(x):\n    y = x * x\n    return y").body[0]
+>>> bwd = gast.parse("def f_bwd(saved, ct_y):\n    ct_x = 2 * ct_y * x\n    return ct_x")
+>>> bwd = bwd.body[0]
+>>> residuals_of(fwd, bwd, ["x"])
+['x']
+>>> pass_residuals(fwd, bwd, ["x"])
+>>> import ast
+>>> print(ast.unparse(ast.fix_missing_locations(gast.gast_to_ast(bwd))))
+def f_bwd(saved, ct_y):
+    x, = saved
+    ct_x = 2 * ct_y * x
+    return ct_x
+"""
+
+import gast
+
+from .reverse import residuals_parameter
+from .syntax import name
+
+
+def residuals_of(fwd, bwd, params, copied=()):
+    """Primal names the reverse sweep reads before it assigns them (a value restored
+    from a tape inside a loop may also be read, as its final value, before the loop),
+    in the order the forward sweep defines them."""
+    ct_params = {a.id for a in bwd.args.args}
+    read_first = set()
+
+    def visit(stmts, assigned):
+        for s in stmts:
+            own = [
+                getattr(s, f) for f in ("value", "test", "iter") if getattr(s, f, None) is not None
+            ]
+            if isinstance(s, gast.Assign):
+                own += [t.slice for t in s.targets if isinstance(t, gast.Subscript)]
+                own += [t.value for t in s.targets if isinstance(t, gast.Subscript)]
+            for expr in own:
+                read_first.update(
+                    n.id
+                    for n in gast.walk(expr)
+                    if isinstance(n, gast.Name)
+                    and isinstance(n.ctx, gast.Load)
+                    and n.id not in assigned
+                )
+            if isinstance(s, gast.Assign):
+                assigned = assigned | {
+                    n.id
+                    for t in s.targets
+                    for n in gast.walk(t)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+                }
+            for block in ("body", "orelse"):
+                if isinstance(getattr(s, block, None), list):
+                    inner = assigned | (
+                        {s.target.id} if isinstance(s, gast.For) and block == "body" else set()
+                    )
+                    visit(getattr(s, block), inner)
+
+    visit(bwd.body, set())
+    order = list(params)
+    for n in gast.walk(fwd):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in order:
+            order.append(n.id)
+    return [v for v in order if (v in read_first or v in copied) and v not in ct_params]
+
+
+def pass_residuals(fwd, bwd, residuals):
+    """Return the residuals from the forward sweep and unpack them in the reverse sweep."""
+    result = fwd.body[-1].value
+    saved = gast.Tuple(elts=[name(r) for r in residuals], ctx=gast.Load())
+    ret = gast.Return(value=gast.Tuple(elts=[result, saved], ctx=gast.Load()))
+    ret.lineno = getattr(fwd.body[-1], "lineno", None)
+    fwd.body[-1] = ret
+    _define_on_every_path(fwd.body, set(residuals), set(a.id for a in fwd.args.args))
+    if residuals:
+        unpack = gast.Assign(
+            targets=[gast.Tuple(elts=[name(r, gast.Store()) for r in residuals], ctx=gast.Store())],
+            value=name(residuals_parameter(bwd)),
+            type_comment=None,
+        )
+        bwd.body.insert(0, unpack)
+
+
+def _define_on_every_path(stmts, residuals, defined):
+    """A residual defined in one branch only is set to None in the other (it is unused there)."""
+    for s in stmts:
+        if isinstance(s, gast.Assign):
+            defined |= {n.id for n in gast.walk(s.targets[0]) if isinstance(n, gast.Name)}
+        elif isinstance(s, gast.If):
+            in_body = _define_on_every_path(s.body, residuals, set(defined))
+            in_else = _define_on_every_path(s.orelse, residuals, set(defined))
+            for missing, block in ((in_else - in_body, s.body), (in_body - in_else, s.orelse)):
+                for r in sorted(missing & residuals):
+                    block.append(
+                        gast.Assign(
+                            targets=[name(r, gast.Store())],
+                            value=gast.Constant(None, None),
+                            type_comment=None,
+                        )
+                    )
+            defined |= in_body | in_else
+    return defined
