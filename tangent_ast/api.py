@@ -9,6 +9,7 @@ import numpy as np
 
 from . import runtime
 from .calling import PLAIN, flat_arguments, plain_arity
+from .display import SourceText
 from .errors import (
     InternalError,
     NonScalarOutputError,
@@ -395,7 +396,7 @@ def show(f, mode="forward", wrt=0, *, stage="module", args=None):
                 "show(hvp(f), args=(*args, v)) shows the module of its forward rule",
                 hint="give args, and leave stage at 'module'",
             )
-        return composed(*args)
+        return SourceText(composed(*args))
     if stage not in STAGE_NAMES:
         raise TangentAstError(f"stage must be one of {', '.join(STAGE_NAMES)}, not {stage!r}")
     if stage in MODES:  # the raw transform of that mode
@@ -404,4 +405,4 @@ def show(f, mode="forward", wrt=0, *, stage="module", args=None):
     generated = derive_module(
         getattr(f, "__func__", f), mode, wrt, signature, _session(), trace=True
     )
-    return generated.snapshots[stage]
+    return SourceText(generated.snapshots[stage])

@@ -36,6 +36,7 @@ from .modes import Mode
 from .naming import rule_base
 from .parse import source_hash
 from .pipeline import MODES, STAGE_NAMES, Session, derive_module, rule_prefix
+from .version import __version__
 
 PROG = "tangent-ast"
 
@@ -347,6 +348,7 @@ def cmd_check(args):
 def build_parser():
     """The argparse parser with the show, generate and check subcommands."""
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def add_rule_options(p):

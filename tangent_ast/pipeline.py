@@ -34,6 +34,7 @@ import ast
 import contextlib
 import copy
 import hashlib
+import html
 import inspect
 import sys
 import textwrap
@@ -49,6 +50,7 @@ from .aliasing import check_augmented, check_updates, check_views, copy_views
 from .calling import PLAIN, Spread, flat_params, flatten
 from .checks import check_dynamic, check_supported
 from .derivatives import Derivation
+from .display import highlighted
 from .emit import (
     ModuleNamespace,
     Provenance,
@@ -523,6 +525,10 @@ class DerivedRule:
         else:
             self.fwd = getattr(module, f"{base}_fwd")
             self.bwd = getattr(module, f"{base}_bwd")
+
+    def _repr_html_(self):
+        """In a notebook: the rule's module, highlighted."""
+        return f"<p>{html.escape(repr(self))}</p>" + highlighted(self.source)
 
     def __reduce__(self):
         """Pickled by reference: the function (itself by reference), mode, wrt, signature and

@@ -208,3 +208,12 @@ def test_a_swap_reads_both_values_before_assigning():
 
     value, gradient = ta.value_and_grad(swap_difference, wrt=(0, 1))(1.0, 2.0)
     assert value == 1.0 and gradient == (-1.0, 1.0)
+
+
+def test_notebooks_show_generated_code_highlighted():
+    text = ta.show(sl.np_trig, "reverse", args=(np.ones(3),))
+    assert isinstance(text, str) and text.startswith('"""Reverse rule')
+    html = text._repr_html_()
+    assert "<pre" in html and "np_trig_bwd" in html
+    rule = ta.derive(sl.np_trig, "reverse", args=(np.ones(3),))
+    assert "np_trig_fwd" in rule._repr_html_()

@@ -227,3 +227,8 @@ def test_generate_hessian_and_jacobian_write_one_pass_modules(workdir):
     for package in ("hessians", "jacobians"):
         checked = cli(workdir, "check", package)
         assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_version(workdir):
+    done = cli(workdir, "--version")
+    assert done.returncode == 0 and done.stdout.startswith("tangent-ast 0.")
