@@ -36,6 +36,7 @@ from .modes import Mode
 from .naming import rule_base
 from .parse import source_hash
 from .pipeline import MODES, STAGE_NAMES, Session, derive_module, rule_prefix
+from .signature_text import parse_signature
 from .version import __version__
 
 PROG = "tangent-ast"
@@ -100,6 +101,13 @@ def parse_wrt(text):
     return tuple(int(item) if item.lstrip("-").isdigit() else item for item in items)
 
 
+def _signature(fn, text):
+    """The argument kinds ``--args`` gives (None without it: a generic rule)."""
+    if text is None:
+        return None
+    return parse_signature(text, list(inspect.signature(fn).parameters))
+
+
 def _report_warnings(caught):
     """Print warnings recorded while deriving as ``tangent-ast: warning:`` lines."""
     for w in caught:
@@ -111,7 +119,8 @@ def cmd_show(args):
     """Print the source of one stage of the derivation of the target."""
     fn = resolve_target(args.target)
     mode = args.stage if args.stage in MODES else args.mode
-    generated = derive_module(fn, mode, parse_wrt(args.wrt), None, Session(), trace=True)
+    signature = _signature(fn, args.args)
+    generated = derive_module(fn, mode, parse_wrt(args.wrt), signature, Session(), trace=True)
     sys.stdout.write(generated.snapshots[args.stage])
     return 0
 
@@ -177,12 +186,14 @@ def cmd_generate(args):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", StaleRuleWarning)
         if args.mode in ("hvp", "hessian"):  # forward over reverse: the gradient's forward rule
-            reverse = [session.rule(fn, Mode.REVERSE, wrt, None) for fn in functions]
+            reverse = [
+                session.rule(fn, Mode.REVERSE, wrt, _signature(fn, args.args)) for fn in functions
+            ]
             rules = [_gradient_forward_rule(session, rule) for rule in reverse]
         else:
             reverse = []
             mode = Mode.FORWARD if args.mode == "jacobian" else args.mode
-            rules = [session.rule(fn, mode, wrt, None) for fn in functions]
+            rules = [session.rule(fn, mode, wrt, _signature(fn, args.args)) for fn in functions]
         built = _built_on(args.mode, rules, functions)
     _report_warnings(caught)
     # the modules of this run: the targets' and their callees' (others in the directory stay
@@ -225,7 +236,7 @@ def _gradient_forward_rule(session, rule):
     *directions)`` gives the gradient and the Hessian-vector product)."""
     gradient = gradient_function(rule)
     positions = tuple(rule.params.index(w) for w in rule.wrt)
-    return session.rule(gradient, Mode.FORWARD, positions, None)
+    return session.rule(gradient, Mode.FORWARD, positions, rule.signature)
 
 
 def _check_importable(modules):
@@ -362,6 +373,11 @@ def build_parser():
         )
         p.add_argument(
             "--wrt", help="parameter names or indices, comma separated (default: the first)"
+        )
+        p.add_argument(
+            "--args",
+            help="the argument kinds to specialise for, e.g. 'w: float64[:], X: float64[:, :], "
+            "n: int, p: model.Params' (default: a generic rule, signature any)",
         )
 
     show = sub.add_parser("show", help="print one stage of a derivation")

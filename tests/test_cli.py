@@ -232,3 +232,49 @@ def test_generate_hessian_and_jacobian_write_one_pass_modules(workdir):
 def test_version(workdir):
     done = cli(workdir, "--version")
     assert done.returncode == 0 and done.stdout.startswith("tangent-ast 0.")
+
+
+def test_args_give_the_kinds_a_rule_is_specialised_for(workdir):
+    (workdir / "layers.py").write_text(textwrap.dedent('''
+        from dataclasses import dataclass
+
+        import numpy as np
+
+
+        @dataclass
+        class Params:
+            W: np.ndarray
+            scale: float
+
+
+        def loss(p, X, y):
+            return p.scale * np.sum((X @ p.W - y) ** 2)
+    '''))
+    signature = "p: layers.Params, X: float64[:, :], y: float64[:]"
+    done = cli(workdir, "show", "layers:loss", "--mode", "reverse", "--args", signature)
+    assert done.returncode == 0, done.stderr
+    assert "# signature: Params(unknown,float), array2f, array1f" in done.stdout
+    done = cli(workdir, "generate", "layers:loss", "--mode", "reverse", "--args", signature, "-o", "specialised")
+    assert done.returncode == 0, done.stderr
+    code = textwrap.dedent('''
+        import json
+        import numpy as np
+        import layers, specialised
+        import tangent_ast as ta
+
+        rng = np.random.default_rng(0)
+        p = layers.Params(rng.standard_normal(3), 0.5)
+        X, y = rng.standard_normal((5, 3)), rng.standard_normal(5)
+        out, saved = specialised.loss_fwd(p, X, y)
+        ct = specialised.loss_bwd(saved, 1.0)
+        print(json.dumps({"W": ct.W.tolist(), "expected": ta.grad(layers.loss)(p, X, y).W.tolist()}))
+    ''')
+    result = python(workdir, code)
+    assert np.allclose(result["W"], result["expected"])
+    for wrong, message in (
+        ("p: layers.Params, X: float64[:, :]", "missing: y"),
+        ("p: layers.Nope, X: float64[:, :], y: float64[:]", "cannot import layers.Nope"),
+        ("p: layers.Params, X: float99[:], y: float64[:]", "not a NumPy dtype"),
+    ):
+        done = cli(workdir, "show", "layers:loss", "--args", wrong)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
