@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import gast
 
 from .rules import registry
+from .syntax import unparse
 
 
 @dataclass(frozen=True)
@@ -211,16 +212,16 @@ def statement_lines(stmt, indent, line_of, last_line):
         last_line[0] = lineno
     if isinstance(stmt, (ast.For, ast.While)):
         head = (
-            f"for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}:"
+            f"for {unparse(stmt.target)} in {unparse(stmt.iter)}:"
             if isinstance(stmt, ast.For)
-            else f"while {ast.unparse(stmt.test)}:"
+            else f"while {unparse(stmt.test)}:"
         )
         lines = [f"{pad}{head}{comment}"]
         for s in stmt.body:
             lines += statement_lines(s, indent + 1, line_of, last_line)
         return lines
     if isinstance(stmt, ast.If):
-        lines = [f"{pad}if {ast.unparse(stmt.test)}:{comment}"]
+        lines = [f"{pad}if {unparse(stmt.test)}:{comment}"]
         for s in stmt.body:
             lines += statement_lines(s, indent + 1, line_of, last_line)
         if stmt.orelse:
@@ -229,9 +230,9 @@ def statement_lines(stmt, indent, line_of, last_line):
                 lines += statement_lines(s, indent + 1, line_of, last_line)
         return lines
     if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Tuple) and stmt.value.elts:
-        text = ["return " + ", ".join(ast.unparse(e) for e in stmt.value.elts)]
+        text = ["return " + ", ".join(unparse(e) for e in stmt.value.elts)]
     else:
-        text = ast.unparse(stmt).splitlines()
+        text = unparse(stmt).splitlines()
     return [pad + text[0] + comment] + [pad + t for t in text[1:]]
 
 
@@ -252,7 +253,7 @@ def function_source(fn, line_of):
     a statement's primal line (or None) to the comment's text (or None)."""
     tree = to_ast(fn)
     primal = _primal_lines(fn, tree)
-    header = ast.unparse(
+    header = unparse(
         ast.FunctionDef(
             name=tree.name,
             args=tree.args,

@@ -30,7 +30,6 @@ takes and guarantees, with an example that runs as a doctest.
 (9.0, 6.0)
 """
 
-import ast
 import contextlib
 import copy
 import hashlib
@@ -84,7 +83,7 @@ from .shared_updates import follow_argument_aliases, follow_shared_updates
 from .simplify import is_pure, restore_names, simplify
 from .source import lambda_node
 from .ssa import SSAInfo, to_ssa
-from .syntax import name
+from .syntax import name, unparse
 from .tapes import install_tapes
 from .version import __version__
 
@@ -188,7 +187,7 @@ def result_kind(fn, arg_kinds, form=PLAIN):
 
 
 def _source(fn):
-    return ast.unparse(to_ast(copy.deepcopy(fn))) + "\n"
+    return unparse(to_ast(copy.deepcopy(fn))) + "\n"
 
 
 def wrt_names(params, wrt, qualname, where=None):

@@ -20,8 +20,9 @@ sweep with its result and unpacks them at the top of the reverse sweep:
 >>> residuals_of(fwd, bwd, ["x"])
 ['x']
 >>> pass_residuals(fwd, bwd, ["x"])
+>>> from tangent_ast.syntax import unparse
 >>> import ast
->>> print(ast.unparse(ast.fix_missing_locations(gast.gast_to_ast(bwd))))
+>>> print(unparse(ast.fix_missing_locations(gast.gast_to_ast(bwd))))
 def f_bwd(saved, ct_y):
     x, = saved
     ct_x = 2 * ct_y * x

@@ -31,7 +31,6 @@ def f_bwd(saved, ct_out):
 <BLANKLINE>
 """
 
-import ast
 import builtins
 import copy
 import re
@@ -42,6 +41,7 @@ import numpy as np
 from . import runtime
 from .emit import to_ast
 from .rules.registry import is_pure_function
+from .syntax import unparse
 
 MAX_LINE = 88
 
@@ -566,7 +566,7 @@ def restore_names(fn, forbidden, kept=frozenset()):
 
 def line_length(node):
     """Length of ``node`` printed as one line of a function body."""
-    return len(ast.unparse(to_ast(copy.deepcopy(node)))) + 4
+    return len(unparse(to_ast(copy.deepcopy(node)))) + 4
 
 
 class _Replace(gast.NodeTransformer):

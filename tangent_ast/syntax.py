@@ -8,7 +8,10 @@ The stages build code as gast trees; these are the few constructors every stage 
 'y = x * x'
 """
 
+import ast
 import builtins
+import sys
+from typing import Any
 
 import gast
 
@@ -70,3 +73,39 @@ def is_docstring(s):
         and isinstance(s.value, gast.Constant)
         and isinstance(s.value.value, str)
     )
+
+
+def unparse(node):
+    """``ast.unparse``, the same text on every supported Python: 3.10 puts parentheses
+    around every tuple (``(x, y) = saved``), 3.11+ only where they are needed."""
+    if sys.version_info >= (3, 11):
+        return ast.unparse(node)
+    return _Unparser().visit(node)
+
+
+# the unparser's own classes (not public, not typed): Python 3.10's, given 3.11's tuples
+_BaseUnparser: Any = vars(ast)["_Unparser"]
+_TUPLE: Any = getattr(vars(ast).get("_Precedence"), "TUPLE", None)
+
+
+class _Unparser(_BaseUnparser):
+    """Python 3.10's unparser, with the tuples of 3.11's: no parentheses around a tuple
+    assigned to or iterated into (``x, y = saved``, ``for i, v in ...``)."""
+
+    def visit_Tuple(self, node):
+        needed = len(node.elts) == 0 or self.get_precedence(node) > _TUPLE
+        with self.delimit_if("(", ")", needed):
+            self.items_view(self.traverse, node.elts)
+
+    def visit_Assign(self, node):
+        for target in node.targets:
+            self.set_precedence(_TUPLE, target)
+        super().visit_Assign(node)
+
+    def visit_For(self, node):
+        self.set_precedence(_TUPLE, node.target)
+        super().visit_For(node)
+
+    def visit_comprehension(self, node):
+        self.set_precedence(_TUPLE, node.target)
+        super().visit_comprehension(node)
