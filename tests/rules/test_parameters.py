@@ -149,9 +149,16 @@ def test_a_handled_parameter_is_right_in_both_modes(handled, i):
     name, expr, x = HANDLED[i]
     try:
         getattr(handled, f"handled_{i}")(x.copy())
-    except TypeError as exc:  # a parameter this NumPy does not have (asanyarray's copy < 2.2)
+    except TypeError as exc:  # a parameter this NumPy does not have
         pytest.skip(f"NumPy {np.__version__}: {exc}")
-    rules = check_grads(getattr(handled, f"handled_{i}"), (x.copy(),), modes=("forward", "reverse"))
+    try:
+        rules = check_grads(
+            getattr(handled, f"handled_{i}"), (x.copy(), ), modes=("forward", "reverse")
+        )
+    except ta.TangentAstError as exc:
+        if "does not fit" in str(exc) and not _signatures_readable():
+            pytest.skip(f"NumPy {np.__version__} documents a signature without it: {exc}")
+        raise
     assert name in rules["reverse"].rules_used | rules["forward"].rules_used
 
 
