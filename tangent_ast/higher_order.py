@@ -26,7 +26,7 @@ from .calling import PLAIN, flat_arguments
 from .errors import TangentAstError
 from .kinds import signature_of
 from .modes import Mode
-from .naming import rule_base
+from .naming import rule_base, sanitize
 from .runtime.jacobians import run_batched, unit_directions
 from .wrappers import as_function
 
@@ -80,11 +80,11 @@ def hvp(f, wrt=0, *, cache=None):
             f'"""Hessian-vector products of {f.__qualname__}: the forward rule of its gradient, '
             'as a\nfunction of the point and the direction."""\n\n'
             f"from .{forward.path.stem} import {base}_jvp\n\n\n"
-            f"def {rule_base(f)}_hvp({', '.join([*params, v])}):\n"
+            f"def {_base(f)}_hvp({', '.join([*params, v])}):\n"
             f"    {_fresh('gradient', params)}, hv = {base}_jvp({', '.join([*params, v])})\n"
             "    return hv\n"
         )
-        return companion_function(forward, "hvp", text, f"{rule_base(f)}_hvp")
+        return companion_function(forward, "hvp", text, f"{_base(f)}_hvp")
 
     hessian_vector_product = Made(hessian_vector_product, hvp, given, wrt, cache=cache)
     hessian_vector_product.tangent_ast_source = lambda *args_and_v: module_listing(
@@ -152,6 +152,12 @@ def _columns(stack, lead_shape, tail_shape):
 def _one_index(name, wrt):
     if not isinstance(wrt, int):
         raise TangentAstError(f"{name}: wrt is one argument's index", hint="wrt=1")
+
+
+def _base(f):
+    """The name functions made from ``f`` start with: its rules' (a function made by the
+    API, ``grad(g)``, is named after ``g``)."""
+    return rule_base(f) if hasattr(f, "__code__") else sanitize(f.__name__)
 
 
 def _fresh(name, taken):
@@ -223,7 +229,7 @@ def jacfwd(f, wrt=0, *, cache=None):
         signature = signature_of(flat)
         rule = session.rule(source_of(f, signature), Mode.FORWARD, (wrt,), signature, form)
         rule.check_arguments(flat)
-        return rule, flat, jacobian_function(rule, f, f"{rule_base(f)}_jacobian")
+        return rule, flat, jacobian_function(rule, f, f"{_base(f)}_jacobian")
 
     def jacobian(*args):
         rule, flat, function = function_for(args)
@@ -261,7 +267,7 @@ def hessian(f, wrt=0, *, cache=None):
 
     def function_for(args):
         forward, flat = _forward_over_reverse(f, wrt, session, args)
-        return forward, flat, hessian_function(forward, f, f"{rule_base(f)}_hessian")
+        return forward, flat, hessian_function(forward, f, f"{_base(f)}_hessian")
 
     def dense_hessian(*args):
         forward, flat, function = function_for(args)

@@ -350,3 +350,9 @@ def calls_value_and_grad(x):
 @pytest.mark.parametrize("fn", [calls_jvp, calls_hvp, calls_value_and_grad])
 def test_the_api_called_inside_differentiated_code(fn):
     check_grads(fn, (np.array([0.3, 0.9, -0.4]),), modes=("forward", "reverse"))
+
+
+def test_jacobians_of_functions_made_by_grad():
+    x = np.array([1.0, 2.0, -0.5])
+    np.testing.assert_allclose(ta.jacfwd(ta.grad(cubes))(x), np.diag(6 * x))
+    np.testing.assert_allclose(ta.jacrev(ta.grad(cubes))(x), np.diag(6 * x))
