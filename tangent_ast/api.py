@@ -335,6 +335,16 @@ def grad(f, wrt=0, *, cache=None):
     return gradient
 
 
+def default_wrt(wrt, kinds, caller):
+    """``wrt`` as given, or every float or float-array argument (of ``kinds``)."""
+    if wrt is not None:
+        return wrt
+    wrt = tuple(i for i, k in enumerate(kinds) if k.differentiable)
+    if not wrt:
+        raise TangentAstError(f"{caller}: no argument is a float or a float array")
+    return wrt
+
+
 def vjp(f, *args, wrt=None, cache=None):
     """``(f(*args), pullback)``; ``pullback(ct)`` gives the cotangents of the ``wrt``
     arguments (default: every float or float-array argument), a tuple when there are
@@ -344,10 +354,7 @@ def vjp(f, *args, wrt=None, cache=None):
     f = as_function(f, _session(cache).directory)
     form, flat = flat_arguments(f, args, {})
     signature = signature_of(flat)
-    if wrt is None:
-        wrt = tuple(i for i, k in enumerate(signature[: len(args)]) if k.differentiable)
-        if not wrt:
-            raise TangentAstError("vjp: no argument is a float or a float array")
+    wrt = default_wrt(wrt, signature[: len(args)], "vjp")
     rule = _session(cache).rule(source_of(f, signature), Mode.REVERSE, wrt, signature, form)
     rule.check_arguments(flat)
     out, saved = guarded(f, flat, rule, lambda: rule.fwd(*flat))

@@ -26,14 +26,14 @@ array([1.        , 0.84147098])
 import functools
 
 import numpy as np
-from numpy.lib.mixins import NDArrayOperatorsMixin
 
-from .api import _session, guarded, source_of
+from .api import _session, default_wrt, guarded, source_of
 from .calling import flat_arguments
 from .errors import TangentAstError
 from .kinds import signature_of
 from .modes import Mode
 from .runtime import Tangent, is_record, rebuild, record_fields
+from .runtime.batched import ArrayMethods
 from .wrappers import as_function
 
 
@@ -71,7 +71,7 @@ class Node:
         self.id = id
 
 
-class Traced(NDArrayOperatorsMixin):
+class Traced(ArrayMethods):
     """A tangent whose operations are written down: ``example`` is a zero tangent of its
     shape and dtype (what NumPy needs to answer questions about it), ``node`` where its
     value will be on replay."""
@@ -86,9 +86,6 @@ class Traced(NDArrayOperatorsMixin):
     ndim = property(lambda self: np.ndim(self.example))
     size = property(lambda self: np.size(self.example))
     dtype = property(lambda self: np.result_type(self.example))
-    T = property(lambda self: np.transpose(self))
-    real = property(lambda self: np.real(self))
-    imag = property(lambda self: np.imag(self))
 
     def __array__(self, dtype=None, copy=None):
         raise TracingError("a traced tangent cannot become one array")
@@ -137,30 +134,6 @@ class Traced(NDArrayOperatorsMixin):
 
     def astype(self, dtype, *args, **kwargs):
         return _record(_astype, (self, dtype, *args), kwargs)
-
-    def conj(self):
-        return np.conj(self)
-
-    def sum(self, *args, **kwargs):
-        return np.sum(self, *args, **kwargs)
-
-    def mean(self, *args, **kwargs):
-        return np.mean(self, *args, **kwargs)
-
-    def reshape(self, *shape, **kwargs):
-        return np.reshape(self, shape[0] if len(shape) == 1 else shape, **kwargs)
-
-    def transpose(self, *axes):
-        return np.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
-
-    def ravel(self, order="C"):
-        return np.ravel(self, order)
-
-    def squeeze(self, axis=None):
-        return np.squeeze(self, axis)
-
-    def dot(self, other):
-        return np.dot(self, other)
 
 
 _IN_PLACE = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
@@ -324,10 +297,7 @@ def linearize(f, *args, wrt=None, cache=None):
     f = as_function(f, session.directory)
     form, flat = flat_arguments(f, args, {})
     signature = signature_of(flat)
-    if wrt is None:
-        wrt = tuple(i for i, k in enumerate(signature[: len(args)]) if k.differentiable)
-        if not wrt:
-            raise TangentAstError("linearize: no argument is a float or a float array")
+    wrt = default_wrt(wrt, signature[: len(args)], "linearize")
     wrt = (wrt,) if isinstance(wrt, int) else tuple(wrt)
     rule = session.rule(source_of(f, signature), Mode.FORWARD, wrt, signature, form)
     rule.check_arguments(flat)

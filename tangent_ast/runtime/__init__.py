@@ -47,6 +47,7 @@ from .arrays import (
     transpose_vjp,
 )
 from .batched import (
+    ArrayMethods,
     Batched,
     BatchingError,
 )

@@ -33,38 +33,12 @@ class BatchingError(TypeError):
     """An operation a batch of tangents cannot go through as one value."""
 
 
-class Batched(NDArrayOperatorsMixin):
-    """``n`` tangents of a value of shape ``shape``, as ``stack`` of shape ``(n, *shape)``."""
+class ArrayMethods(NDArrayOperatorsMixin):
+    """The methods of an ndarray that tangent code calls, as the NumPy functions they are
+    (``t.sum(axis=0)`` is ``np.sum(t, axis=0)``), so that a tangent-like class answers them
+    through its ``__array_function__``; operators through ``__array_ufunc__``."""
 
-    __slots__ = ("stack",)
-
-    def __init__(self, stack):
-        self.stack = np.asarray(stack)
-        if self.stack.ndim == 0:
-            raise BatchingError("a batch of tangents needs a leading batch axis")
-
-    def __repr__(self):
-        return f"Batched({self.stack!r})"
-
-    @property
-    def n(self):
-        return self.stack.shape[0]
-
-    @property
-    def shape(self):
-        return self.stack.shape[1:]
-
-    @property
-    def ndim(self):
-        return self.stack.ndim - 1
-
-    @property
-    def size(self):
-        return int(np.prod(self.shape))
-
-    @property
-    def dtype(self):
-        return self.stack.dtype
+    __slots__ = ()
 
     @property
     def T(self):
@@ -77,38 +51,6 @@ class Batched(NDArrayOperatorsMixin):
     @property
     def imag(self):
         return np.imag(self)
-
-    def __array__(self, dtype=None, copy=None):
-        raise BatchingError("a batch of tangents cannot become one array")
-
-    def _refuse(self, *args):
-        raise BatchingError("a batch of tangents has no single value")
-
-    __float__ = __complex__ = __int__ = __index__ = __bool__ = __len__ = __iter__ = _refuse
-
-    def __getitem__(self, index):
-        index = index if isinstance(index, tuple) else (index,)
-        if not _keeps_axes_in_place(index):
-            return _per_tangent(lambda t: t[index], (self,), {})
-        picked = self.stack[_batch_first(index)]
-        if picked.ndim == 1 and not any(part is Ellipsis for part in index):
-            picked = picked.copy()  # NumPy gives a scalar, not a view, for one element
-        return Batched(picked)
-
-    def __setitem__(self, index, value):
-        index = index if isinstance(index, tuple) else (index,)
-        if not _keeps_axes_in_place(index):
-            for k in range(self.n):
-                self.stack[k][index] = _tangent(value, k)
-            return
-        target = self.stack[_batch_first(index)]
-        self.stack[_batch_first(index)] = _aligned(value, target.ndim - 1)
-
-    def copy(self, order="C"):
-        return Batched(self.stack.copy())
-
-    def astype(self, dtype, *args, **kwargs):
-        return Batched(self.stack.astype(dtype, *args, **kwargs))
 
     def conj(self):
         return np.conj(self)
@@ -143,6 +85,72 @@ class Batched(NDArrayOperatorsMixin):
 
     def cumsum(self, axis=None):
         return np.cumsum(self, axis)
+
+
+class Batched(ArrayMethods):
+    """``n`` tangents of a value of shape ``shape``, as ``stack`` of shape ``(n, *shape)``."""
+
+    __slots__ = ("stack",)
+
+    def __init__(self, stack):
+        self.stack = np.asarray(stack)
+        if self.stack.ndim == 0:
+            raise BatchingError("a batch of tangents needs a leading batch axis")
+
+    def __repr__(self):
+        return f"Batched({self.stack!r})"
+
+    @property
+    def n(self):
+        return self.stack.shape[0]
+
+    @property
+    def shape(self):
+        return self.stack.shape[1:]
+
+    @property
+    def ndim(self):
+        return self.stack.ndim - 1
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    @property
+    def dtype(self):
+        return self.stack.dtype
+
+    def __array__(self, dtype=None, copy=None):
+        raise BatchingError("a batch of tangents cannot become one array")
+
+    def _refuse(self, *args):
+        raise BatchingError("a batch of tangents has no single value")
+
+    __float__ = __complex__ = __int__ = __index__ = __bool__ = __len__ = __iter__ = _refuse
+
+    def __getitem__(self, index):
+        index = index if isinstance(index, tuple) else (index,)
+        if not _keeps_axes_in_place(index):
+            return _per_tangent(lambda t: t[index], (self,), {})
+        picked = self.stack[_batch_first(index)]
+        if picked.ndim == 1 and not any(part is Ellipsis for part in index):
+            picked = picked.copy()  # NumPy gives a scalar, not a view, for one element
+        return Batched(picked)
+
+    def __setitem__(self, index, value):
+        index = index if isinstance(index, tuple) else (index,)
+        if not _keeps_axes_in_place(index):
+            for k in range(self.n):
+                self.stack[k][index] = _tangent(value, k)
+            return
+        target = self.stack[_batch_first(index)]
+        self.stack[_batch_first(index)] = _aligned(value, target.ndim - 1)
+
+    def copy(self, order="C"):
+        return Batched(self.stack.copy())
+
+    def astype(self, dtype, *args, **kwargs):
+        return Batched(self.stack.astype(dtype, *args, **kwargs))
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = kwargs.pop("out", None)
