@@ -31,9 +31,10 @@ from .emit import body_hash_of, read_header
 from .errors import TangentAstError
 from .higher_order import gradient_function, hessian_function, jacobian_function
 from .live import dependencies_of
-from .load import StaleRuleWarning, import_module, name_in_cache, write_atomic
+from .load import StaleRuleWarning, import_module, write_atomic
 from .modes import Mode
 from .naming import rule_base
+from .package import init_text, staged
 from .parse import source_hash
 from .pipeline import MODES, STAGE_NAMES, Session, derive_module, rule_prefix
 from .signature_text import parse_signature
@@ -174,11 +175,20 @@ def init_source(rules, directory, built=()):
 
 
 def cmd_generate(args):
-    """Derive each target into PACKAGE_DIR and write the package's ``__init__.py``."""
+    """Derive each target into PACKAGE_DIR and write the package's ``__init__.py``: in a
+    staging copy, published only when everything succeeded, and only the files that
+    changed (``tangent_ast.package``)."""
     functions = [resolve_target(t) for t in args.targets]
     wrt = parse_wrt(args.wrt)
-    directory = Path(args.output)
-    directory.mkdir(parents=True, exist_ok=True)
+    output = Path(args.output)
+    with staged(output) as directory:
+        rules = _generate_into(directory, functions, wrt, args)
+    for rule in rules:
+        print(output / rule.path.name)
+    return 0
+
+
+def _generate_into(directory, functions, wrt, args):
     if args.force:
         for path, _ in _generated_modules(directory):
             path.unlink()
@@ -202,18 +212,12 @@ def cmd_generate(args):
         rule_prefix(g) + "__" for rule in rules + reverse for g in rule.dependencies.functions
     )
     modules = [(p, h) for p, h in _generated_modules(directory) if p.stem.startswith(prefixes)]
-    try:
-        _check_importable(modules)
-    except UsageError:
-        for path, header in modules:  # write nothing a package cannot import
-            if "bound-by-loader" in header:
-                path.unlink()
-        raise
+    _check_importable(modules)
     _link_runtime(directory, modules, args.standalone)
-    (directory / "__init__.py").write_text(init_source(rules, directory, built))
-    for rule in rules:
-        print(f"{rule.path}")
-    return 0
+    init = directory / "__init__.py"
+    existing = init.read_text() if init.exists() else None
+    init.write_text(init_text(existing, init_source(rules, directory, built)))
+    return rules
 
 
 def _built_on(mode, rules, functions):
@@ -304,8 +308,8 @@ def stale_reason(header, directory=None):
     target = header["source"].split(" (")[0]
     module_name, _, qualname = target.partition(":")
     try:
-        if name_in_cache(module_name) and directory is not None:
-            module = import_module(directory, name_in_cache(module_name))
+        if module_name.startswith(".") and directory is not None:  # a module of this package
+            module = import_module(directory, module_name[1:])
         else:
             module = _import_module(module_name)
         fn = _lookup(module, qualname)

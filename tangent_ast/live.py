@@ -45,6 +45,7 @@ import types
 
 import gast
 
+from .derived import portable_name
 from .errors import TangentAstError
 from .kinds import kind_of
 from .modes import Mode
@@ -86,7 +87,7 @@ class Dependencies:
         reached."""
         entries = sorted(
             {
-                f"{fn.__module__}:{fn.__qualname__}={self.fingerprint(fn)}"
+                f"{portable_name(fn.__module__)}:{fn.__qualname__}={self.fingerprint(fn)}"
                 for fn in self.functions[1:]
             }
         )

@@ -49,6 +49,7 @@ from .aliasing import check_augmented, check_updates, check_views, copy_views
 from .calling import PLAIN, Spread, flat_params, flatten
 from .checks import check_dynamic, check_supported
 from .derivatives import Derivation
+from .derived import portable_name
 from .display import highlighted
 from .emit import (
     ModuleNamespace,
@@ -400,7 +401,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     dependencies = dependencies_of(fn)
     provenance = Provenance(
         qualname=f.parsed.qualname,
-        module=f.parsed.module,
+        module=portable_name(f.parsed.module),
         filename=f.parsed.filename,
         line=f.parsed.first_line,
         source_hash=f.parsed.source_hash,

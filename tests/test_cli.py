@@ -278,3 +278,23 @@ def test_args_give_the_kinds_a_rule_is_specialised_for(workdir):
     ):
         done = cli(workdir, "show", "layers:loss", "--args", wrong)
         assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_generate_writes_all_or_nothing_and_only_what_changed(workdir):
+    package = workdir / "ship"
+    done = cli(workdir, "generate", "model:loss", "--mode", "reverse", "-o", "ship")
+    assert done.returncode == 0, done.stderr
+    init = package / "__init__.py"
+    init.write_text("SCALE = 2.0  # the user's own line\n\n" + init.read_text())
+    modules = {p.name: p.stat().st_mtime_ns for p in package.glob("*.py") if p.name != "__init__.py"}
+    done = cli(workdir, "generate", "model:loss", "--mode", "reverse", "-o", "ship")
+    assert done.returncode == 0, done.stderr
+    assert {p.name: p.stat().st_mtime_ns for p in package.glob("*.py") if p.name != "__init__.py"} == modules
+    text = init.read_text()
+    assert text.startswith("SCALE = 2.0") and text.count("from .") >= 1 and text.count("SCALE") == 1
+    # a failing run (a target that does not exist) leaves the package as it was
+    before = {p.name: p.read_bytes() for p in package.glob("*.py")}
+    done = cli(workdir, "generate", "model:loss", "model:nothing_here", "-o", "ship")
+    assert done.returncode == 2
+    assert {p.name: p.read_bytes() for p in package.glob("*.py")} == before
+    assert not [p for p in workdir.iterdir() if ".staging." in p.name]

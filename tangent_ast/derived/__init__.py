@@ -33,6 +33,16 @@ def directory_of(name):
     return os.fsdecode(base64.b32decode(encoded + "=" * (-len(encoded) % 8)))
 
 
+def portable_name(module_name):
+    """A module's name as a generated header records it: a derived module's relative to its
+    package (``.mymodel__loss__reverse__x__any``), so that it still names the module when
+    the package is moved or copied; any other module's as it is."""
+    prefix = f"{__name__}.d_"
+    if not module_name or not module_name.startswith(prefix):
+        return module_name
+    return "." + module_name[len(prefix) :].partition(".")[2]
+
+
 class _PackageLoader(importlib.abc.Loader):
     """A package with no code of its own: its submodules are the files of its directory."""
 
