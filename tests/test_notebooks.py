@@ -44,3 +44,14 @@ def test_notebook_runs(name, kernel_env):
     errors = [output for cell in nb.cells if cell.cell_type == "code"
               for output in cell.get("outputs", []) if output.get("output_type") == "error"]
     assert not errors, f"{name}: error outputs: {[e.get('ename') for e in errors]}"
+
+
+@pytest.mark.skipif(not NOTEBOOK_NAMES, reason="no notebooks in notebooks/")
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_notebook_is_saved_with_its_outputs(name):
+    """A reader on the web sees the generated code: every code cell was run, in order, and
+    the notebook saved with what it printed."""
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    counts = [cell.get("execution_count") for cell in nb.cells if cell.cell_type == "code"]
+    assert all(counts) and counts == sorted(counts), f"{name}: run it and save it ({counts})"
+    assert any(cell.get("outputs") for cell in nb.cells if cell.cell_type == "code")
