@@ -351,12 +351,14 @@ def vjp(f, *args, wrt=None, cache=None):
     several. The pullback may be called any number of times; ``pullback(cts,
     batched=True)`` takes cotangents along a leading axis and gives the cotangents of
     each, computed in one pass of the reverse rule where its operations take a batch."""
+    given = f
     f = as_function(f, _session(cache).directory)
     form, flat = flat_arguments(f, args, {})
     signature = signature_of(flat)
     wrt = default_wrt(wrt, signature[: len(args)], "vjp")
     rule = _session(cache).rule(source_of(f, signature), Mode.REVERSE, wrt, signature, form)
     rule.check_arguments(flat)
+    point = copy.deepcopy(args) if rule.updates else args  # the rule updates them in place
     out, saved = guarded(f, flat, rule, lambda: rule.fwd(*flat))
 
     def pullback(ct, *, batched=False):
@@ -385,7 +387,26 @@ def vjp(f, *args, wrt=None, cache=None):
             )
         return real_cotangents(rule, guarded(f, flat, rule, lambda: rule.bwd(saved, ct)), flat)
 
-    return out, pullback
+    return out, Pullback(pullback, (given, point, wrt, cache))
+
+
+class Pullback:
+    """The pullback ``vjp`` returns. It pickles as the point it was made at (the function
+    by reference, the arguments, ``wrt``): another process runs the forward sweep there
+    again, and its rule comes from the cache or is derived."""
+
+    def __init__(self, call, made_at):
+        self._call, self._made_at = call, made_at
+
+    def __call__(self, ct, *, batched=False):
+        return self._call(ct, batched=batched)
+
+    def __reduce__(self):
+        return (_pullback_at, self._made_at)
+
+
+def _pullback_at(f, args, wrt, cache):
+    return vjp(f, *args, wrt=wrt, cache=cache)[1]
 
 
 def show(f, mode="forward", wrt=0, *, stage="module", args=None):

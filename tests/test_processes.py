@@ -108,3 +108,13 @@ def test_a_dask_cluster_maps_a_gradient_over_parameters(model):
         got = client.gather(futures)
     for w, g in zip(points, got, strict=True):
         np.testing.assert_allclose(g, gradient(w, X, y))
+
+
+def test_a_pullback_pickles_as_the_point_it_was_made_at(model):
+    X, y = _data()
+    w = np.full(4, 0.3)
+    out, pullback = ta.vjp(model.loss, w, X, y, wrt=0)
+    again = pickle.loads(pickle.dumps(pullback))
+    np.testing.assert_allclose(again(2.0), pullback(2.0))
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        np.testing.assert_allclose(pool.apply(pullback, (2.0,)), pullback(2.0))
