@@ -412,7 +412,7 @@ def _squeeze(x, axis=None):
     return Batched(np.squeeze(x.stack, _shifted(_tuple(axis), x.ndim)))
 
 
-def _full(values, like):
+def _full(values):
     """Each of ``values`` as a stack of ``n`` tangents (a value that is not a batch is the
     same tangent ``n`` times)."""
     n = _batch_size(values)
@@ -425,7 +425,7 @@ def _concatenate(arrays, axis=0, **kwargs):
     arrays = list(arrays)
     if kwargs.get("out") is not None or kwargs.get("casting") or kwargs.get("dtype"):
         return NotImplemented
-    stacks = _full(arrays, None)
+    stacks = _full(arrays)
     if axis is None:
         return Batched(np.concatenate([s.reshape(s.shape[0], -1) for s in stacks], axis=1))
     return Batched(np.concatenate(stacks, axis=_shifted(axis, stacks[0].ndim - 1)))
@@ -435,7 +435,7 @@ def _stack(arrays, axis=0, **kwargs):
     arrays = list(arrays)
     if kwargs.get("out") is not None or kwargs.get("casting") or kwargs.get("dtype"):
         return NotImplemented
-    stacks = _full(arrays, None)
+    stacks = _full(arrays)
     return Batched(np.stack(stacks, axis=_shifted(axis, stacks[0].ndim)))
 
 
