@@ -173,6 +173,8 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
             back.target.id = target
             if target in needed:
                 needed.remove(target)
+        carried = _carried_from_next_iteration(fwd, bwd, loop, back, needed, headers)
+        needed = [v for v in needed if v not in carried]
         tapes = {v: namer.fresh(f"{v}_tape") for v in needed}
         created += list(tapes.values())
         # Forward: iteration-start values first, the rest at every exit of the body.
@@ -229,7 +231,55 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
         else:
             restores = []
         back.body[:0] = restores + [copy.deepcopy(st) for st in again]
+        # A value the body ends by copying into a loop header is that header's value at
+        # the start of the next iteration: the reverse loop hands it down instead of a tape.
+        _insert_around(bwd, back, before=[assign(v, name(h)) for v, h in carried.items()])
+        back.body.extend(assign(v, name(h)) for v, h in carried.items())
     fwd.body[:0] = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in created]
+
+
+def _carried_from_next_iteration(fwd, bwd, loop, back, needed, headers):
+    """``{value: header}`` for the values the reverse loop reads that the forward body
+    ends by copying into a header it also restores (``h = v`` last): iteration k's ``v``
+    is iteration k + 1's ``h``, and the last one is ``h`` after the loop.
+
+    Only for a loop at the top of both sweeps that runs every iteration to its end (no
+    ``break`` or ``continue``), whose header is not assigned after it in the forward
+    sweep nor before it in the reverse sweep (so ``h`` there is the loop's last value)."""
+    if not (
+        any(s is loop for s in fwd.body)
+        and any(s is back for s in bwd.body)
+        and not any(isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(loop))
+    ):
+        return {}
+    after_loop = fwd.body[next(i for i, s in enumerate(fwd.body) if s is loop) + 1 :]
+    before_back = bwd.body[: next(i for i, s in enumerate(bwd.body) if s is back)]
+    clobbered = _stored(after_loop) | _stored(before_back) | _updated(loop.body)
+    assignments = {}
+    for n in gast.walk(loop):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            assignments[n.id] = assignments.get(n.id, 0) + 1
+    carried = {}
+    for st in reversed(loop.body):
+        if not (
+            isinstance(st, gast.Assign)
+            and isinstance(st.targets[0], gast.Name)
+            and isinstance(st.value, gast.Name)
+            and st.targets[0].id in headers
+        ):
+            break
+        header, value = st.targets[0].id, st.value.id
+        if (
+            value in needed
+            and header in needed
+            and value not in headers
+            and value not in carried
+            and assignments.get(value) == 1
+            and assignments.get(header) == 1
+            and not {value, header} & clobbered
+        ):
+            carried[value] = header
+    return carried
 
 
 def _recomputations(loop, needed, headers, recomputable, is_scalar):

@@ -3,6 +3,7 @@
 import numpy as np
 
 import tangent_ast as ta
+import tangent_ast.testing
 
 from .corpus import control_flow
 
@@ -31,3 +32,15 @@ def test_nothing_is_taped_when_the_reverse_sweep_reads_nothing():
     rule = ta.derive(control_flow.while_doubling, "reverse", args=(0.7,))
     _, saved = rule.fwd(0.7)
     assert not any(isinstance(s, list) for s in saved)  # only the trip count is saved
+
+
+def test_a_loop_carried_value_has_one_tape():
+    """``h = np.tanh(W @ h + x[t])``: the new ``h`` of iteration k is the old ``h`` of
+    iteration k + 1, so the reverse loop hands it down instead of keeping a second tape."""
+    W = np.linspace(-0.5, 0.5, 9).reshape(3, 3)
+    xs = np.linspace(-1.0, 1.0, 15).reshape(5, 3)
+    rule = ta.derive(control_flow.rnn_matrix, "reverse", wrt="W", args=(W, np.ones(3), xs))
+    assert rule.source.count("_tape = []") == 2  # h at the start of each step, and W @ h
+    _, saved = rule.fwd(W, np.ones(3), xs)
+    assert sorted(len(s) for s in saved if isinstance(s, list)) == [5, 5]
+    ta.testing.check_grads(control_flow.rnn_matrix, (W, np.ones(3), xs))

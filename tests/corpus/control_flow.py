@@ -227,6 +227,13 @@ def rnn_sum(x, w):
     return total
 
 
+def rnn_matrix(W, h0, xs):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + xs[t])
+    return np.sum(h ** 2)
+
+
 def fib_like(x, n):
     if n <= 1:
         return x
@@ -274,6 +281,7 @@ CASES = [
     Case(chained_comparison, (1.5,)),
     Case(recurrence, (X, 0.2)),
     Case(rnn_sum, (X, 0.8)),
+    Case(rnn_matrix, (np.linspace(-0.5, 0.5, 9).reshape(3, 3), np.ones(3), np.ones((4, 3)))),
     Case(fib_like, (0.7, 5)),
     Case(rec_until_small, (2.0,)),
     Case(rec_until_small, (0.05,)),
