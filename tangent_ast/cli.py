@@ -174,37 +174,63 @@ def init_source(rules, directory, built=()):
     return "\n".join(lines) + "\n"
 
 
+GENERATE_MODES = MODES + ("hvp", "hessian", "jacobian")
+
+
 def cmd_generate(args):
-    """Derive each target into PACKAGE_DIR and write the package's ``__init__.py``: in a
-    staging copy, published only when everything succeeded, and only the files that
-    changed (``tangent_ast.package``)."""
-    functions = [resolve_target(t) for t in args.targets]
-    wrt = parse_wrt(args.wrt)
-    output = Path(args.output)
-    with staged(output) as directory:
-        rules = _generate_into(directory, functions, wrt, args)
-    for rule in rules:
-        print(output / rule.path.name)
+    """Derive each target into PACKAGE_DIR and print the paths of the targets' modules."""
+    written = generate_package(
+        args.targets,
+        args.output,
+        mode=args.mode,
+        wrt=args.wrt,
+        arg_kinds=args.args,
+        standalone=args.standalone,
+        force=args.force,
+    )
+    for path in written:
+        print(path)
     return 0
 
 
-def _generate_into(directory, functions, wrt, args):
-    if args.force:
+def generate_package(
+    targets, output, *, mode="forward", wrt=None, arg_kinds=None, standalone=False, force=False
+):
+    """What ``tangent-ast generate`` does: derive each ``MODULE:FUNCTION`` of ``targets`` into
+    the package directory ``output`` and write its ``__init__.py``, in a staging copy published
+    only when everything succeeded, and only the files that changed (``tangent_ast.package``).
+    ``wrt`` and ``arg_kinds`` are the texts of ``--wrt`` and ``--args``. Returns the paths of
+    the targets' modules; raises UsageError or TangentAstError."""
+    if mode not in GENERATE_MODES:
+        raise UsageError(f"mode {mode!r} is not one of {', '.join(GENERATE_MODES)}")
+    functions = [resolve_target(t) for t in targets]
+    output = Path(output)
+    with staged(output) as directory:
+        rules = _generate_into(
+            directory, functions, parse_wrt(wrt), mode, arg_kinds, standalone, force
+        )
+    return [output / rule.path.name for rule in rules]
+
+
+def _generate_into(directory, functions, wrt, mode, arg_kinds, standalone, force):
+    if force:
         for path, _ in _generated_modules(directory):
             path.unlink()
     session = Session(directory=directory)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", StaleRuleWarning)
-        if args.mode in ("hvp", "hessian"):  # forward over reverse: the gradient's forward rule
+        if mode in ("hvp", "hessian"):  # forward over reverse: the gradient's forward rule
             reverse = [
-                session.rule(fn, Mode.REVERSE, wrt, _signature(fn, args.args)) for fn in functions
+                session.rule(fn, Mode.REVERSE, wrt, _signature(fn, arg_kinds)) for fn in functions
             ]
             rules = [_gradient_forward_rule(session, rule) for rule in reverse]
         else:
             reverse = []
-            mode = Mode.FORWARD if args.mode == "jacobian" else args.mode
-            rules = [session.rule(fn, mode, wrt, _signature(fn, args.args)) for fn in functions]
-        built = _built_on(args.mode, rules, functions)
+            rule_mode = Mode.FORWARD if mode == "jacobian" else mode
+            rules = [
+                session.rule(fn, rule_mode, wrt, _signature(fn, arg_kinds)) for fn in functions
+            ]
+        built = _built_on(mode, rules, functions)
     _report_warnings(caught)
     # the modules of this run: the targets' and their callees' (others in the directory stay
     # as they are)
@@ -213,7 +239,7 @@ def _generate_into(directory, functions, wrt, args):
     )
     modules = [(p, h) for p, h in _generated_modules(directory) if p.stem.startswith(prefixes)]
     _check_importable(modules)
-    _link_runtime(directory, modules, args.standalone)
+    _link_runtime(directory, modules, standalone)
     init = directory / "__init__.py"
     existing = init.read_text() if init.exists() else None
     init.write_text(init_text(existing, init_source(rules, directory, built)))
@@ -369,7 +395,7 @@ def build_parser():
     def add_rule_options(p):
         p.add_argument(
             "--mode",
-            choices=MODES + (("hvp", "hessian", "jacobian") if p.prog.endswith("generate") else ()),
+            choices=GENERATE_MODES if p.prog.endswith("generate") else MODES,
             default="forward",
             help="forward (jvp), reverse (fwd/bwd), or for generate hvp (f_gradient_jvp: the "
             "gradient and the Hessian-vector product), hessian (f_hessian) or jacobian "
@@ -423,6 +449,10 @@ def main(argv=None):
     try:
         return args.run(args)
     except (UsageError, TangentAstError) as exc:
-        message = "; ".join(line.strip() for line in str(exc).splitlines())
-        print(f"{PROG}: error: {message}", file=sys.stderr)
+        print(f"{PROG}: error: {one_line(exc)}", file=sys.stderr)
         return 2
+
+
+def one_line(exc):
+    """The message of ``exc`` on one line (its lines joined by ``; ``)."""
+    return "; ".join(line.strip() for line in str(exc).splitlines())

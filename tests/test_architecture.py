@@ -1,6 +1,7 @@
 """The shape of the package: dependencies point one way, modules stay small.
 
-    api, testing, cli, function_values, fuzz    what users call
+    api, testing, cli, build,                   what users call
+    function_values, fuzz
       -> pipeline                               the stages in order
         -> stages (parse ... load)              one transformation each
           -> rules                              what each primitive's derivative is
@@ -24,6 +25,7 @@ TOP = {
     "api",
     "testing",
     "cli",
+    "build",
     "function_values",
     "examples",
     "__main__",
