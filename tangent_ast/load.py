@@ -25,6 +25,7 @@ imported as a package so derived rules can import each other
 """
 
 import ast
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -36,11 +37,15 @@ import warnings
 from enum import Enum
 from pathlib import Path
 
+import gast
+
 from . import derived
 from .emit import body_hash_of, read_header
 from .errors import TangentAstError
 from .modes import Mode
 from .naming import sanitize
+from .parse import parse
+from .resolve import assigned_names
 
 
 class OnDisk(Enum):
@@ -172,6 +177,8 @@ def import_module(directory, module_name, bindings=None, reload=False):
         # each gets its own module object. A module reloaded only when it (or a module it
         # imports) changed keeps its functions the same objects: they pickle by reference.
         return cached
+    if not path.exists():  # deleted since it was derived or checked
+        raise TangentAstError(f"{path} is missing", hint="derive the rule again")
     spec = importlib.util.spec_from_file_location(full, path)
     module = importlib.util.module_from_spec(spec)
     for key, value in (bindings or {}).items():
@@ -203,6 +210,121 @@ def _as_loaded(module, package, path):
     return _load_state(package, path) == (text, siblings) and all(
         sys.modules.get(f"{package}.{name}") is m for name, m in siblings.items()
     )
+
+
+def as_on_disk(module):
+    """Whether ``module`` (loaded by :func:`import_module`) and the sibling modules it imports,
+    transitively, still hold what their files hold: a rule already in use is loaded again
+    once one of its files was edited or deleted, so that what runs is what the file shows."""
+    seen, todo = set(), [module]
+    while todo:
+        m = todo.pop()
+        loaded = getattr(m, "__tangent_ast_loaded__", None)
+        if m is None or id(m) in seen or loaded is None:
+            continue  # a module Python imported itself: not one the loader tracks
+        seen.add(id(m))
+        text, siblings = loaded
+        try:
+            if Path(m.__file__).read_text() != text:
+                return False
+        except (OSError, UnicodeDecodeError):
+            return False
+        todo.extend(siblings.values())
+    return True
+
+
+def relative_imports(text):
+    """The sibling modules a generated module's text imports (``from .g__reverse... import
+    g_fwd``, ``from . import g__reverse... as g_rules``), in order."""
+    found = []
+    for line in text.splitlines():
+        if line.startswith("def "):
+            break
+        if line.startswith("from ."):
+            words = line[len("from .") :].split()
+            found.append(words[1] if words[0] == "import" else words[0])
+    return found
+
+
+def loader_values(path, fn, known):
+    """The values the loader sets in the module at ``path`` of ``fn``'s rule: ``fn``'s own
+    closure cells and globals as they are now, and ``known``, the values the rules inlined in
+    it read (their names are not ``fn``'s). A name its header lists that neither gives is
+    refused here, before the module runs (it would be a NameError inside the rule)."""
+    values = {}
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+    for n in sorted(own_names(fn)):
+        if n in cells:
+            with contextlib.suppress(ValueError):
+                values[n] = cells[n].cell_contents
+        elif n in fn.__globals__:
+            values[n] = fn.__globals__[n]
+    values.update(known)
+    missing = [n for n in bound_by_loader(path) if n not in values]
+    if missing:
+        raise TangentAstError(
+            f"{path} needs the value of {', '.join(map(repr, missing))}, which neither "
+            f"{fn.__qualname__} nor a rule its derivation used in this process reads",
+            hint=f"define it at module level of the module that reads it, or delete {path} "
+            "to derive it again",
+        )
+    return values
+
+
+def loadable(directory, module_name, fn, known, functions, seen=None):
+    """Whether the module ``module_name`` of ``fn``'s rule and the callee rules it imports can
+    be loaded as they are on disk: each file there and complete, and every value their loaders
+    bind ``fn``'s own or ``known[module]`` (the values its rules read, once this process has
+    derived it). ``functions``: how the names of their rule modules start -> user function,
+    for the functions whose rules the modules may import."""
+    seen = set() if seen is None else seen
+    seen.add(module_name)
+    path = Path(directory) / f"{module_name}.py"
+    own, values = own_names(fn), known.get(module_name, {})
+    if not all(n in own or n in values for n in bound_by_loader(path)):
+        return False
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError):
+        return False
+    for callee in relative_imports(text):
+        if callee not in seen:
+            if state_of(Path(directory) / f"{callee}.py", {}) in (OnDisk.MISSING, OnDisk.CORRUPT):
+                return False
+            g = function_of(callee, functions)
+            if g is not None and not loadable(directory, callee, g, known, functions, seen):
+                return False
+    return True
+
+
+def function_of(module_name, functions):
+    """The function (of ``functions``: module name prefix -> function) whose rule module
+    ``module_name`` is, or None."""
+    return next((g for prefix, g in functions.items() if module_name.startswith(prefix)), None)
+
+
+def own_names(fn):
+    """The free names ``fn`` reads itself (in its nested functions and lambdas too), as the
+    derivation resolves them: a name the loader binds beyond them is a rule's."""
+    try:
+        node = parse(fn).node
+    except TangentAstError:
+        return set(fn.__code__.co_freevars) | set(fn.__code__.co_names)
+    local = assigned_names(node)
+    return {
+        n.id
+        for n in gast.walk(node)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in local
+    }
+
+
+def bound_by_loader(path):
+    """The names the header of the module at ``path`` says its loader binds."""
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return read_header(text).get("bound-by-loader", "").partition("  ")[0].split()
 
 
 def warn_stale(path, qualname, strict):

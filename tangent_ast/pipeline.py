@@ -30,7 +30,6 @@ takes and guarantees, with an example that runs as a doctest.
 (9.0, 6.0)
 """
 
-import contextlib
 import copy
 import hashlib
 import html
@@ -66,9 +65,14 @@ from .kinds import UNKNOWN, Kind, Tag, describe_signature
 from .live import dependencies_of
 from .load import (
     OnDisk,
+    as_on_disk,
     cache_dir,
+    function_of,
     import_module,
+    loadable,
+    loader_values,
     name_in_cache,
+    relative_imports,
     state_of,
     warn_stale,
     write_atomic,
@@ -274,6 +278,7 @@ class GeneratedModule:
     rules_used: set
     callees: list
     snapshots: dict
+    rule_values: dict = field(default_factory=dict)  # loader-bound values of the rules used
 
 
 def derive_module(fn, mode, wrt, signature, session, trace=False, form=PLAIN):
@@ -426,7 +431,10 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     )
     if trace:
         snapshots["module"] = text
-    return GeneratedModule(module_name, text, functions, loader, d.rules_used, d.callees, snapshots)
+    rule_values = {n: namespace.objects[n] for n in loader if n not in f.scope.free}
+    return GeneratedModule(
+        module_name, text, functions, loader, d.rules_used, d.callees, snapshots, rule_values
+    )
 
 
 def _check_output(f):
@@ -588,6 +596,7 @@ class Session:
         self.rules = {}
         self.in_progress = set()
         self._dependencies = {}
+        self.rule_values = {}  # module name -> loader-bound values its rules read
 
     def rule(self, fn, mode=Mode.FORWARD, wrt=0, signature=None, form=PLAIN):
         """The rule of ``fn`` for calls of ``form`` with arguments of ``signature``."""
@@ -599,9 +608,11 @@ class Session:
         signature = canonical(signature)
         key = (fn, mode, wrt, signature, form)
         known = self.rules.get(key)
-        if known is not None and known.dependencies.current():
+        current = known is not None and known.dependencies.current()
+        # a module edited (or deleted) since it was loaded is loaded again: ``.source`` runs
+        if current and as_on_disk(known.module):
             return known
-        if known is not None:
+        if known is not None and not current:
             program_changed()
         dependencies = self.dependencies(fn)
         module_name = module_name_for(fn, mode, wrt, signature, form)
@@ -610,7 +621,7 @@ class Session:
         # load them first, with their own bindings and as they are now on disk.
         self.load_callees(module_name, dependencies, {module_name})
         module = import_module(
-            self.directory, module_name, self.bindings(fn, generated), reload=True
+            self.directory, module_name, self.bindings(fn, module_name), reload=True
         )
         rule = DerivedRule(
             fn,
@@ -642,44 +653,48 @@ class Session:
             text = path.read_text()
         except OSError:
             return
-        prefixes = {rule_prefix(g) + "__": g for g in dependencies.functions}
-        for line in text.splitlines():
-            if not line.startswith("from ."):
-                if line.startswith("def "):
-                    break
-                continue
-            words = line[len("from .") :].split()  # from .mod import f / from . import mod as m
-            callee_module = words[1] if words[0] == "import" else words[0]
-            if callee_module in loading:
-                continue
-            g = next(
-                (g for prefix, g in prefixes.items() if callee_module.startswith(prefix)), None
-            )
-            if g is None:
+        for callee_module in relative_imports(text):
+            g = function_of(callee_module, _by_prefix(dependencies))
+            if callee_module in loading or g is None:
                 continue  # not a rule of a function we know: Python's import finds it
             loading.add(callee_module)
             self.load_callees(callee_module, dependencies, loading)
-            import_module(self.directory, callee_module, _loader_values(g, None), reload=True)
+            import_module(
+                self.directory, callee_module, self.bindings(g, callee_module), reload=True
+            )
 
-    def bindings(self, fn, generated):
-        return _loader_values(fn, generated.loader_names if generated else None)
+    def bindings(self, fn, module_name):
+        """What the loader sets in ``module_name``: ``fn``'s own values, and those of the rules
+        inlined in it as its latest derivation in this process found them."""
+        path = self.directory / f"{module_name}.py"
+        return loader_values(path, fn, self.rule_values.get(module_name, {}))
 
     def ensure(self, fn, mode, wrt, signature, module_name, form=PLAIN):
         """Make the module on disk current; return the GeneratedModule if it was (re)derived."""
         path = self.directory / f"{module_name}.py"
         expected = self.expected_header(fn)
         state = state_of(path, expected) if expected is not None else OnDisk.STALE
-        if state in (OnDisk.FRESH, OnDisk.EDITED):
+        if state in (OnDisk.FRESH, OnDisk.EDITED, OnDisk.EDITED_STALE):
+            if state is OnDisk.EDITED_STALE:
+                warn_stale(path, fn.__qualname__, self.strict)
+            callees = _by_prefix(self.dependencies(fn))
+            if not loadable(self.directory, module_name, fn, self.rule_values, callees):
+                # a callee's module deleted, or values its rules read not met yet: derived in
+                # memory (callee modules written, values learnt), its own file kept as it is
+                self._derive(fn, mode, wrt, signature, form)
             return None
-        if state is OnDisk.EDITED_STALE:
-            warn_stale(path, fn.__qualname__, self.strict)
-            return None
-        self.in_progress.add((fn, mode, wrt, signature, form))
+        generated = self._derive(fn, mode, wrt, signature, form)
+        write_atomic(path, generated.text)
+        return generated
+
+    def _derive(self, fn, mode, wrt, signature, form):
+        key = (fn, mode, wrt, signature, form)
+        self.in_progress.add(key)
         try:
             generated = derive_module(fn, mode, wrt, signature, self, form=form)
         finally:
-            self.in_progress.discard((fn, mode, wrt, signature, form))
-        write_atomic(path, generated.text)
+            self.in_progress.discard(key)
+        self.rule_values[generated.name] = generated.rule_values
         return generated
 
     def expected_header(self, fn):
@@ -712,6 +727,11 @@ class Session:
         return CalleeRule(fn, module_name, module_name == caller_module, cyclic)
 
 
+def _by_prefix(dependencies):
+    """How the names of the rule modules of each function ``dependencies`` reaches start."""
+    return {rule_prefix(g) + "__": g for g in dependencies.functions}
+
+
 def program_changed():
     """Something a rule was derived against was rebound: forget what was inferred from it."""
     _RESULT_KINDS.clear()
@@ -731,18 +751,3 @@ def _home_module(fn, name, obj):
 
 
 _NOT_THERE = object()
-
-
-def _loader_values(fn, names):
-    """Values for names a generated module cannot import: from the closure and globals."""
-    values = {}
-    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
-    for n in list(cells) + list(fn.__code__.co_names):
-        if names is not None and n not in names:
-            continue
-        if n in cells:
-            with contextlib.suppress(ValueError):
-                values[n] = cells[n].cell_contents
-        elif n in fn.__globals__:
-            values[n] = fn.__globals__[n]
-    return values

@@ -32,7 +32,8 @@ from .live import is_library
 from .load import import_module, write_atomic
 from .naming import sanitize
 from .rules.binding import signature_of
-from .rules.registry import lookup, qualified_name
+from .rules.binding import takes as entry_takes
+from .rules.registry import lookup, qualified_name, version
 
 _WRAPPERS: dict = {}  # (function, bound positions, bound keywords) -> its def
 
@@ -44,7 +45,10 @@ def as_function(f, directory):
     if isinstance(f, functools.partial):
         return _wrapper(f.func, f.args, f.keywords, directory)
     if inspect.isfunction(f) and not is_library(f.__module__):
-        return f
+        # A function of the user's with registered rules: differentiated through a call, so
+        # that its rules are used, as they are where other code calls it (its body may be
+        # what the rules are there to avoid: overflow, a non-differentiable point).
+        return f if lookup(f) is None else _rules_wrapper(f, directory)
     if lookup(f) is not None and not isinstance(f, tuple):
         return _wrapper(f, (), {}, directory)
     return f
@@ -80,6 +84,65 @@ def _wrapper(fn, bound_args, bound_keywords, directory):
 
 
 _NONE = object()
+
+
+def _rules_wrapper(fn, directory):
+    """The def around user function ``fn``, which has registered rules: its parameters, but
+    the optional ones its rules do not take (a value other than the default would be refused
+    in every call), forwarded as given."""
+    key = (fn, "rules", version())
+    known = _WRAPPERS.get(key)
+    if known is not None:
+        return known
+    entry = lookup(fn)
+    callee = _reference(fn)
+    params, arguments, defaults = [], [], {}
+    position, keyword_only = 0, False
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            raise NoSourceError(
+                f"{qualified_name(fn)} has rules and takes *{p.name}: given directly, it cannot "
+                "be called with its rules",
+                hint=f"differentiate a def that calls it: def f(x): return {fn.__name__}(x)",
+            )
+        if p.kind is p.VAR_KEYWORD:
+            continue  # keywords it takes beyond its parameters: none is passed
+        positional = p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        at = position if positional else None
+        position += positional
+        if p.default is not p.empty and not entry_takes(entry, at, p.name):
+            if p.kind is p.POSITIONAL_ONLY:
+                break  # a later positional one would land here
+            continue  # left at its default: its rules refuse any other value
+        text = p.name
+        if p.default is not p.empty:
+            defaults[f"default_{p.name}"] = p.default
+            text += f"=default_{p.name}"
+        if p.kind is p.KEYWORD_ONLY and not keyword_only:
+            params.append("*")
+            keyword_only = True
+        params.append(text)
+        arguments.append(p.name if p.kind is p.POSITIONAL_ONLY else f"{p.name}={p.name}")
+    taken = {p.partition("=")[0] for p in params}
+    called = callee.text
+    while called.partition(".")[0] in taken:  # a parameter would hide it: the loader binds it
+        called = f"{called.partition('.')[0]}_"
+    name = sanitize(fn.__name__)
+    source = (
+        f'"""{name}: a def around {called}, written by tangent_ast to derive its rule with the '
+        'rules registered for it."""\n'
+        + (callee.import_line + "\n" if called == callee.text and callee.module else "")
+        + f"\n\ndef {name}({', '.join(params)}):\n"
+        + f"    return {called}({', '.join(arguments)})\n"
+    )
+    module_name = "wrapper__" + hashlib.sha256(source.encode()).hexdigest()[:12]
+    path = directory / f"{module_name}.py"
+    if not path.exists() or path.read_text() != source:
+        write_atomic(path, source)
+    bindings = defaults | ({} if called == callee.text and callee.module else {called: fn})
+    wrapper = getattr(import_module(directory, module_name, bindings), name)
+    _WRAPPERS[key] = wrapper
+    return wrapper
 
 
 class _Reference:

@@ -186,3 +186,170 @@ def test_a_truncated_module_is_derived_again(work, cut):
     assert result["derivations"] == ["f"]
     assert result["gradient"] == pytest.approx(expected_gradient())
     assert path.read_text() == original
+
+
+def run_script(work, name, source, cache=None):
+    """Run ``source`` as the script ``work/name`` (its functions live in ``__main__``) in a fresh
+    interpreter; its stdout parsed as JSON."""
+    (work / name).write_text(textwrap.dedent(source))
+    spec = command(work, "", cache)
+    spec["args"] = [sys.executable, name]
+    done = subprocess.run(**spec, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+RULE_HELPER_IN_MAIN = '''
+    import json
+    import numpy as np
+    import tangent_ast as ta
+    import tangent_ast.pipeline as pipeline
+
+    def slope(x):
+        return 1 / (1 + np.exp(-x))
+
+    def softplus(x):
+        return np.log1p(np.exp(x))
+
+    ta.defvjp(softplus, lambda ct, ans, x: ct * slope(x))
+
+    def stable_logsumexp(x):
+        m = np.max(x)
+        return m + np.log(np.sum(np.exp(x - m)))
+
+    @ta.defvjp(stable_logsumexp)
+    def logsumexp_vjp(ct, ans, x):
+        w = np.exp(x - ans)
+        return ct * w
+
+    def objective(x):
+        return np.sum(softplus(x)) + 2.0 * stable_logsumexp(x)
+
+    x = np.array([0.5, -1.0, 2.0])
+    print(json.dumps({"gradient": ta.grad(objective)(x).tolist(),
+                      "expected": (slope(x) + 2.0 * np.exp(x) / np.sum(np.exp(x))).tolist()}))
+'''
+
+
+def test_rule_helpers_defined_in_main_are_bound_by_the_loader(work):
+    """An inlined rule formula reading a helper of the script, and a rule of several statements
+    defined in the script, are bound in the process that derives them and in a later one
+    that finds the module fresh on disk (which is not rewritten)."""
+    first = run_script(work, "script.py", RULE_HELPER_IN_MAIN)
+    assert first["gradient"] == pytest.approx(first["expected"])
+    (path,) = (work.parent / "cache").glob("main__objective__reverse__*.py")
+    assert "slope(x)" in path.read_text() and "logsumexp_vjp(" in path.read_text()
+    written = path.stat().st_mtime_ns, path.read_bytes()
+    again = run_script(work, "script.py", RULE_HELPER_IN_MAIN)
+    assert again["gradient"] == pytest.approx(first["expected"])
+    assert (path.stat().st_mtime_ns, path.read_bytes()) == written
+
+
+def test_a_value_a_rule_closes_over_is_bound(tmp_path):
+    import tangent_ast as ta
+
+    def make(factor):
+        def scaled(x):
+            return factor * x
+
+        ta.defvjp(scaled, lambda ct, ans, x: factor * ct)
+        return scaled
+
+    scaled = make(np.array(3.0))
+
+    def objective(x):
+        return scaled(x) * x
+
+    assert ta.grad(objective, cache=tmp_path)(2.0) == pytest.approx(12.0)
+
+
+def test_a_module_bound_value_no_rule_gives_is_refused_before_it_runs(tmp_path):
+    """A name the header says the loader binds, which neither the function nor a rule gives,
+    is a TangentAstError when the rule is derived, not a NameError when it runs."""
+    import tangent_ast as ta
+
+    def objective(x):
+        return x * x
+
+    rule = ta.derive(objective, "reverse", args=(2.0,), cache=tmp_path)
+    text = rule.path.read_text().replace(
+        "# body-hash:", "# bound-by-loader: nowhere  (closure cells ...)\n# body-hash:"
+    )
+    rule.path.write_text(text.replace("return ct_x", "return nowhere(ct_x)"))
+    with pytest.raises(ta.TangentAstError, match="nowhere"):
+        ta.derive(objective, "reverse", args=(2.0,), cache=tmp_path)
+
+
+CALLS = textwrap.dedent('''
+    import numpy as np
+
+
+    def inner(x):
+        return np.sin(x) * x
+
+
+    def outer(x):
+        return inner(x) * 2.0 + x
+''')
+
+OUTER_GRADIENT = textwrap.dedent('''
+    import json
+    import tangent_ast as ta
+    import calls
+    print(json.dumps(ta.grad(calls.outer)(0.7)))
+''')
+
+
+def test_a_deleted_callee_module_is_derived_again(work):
+    (work / "calls.py").write_text(CALLS)
+    expected = 2.0 * (np.cos(0.7) * 0.7 + np.sin(0.7)) + 1.0
+    assert run(work, OUTER_GRADIENT) == pytest.approx(expected)
+    cache = work.parent / "cache"
+    (outer,) = cache.glob("calls__outer__reverse__*.py")
+    (inner,) = cache.glob("calls__inner__reverse__*.py")
+    written, text = outer.stat().st_mtime_ns, inner.read_text()
+    inner.unlink()
+    assert run(work, OUTER_GRADIENT) == pytest.approx(expected)  # a fresh process
+    assert inner.read_text() == text and outer.stat().st_mtime_ns == written
+    same_process = textwrap.dedent('''
+        import json, pathlib
+        import tangent_ast as ta
+        import calls
+        first = ta.derive(calls.outer, "reverse", args=(0.7,))
+        for path in pathlib.Path(first.path).parent.glob("calls__inner__reverse__*.py"):
+            path.unlink()
+        rule = ta.derive(calls.outer, "reverse", args=(0.7,))
+        out, saved = rule.fwd(0.7)
+        print(json.dumps(rule.bwd(saved, 1.0)))
+    ''')
+    assert run(work, same_process) == pytest.approx(expected)
+    assert inner.read_text() == text and outer.stat().st_mtime_ns == written
+
+
+EDIT_IN_PROCESS = textwrap.dedent('''
+    import json
+    import tangent_ast as ta
+    import fnmod
+
+    def gradient(rule):
+        out, saved = rule.fwd(0.7)
+        return rule.bwd(saved, 1.0)
+
+    first = ta.derive(fnmod.f, "reverse", args=(0.7,))
+    before = gradient(first)
+    text = first.path.read_text()
+    head, sep, last = text.rstrip("\\n").rpartition("\\n    return ")
+    first.path.write_text(f"{head}{sep}3.0 * ({last})\\n")
+    again = ta.derive(fnmod.f, "reverse", args=(0.7,))
+    print(json.dumps({"before": before, "after": gradient(again), "grad": ta.grad(fnmod.f)(0.7),
+                      "shown": "3.0 * (" in again.source}))
+''')
+
+
+def test_an_edit_in_the_same_process_is_what_runs(work):
+    result = run(work, EDIT_IN_PROCESS)
+    assert result["before"] == pytest.approx(expected_gradient())
+    assert result["after"] == pytest.approx(3 * expected_gradient())
+    assert result["grad"] == pytest.approx(3 * expected_gradient())
+    assert result["shown"]
+    assert "3.0 * (" in module_path(work).read_text()  # the edit is kept

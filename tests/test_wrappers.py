@@ -63,3 +63,51 @@ def test_a_variadic_primitive_asks_for_a_def():
     with pytest.raises(TangentAstError, match="no readable signature") as error:
         ta.grad(math.hypot)(0.4, 1.3)
     assert "wrap it in a def" in str(error.value)
+
+
+def softplus(x):
+    return np.log1p(np.exp(x))
+
+
+ta.defjvp(softplus, lambda dx, ans, x: dx / (1 + np.exp(-x)))
+ta.defvjp(softplus, lambda ct, ans, x: ct / (1 + np.exp(-x)))
+
+
+def scaled_square(x, axis=None, scale=1.0):
+    return scale * np.sum(x**2, axis=axis)
+
+
+# axis and scale taken as constants (None): a call may give them
+ta.defjvp(scaled_square, lambda dx, ans, x, axis, scale: scale * np.sum(2 * x * dx, axis=axis), None, None)
+ta.defvjp(scaled_square, lambda ct, ans, x, axis, scale: scale * 2 * x * ct, None, None)
+
+
+def tempered(x, beta=1.0):
+    return np.log1p(np.exp(beta * x)) / beta
+
+
+ta.defvjp(tempered, lambda ct, ans, x: ct / (1 + np.exp(-x)))
+
+
+@pytest.mark.filterwarnings("ignore:overflow")
+def test_a_user_function_with_rules_given_directly_uses_them():
+    """Its body overflows at 800 (nan); its rules, which a caller uses, give 1."""
+    assert ta.grad(softplus)(800.0) == 1.0 == ta.grad(lambda x: softplus(x))(800.0)
+    assert ta.jvp(softplus, (800.0,), (1.0,))[1] == 1.0
+    assert ta.vjp(softplus, np.array([800.0, 0.0]))[1](np.ones(2)).tolist() == [1.0, 0.5]
+    forward = ta.derive(softplus, "forward", args=(800.0,))
+    assert forward.jvp(800.0, 1.0)[1] == 1.0
+    reverse = ta.derive(softplus, "reverse", args=(800.0,))
+    assert reverse.bwd(reverse.fwd(800.0)[1], 1.0) == 1.0
+    assert "np.exp(-x)" in reverse.source  # the rule, inlined
+
+
+def test_a_user_function_with_rules_keeps_the_parameters_they_take():
+    x = np.array([1.0, 2.0])
+    assert ta.grad(scaled_square)(x, scale=3.0).tolist() == [6.0, 12.0]
+    assert ta.grad(scaled_square, wrt="x")(x, None, 0.5).tolist() == [1.0, 2.0]
+    check_grads(scaled_square, (x,), modes=("forward", "reverse"), wrt=(0,))
+    # beta has no rule: any other value than its default would be refused where called
+    assert ta.grad(tempered)(0.0) == pytest.approx(0.5)
+    with pytest.raises(TangentAstError, match="does not fit tempered"):
+        ta.grad(tempered)(0.0, 2.0)

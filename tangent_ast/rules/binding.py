@@ -230,6 +230,14 @@ def _role(entry, position, parameter_name, differentiable, none):
     return Role.DEFAULT_ONLY
 
 
+def takes(entry, position, parameter_name):
+    """Whether ``entry``'s rules take the parameter (at ``position`` of the positional ones,
+    None for a keyword-only one) at other than its default: with a formula, declared without
+    a derivative, or handled."""
+    differentiable, none = _rule_positions(entry)
+    return _role(entry, position, parameter_name, differentiable, none) is not Role.DEFAULT_ONLY
+
+
 def bind_call(entry, args, keywords, resolve=None):
     """Bind a call ``fn(*args, **keywords)`` (gast expressions) against ``entry``'s primal.
 

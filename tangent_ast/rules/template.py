@@ -14,6 +14,7 @@ rule's own module and handed to ``bind_global`` so the generated module can
 import them under a name that does not collide with the user's.
 """
 
+import contextlib
 import copy
 import inspect
 import textwrap
@@ -40,6 +41,24 @@ class Template:
     body: gast.expr | None  # the expression to inline, or None: call ``fn``
     globals: dict = field(repr=False)
     keyword_only: tuple = ()  # parameters after ``*args``: never bound positionally
+
+    @classmethod
+    def deferred(cls, fn, make):
+        """The template ``make()`` returns, made when first used: parsing the ~600 rules of
+        the built-in tables when they are imported would cost most of a second, and a
+        derivation uses a few of them (a cached rule none). ``fn`` is known at once."""
+        template = cls.__new__(cls)
+        template.__dict__.update(fn=fn, _make=make)
+        return template
+
+    def __getattr__(self, attribute):
+        """Called for attributes not set yet: those of a deferred template, until made."""
+        make = self.__dict__.get("_make")
+        if make is None:
+            raise AttributeError(attribute)
+        self.__dict__.update(vars(make()))  # if make raises, the next use tries again
+        del self.__dict__["_make"]
+        return getattr(self, attribute)
 
     @property
     def inlinable(self):
@@ -171,6 +190,9 @@ class _Substitute(gast.NodeTransformer):
             )
             d._extra = True
             return d
+        cells = _cells(self.template.fn)
+        if node.id in cells:  # a rule defined in a function: the value it closes over
+            return gast.Name(self.bind_global(node.id, cells[node.id]), gast.Load(), None, None)
         glob = self.template.globals
         if node.id in glob:
             return gast.Name(self.bind_global(node.id, glob[node.id]), gast.Load(), None, None)
@@ -185,6 +207,16 @@ class _Substitute(gast.NodeTransformer):
         if isinstance(node.value, gast.Tuple) and getattr(node.value, "_extra", False):
             node._extra = True
         return node
+
+
+def _cells(fn):
+    """The values of the closure cells of rule ``fn`` (none for a rule without a closure)."""
+    code = getattr(fn, "__code__", None)
+    cells = {}
+    for name, cell in zip(code.co_freevars if code else (), getattr(fn, "__closure__", None) or ()):
+        with contextlib.suppress(ValueError):  # an empty cell: the name is not bound yet
+            cells[name] = cell.cell_contents
+    return cells
 
 
 def as_value(expr):
