@@ -22,6 +22,8 @@ _EXPORTS = {
     "jacfwd": "higher_order",
     "jacrev": "higher_order",
     "linearize": "linearization",
+    "checkpointed": "runtime.checkpoints",
+    "checkpoint": "runtime.checkpoints",
     "def_linear": "rules.registry",
     "defjvp": "rules.registry",
     "defvjp": "rules.registry",

@@ -8,6 +8,7 @@ a user's name.
 """
 
 import builtins
+import hashlib
 import re
 
 
@@ -59,3 +60,14 @@ def sanitize(text):
     if name[0].isdigit():
         name = "_" + name
     return name
+
+
+def qualname_part(qualname):
+    """``qualname`` as part of a module name, one name for one qualname: kept as it is
+    when it is an identifier (``_loss`` and ``loss`` stay apart), else its characters
+    other than letters, digits and ``_`` replaced and a hash of it added (``Model.loss``
+    is not the function ``Model_loss``)."""
+    if qualname.isidentifier():
+        return qualname
+    digest = hashlib.sha256(qualname.encode()).hexdigest()[:6]
+    return f"{sanitize(qualname)}_{digest}"

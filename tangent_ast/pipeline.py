@@ -14,6 +14,7 @@
     reverse    (mode="reverse") forward sweep + transposed reverse sweep  reverse.py
     simplify   copies, single-use temporaries, dead code, constants      simplify.py
     tapes      (reverse) save what reverse loops read, by iteration      tapes.py
+    checkpoint (reverse) checkpointed loops: snapshots, segments again   checkpoints.py
     emit       FunctionDefs -> module text with header and imports       emit.py
     load       write atomically to the cache, import                     load.py
 
@@ -46,6 +47,7 @@ from . import runtime
 from .activity import analyze
 from .aliasing import check_augmented, check_updates, check_views, copy_views
 from .calling import PLAIN, Spread, flat_params, flatten
+from .checkpoints import checkpoint_loops
 from .checks import check_dynamic, check_supported
 from .derivatives import Derivation
 from .derived import portable_name
@@ -79,7 +81,7 @@ from .load import (
 )
 from .lowering import Normalizer
 from .modes import Mode
-from .naming import Namer, rule_base, sanitize
+from .naming import Namer, qualname_part, rule_base, sanitize
 from .parse import ParsedFunction, parse, source_hash
 from .residuals import pass_residuals, residuals_of
 from .resolve import Scope, resolve
@@ -112,6 +114,7 @@ class Front:
     changed_args: set  # arguments left changed: arrays updated in place, lists written back
     handlers: list  # lines of except clauses: not derived (a call that runs one is refused)
     snapshots: dict = field(default_factory=dict)
+    checkpoints: dict = field(default_factory=dict)  # id of a loop of `function` -> snapshots
 
 
 def front(fn, signature, trace=False, form=PLAIN):
@@ -141,6 +144,7 @@ def front(fn, signature, trace=False, form=PLAIN):
     if trace:
         snapshots["normalize"] = _source(normalized)
     ssa_fn = copy.deepcopy(normalized)
+    checkpoints = _same_loops(normalizer.checkpoints, normalized, ssa_fn)
     info = to_ssa(ssa_fn, namer)
     scope.locals |= set(info.origin) | temps
     if trace:
@@ -166,7 +170,24 @@ def front(fn, signature, trace=False, form=PLAIN):
         (updated | lists) & set(params),
         normalizer.handlers,
         snapshots,
+        checkpoints,
     )
+
+
+def _same_loops(by_loop, original, copied):
+    """``by_loop`` keyed by the loops of ``copied`` (a deep copy of ``original``), which
+    SSA keeps as they are while it renames inside them."""
+    if not by_loop:
+        return {}
+
+    def loops(fn):
+        return [n for n in gast.walk(fn) if isinstance(n, gast.For)]
+
+    return {
+        id(twin): by_loop[id(loop)]
+        for loop, twin in zip(loops(original), loops(copied), strict=True)
+        if id(loop) in by_loop
+    }
 
 
 _RESULT_KINDS: dict[tuple, tuple] = {}
@@ -237,7 +258,7 @@ def rule_prefix(fn):
     if fn.__code__.co_name == "<lambda>":  # lambdas share a name: where it is sets them apart
         node = lambda_node(fn.__code__)
         qualname = f"{qualname}_line{node.lineno}_col{node.col_offset}"
-    return f"{sanitize(module)}__{sanitize(qualname)}"
+    return f"{sanitize(module)}__{qualname_part(qualname)}"
 
 
 def canonical(signature):
@@ -380,7 +401,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
             same_shape=lambda a, b: _same_float_shape(f.kinds, a, b),
         )
         copied = finish_updates(bwd, sweeps.restores)
-        install_tapes(
+        tapes = install_tapes(
             fwd,
             bwd,
             sweeps.loops,
@@ -389,6 +410,16 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
             recomputable=lambda st: is_pure(st.value, namespace),
             is_scalar=lambda v: f.kinds.get(v, UNKNOWN).scalar,
         )
+        if checkpoint_loops(fwd, bwd, sweeps.loops, tapes, f):
+            # the iterations run again in the reverse sweep are the forward sweep's loop body,
+            # not yet simplified: its copies fold as the forward sweep's will
+            bwd = simplify(
+                bwd,
+                rewritable(bwd) - {residuals_parameter(bwd)},
+                namespace,
+                origin=origin,
+                same_shape=lambda a, b: _same_float_shape(f.kinds, a, b),
+            )
         residuals = residuals_of(fwd, bwd, params, copied)
         pass_residuals(fwd, bwd, residuals)
         fwd = simplify(fwd, rewritable(fwd) - set(residuals), namespace, origin=origin)

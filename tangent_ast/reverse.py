@@ -41,11 +41,13 @@ import gast
 import numpy as np
 
 from .activity import assignments
+from .checkpoints import check_recomputable_call
 from .derivatives import unsupported_call
 from .kind_inference import KindInference
 from .kinds import Tag
 from .modes import Mode
 from .rules.template import as_value
+from .runtime.checkpoints import is_checkpointed
 from .simplify import MAX_LINE
 from .simplify import line_length as _length
 from .syntax import assign, name
@@ -151,6 +153,20 @@ class LoopPair:
 
 
 @dataclass
+class CallSweep:
+    """How a call of a user function (or function value) ``v = g(x)`` is swept: the
+    forward sweep's statement, the reverse rule's ``bwd`` called with the residuals named
+    ``saved``, the arguments that get cotangents, and for a checkpointed function the
+    statement that makes ``saved`` again in the reverse sweep."""
+
+    fwd: gast.stmt
+    bwd: gast.expr
+    saved: str
+    active_args: list
+    recompute: gast.stmt | None = None
+
+
+@dataclass
 class Restore:
     """A statement of the reverse sweep that undoes an in-place update of ``array``."""
 
@@ -217,7 +233,7 @@ class Reverse:
                 and self.d.activity.active(s.targets[0].id)
                 and self._user_call(s) is not None
             ):
-                out.append(self._user_call(s)[0])
+                out.append(self._user_call(s).fwd)
             else:
                 out.append(s)
         return out
@@ -378,7 +394,12 @@ class Reverse:
                     keywords=[],
                 )
                 bwd = rule.reference("bwd", self.d.namespace)
-                result = self._forward_call(s, call, bwd, [site.args[i] for i in active])
+                args = [site.args[i] for i in active]
+                if is_checkpointed(site.fn):
+                    check_recomputable_call(self.d, s, site.fn)
+                    result = self._checkpointed_call(s, call, bwd, args)
+                else:
+                    result = self._forward_call(s, call, bwd, args)
         self.calls[id(s)] = result
         return result
 
@@ -390,7 +411,15 @@ class Reverse:
             elts=[name(target, gast.Store()), name(saved, gast.Store())], ctx=gast.Store()
         )
         fwd = _at(gast.Assign(targets=[targets], value=call, type_comment=None), s)
-        return fwd, bwd, saved, active_args
+        return CallSweep(fwd, bwd, saved, active_args)
+
+    def _checkpointed_call(self, s, call, bwd, active_args):
+        """A call of a function marked ``checkpoint``: the forward sweep makes the primal
+        call and keeps nothing of it; the reverse sweep runs the function's forward sweep
+        again (``v_saved = g_fwd(x)[1]``) just before its reverse sweep."""
+        saved = self.d.namer.fresh(f"{s.targets[0].id}_saved")
+        again = gast.Subscript(value=call, slice=gast.Constant(1, None), ctx=gast.Load())
+        return CallSweep(copy.deepcopy(s), bwd, saved, active_args, _at(assign(saved, again, s), s))
 
     # -- reverse sweep --------------------------------------------------------
 
@@ -475,7 +504,9 @@ class Reverse:
             return out
         call = self._user_call(s)
         if call is not None:
-            _, bwd_func, saved, args = call
+            bwd_func, saved, args = call.bwd, call.saved, call.active_args
+            if call.recompute is not None:
+                out.append(copy.deepcopy(call.recompute))
             cts = [self.d.namer.fresh(f"ct_{a.id}") for a in args]
             bwd = gast.Call(func=copy.deepcopy(bwd_func), args=[name(saved), name(ct)], keywords=[])
             targets = (

@@ -131,13 +131,16 @@ def _append(tape, value):
 
 def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar):
     """Fill in the tapes and trip counts of every loop of ``fwd``/``bwd`` (in place);
-    ``loops``: the :class:`~tangent_ast.reverse.LoopPair` of each.
+    ``loops``: the :class:`~tangent_ast.reverse.LoopPair` of each. Returns the tapes of
+    each loop and the values its reverse loop hands down instead:
+    ``{pair.primal: ({value: its tape}, {value: header})}`` (checkpoints.py reads them).
 
     ``recomputable(stmt)``: whether a statement may be evaluated again in the reverse
     sweep (a pure operation, no call with effects); ``is_scalar(name)``: whether a
     value is a number (cheap to recompute every iteration)."""
     pair_of = {id(pair.backward): pair for pair in loops}
     created = []
+    tapes_of = {}
     for back in _loops(bwd, pair_of):
         pair = pair_of[id(back)]
         loop = pair.forward
@@ -177,6 +180,7 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
         needed = [v for v in needed if v not in carried]
         tapes = {v: namer.fresh(f"{v}_tape") for v in needed}
         created += list(tapes.values())
+        tapes_of[pair.primal] = (tapes, carried)
         # Forward: iteration-start values first, the rest at every exit of the body.
         at_start = [v for v in needed if v in headers or v == target]
         at_exit = [v for v in needed if v not in at_start]
@@ -236,6 +240,7 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
         _insert_around(bwd, back, before=[assign(v, name(h)) for v, h in carried.items()])
         back.body.extend(assign(v, name(h)) for v, h in carried.items())
     fwd.body[:0] = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in created]
+    return tapes_of
 
 
 def _carried_from_next_iteration(fwd, bwd, loop, back, needed, headers):

@@ -33,6 +33,7 @@ HELPERS = {
 }
 PREAMBLE = (
     "import math\nimport collections\nimport dataclasses\n\nimport numpy as np\n\n"
+    "import tangent_ast as ta\n\n"
     "Pair = collections.namedtuple('Pair', ['left', 'right'])\n\n\n"
     "@dataclasses.dataclass\nclass Box:\n    w: object\n    b: object\n\n\nSCALE = 1.5\n"
 )
@@ -247,8 +248,9 @@ def _statement(w):
             "alias",
             "early",
             "comprehension",
+            "checkpointed",
         ],
-        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1],
+        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1],
     )[0]
     shape = rng.choice([n for n in (SCALAR, VEC, MAT) if w.pick(n) is not None])
     name = w.fresh()
@@ -272,6 +274,12 @@ def _statement(w):
             lines += ["    if i == 2:", "        break"]
         lines += [f"    {name} = {name} * 0.7 + np.sin({name}) * (i + 1.0)"]
         return w.emit(lines, name, shape)
+    if kind == "checkpointed":  # a long loop: one or two levels of snapshots
+        a, b = w.pick(shape), w.pick(SCALAR)
+        n, k = rng.randint(0, 9), rng.randint(1, 8)
+        step = f"{name} * 0.7 + np.sin({name}) * (i + 1.0)" + (f" * {b}" if b else "")
+        lines = [f"{name} = {a} * 1.0", f"for i in ta.checkpointed(range({n}), snapshots={k}):"]
+        return w.emit(lines + [f"    {name} = {step}"], name, shape)
     if kind == "while":
         a = w.pick(shape)
         return w.emit(

@@ -34,6 +34,7 @@ import copy
 import gast
 
 from ..checks import unsupported
+from ..runtime.checkpoints import checkpointed
 from ..syntax import assign, call_name, located, name
 from .jumps import append_fallthrough, loop_level, mark_breaks
 from .operations import temp_base
@@ -74,8 +75,10 @@ class LoopLowering:
 
     def for_loop(self, s):
         """``for x in <iterable>`` -> ``for i in range(...)`` with ``x = xs[i]`` first in the
-        body."""
-        pre, header, prefix, range_args = self.loop_header(s.target, s.iter, s)
+        body. ``for t in checkpointed(range(T), snapshots=k)`` is ``for t in range(T)``,
+        its loop noted in ``self.checkpoints`` with ``k``."""
+        iterable, snapshots = self.checkpoint_marker(s.iter, s)
+        pre, header, prefix, range_args = self.loop_header(s.target, iterable, s)
         before, s, orelse = self.loop_else(s)
         pre += before
         body = self.loop_body(prefix + s.body)
@@ -90,7 +93,41 @@ class LoopLowering:
             s,
         )
         range_pre, loop.iter = self.range_call(range_args, s)
+        if snapshots is not None:
+            self.checkpoints[id(loop)] = snapshots
         return pre + range_pre + [loop] + self.block(orelse)
+
+    def checkpoint_marker(self, iterable, at):
+        """``(the iterable, the number of snapshots)`` of ``checkpointed(iterable, k)``;
+        ``(iterable, None)`` for any other iterable."""
+        if not (
+            isinstance(iterable, gast.Call) and self.scope.lookup(iterable.func) is checkpointed
+        ):
+            return iterable, None
+        hint = "write for t in tangent_ast.checkpointed(range(T), snapshots=16)"
+        keywords = {kw.arg: kw.value for kw in iterable.keywords}
+        arguments = list(iterable.args)
+        if "snapshots" in keywords:
+            arguments.append(keywords.pop("snapshots"))
+        if keywords or len(arguments) != 2:
+            raise unsupported(self.parsed, at, "this call of checkpointed", hint)
+        inner, count = arguments
+        if isinstance(count, gast.Constant):
+            value = count.value
+        elif isinstance(count, (gast.Name, gast.Attribute)) and self.scope.is_global_chain(count):
+            value = self.scope.lookup(count)
+        else:
+            raise unsupported(
+                self.parsed,
+                at,
+                "a number of snapshots computed in the function",
+                "give it as a literal or a module-level constant",
+            )
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise unsupported(self.parsed, at, f"checkpointed with snapshots={value!r}", hint)
+        if call_name(inner, self.scope) != "range":
+            raise unsupported(self.parsed, at, "checkpointed over anything but a range", hint)
+        return inner, value
 
     def range_call(self, args, at):
         pre, atoms = [], []

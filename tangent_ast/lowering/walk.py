@@ -64,6 +64,7 @@ class Normalizer(
         # (line, column, name) of each ``name += ...``: the checks after SSA look for them
         self.augmented: set[tuple[int, int, str]] = set()
         self.handlers: list[int] = []  # lines of the except clauses left to the primal
+        self.checkpoints: dict[int, int] = {}  # id of a checkpointed loop -> its snapshots
 
     def function(self, node):
         check_supported(self.parsed)

@@ -19,6 +19,7 @@ need no tangent_ast at all.
     fourier      the discrete Fourier transforms
     statistics   NaN-aware reductions, quantiles, medians
     signal       integration, interpolation, convolution, polynomials
+    checkpoints  the markers checkpointed(range(n), snapshots=k) and @checkpoint
 """
 
 from .arrays import (
@@ -51,6 +52,7 @@ from .batched import (
     Batched,
     BatchingError,
 )
+from .checkpoints import checkpoint, checkpointed, is_checkpointed
 from .elementwise import (
     astype_vjp,
     clip_mask,
