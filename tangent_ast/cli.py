@@ -109,11 +109,15 @@ def _signature(fn, text):
     return parse_signature(text, list(inspect.signature(fn).parameters))
 
 
-def _report_warnings(caught):
-    """Print warnings recorded while deriving as ``tangent-ast: warning:`` lines."""
+def _report_warnings(caught, staging=None, output=None):
+    """Print warnings recorded while deriving as ``tangent-ast: warning:`` lines; a path in
+    the ``staging`` copy is named as the file of the package ``output`` it becomes."""
     for w in caught:
         kind = "warning" if issubclass(w.category, StaleRuleWarning) else w.category.__name__
-        print(f"{PROG}: {kind}: {w.message}", file=sys.stderr)
+        message = str(w.message)
+        if staging is not None:
+            message = message.replace(str(staging), str(output))
+        print(f"{PROG}: {kind}: {message}", file=sys.stderr)
 
 
 def cmd_show(args):
@@ -207,12 +211,12 @@ def generate_package(
     output = Path(output)
     with staged(output) as directory:
         rules = _generate_into(
-            directory, functions, parse_wrt(wrt), mode, arg_kinds, standalone, force
+            directory, functions, parse_wrt(wrt), mode, arg_kinds, standalone, force, output
         )
     return [output / rule.path.name for rule in rules]
 
 
-def _generate_into(directory, functions, wrt, mode, arg_kinds, standalone, force):
+def _generate_into(directory, functions, wrt, mode, arg_kinds, standalone, force, output):
     if force:
         for path, _ in _generated_modules(directory):
             path.unlink()
@@ -231,7 +235,7 @@ def _generate_into(directory, functions, wrt, mode, arg_kinds, standalone, force
                 session.rule(fn, rule_mode, wrt, _signature(fn, arg_kinds)) for fn in functions
             ]
         built = _built_on(mode, rules, functions)
-    _report_warnings(caught)
+    _report_warnings(caught, directory, output)
     # the modules of this run: the targets' and their callees' (others in the directory stay
     # as they are)
     prefixes = tuple(

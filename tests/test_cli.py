@@ -298,3 +298,15 @@ def test_generate_writes_all_or_nothing_and_only_what_changed(workdir):
     assert done.returncode == 2
     assert {p.name: p.read_bytes() for p in package.glob("*.py")} == before
     assert not [p for p in workdir.iterdir() if ".staging." in p.name]
+
+
+def test_a_warning_names_the_package_file_not_the_staging_copy(workdir):
+    assert cli(workdir, "generate", "model:inner", "--mode", "reverse", "-o", "derived").returncode == 0
+    (module,) = (workdir / "derived").glob("model__inner__reverse__*.py")
+    module.write_text(module.read_text().replace("return ct_x", "return 2.0 * ct_x"))  # an edit
+    source = workdir / "model.py"
+    source.write_text(source.read_text().replace("np.sin(x) * x", "np.sin(x) * x * 1.5"))
+    done = cli(workdir, "generate", "model:inner", "--mode", "reverse", "-o", "derived")
+    assert done.returncode == 0, done.stderr
+    assert "was edited by hand" in done.stderr
+    assert str(module) in done.stderr and ".staging." not in done.stderr
