@@ -55,3 +55,7 @@ def test_notebook_is_saved_with_its_outputs(name):
     counts = [cell.get("execution_count") for cell in nb.cells if cell.cell_type == "code"]
     assert all(counts) and counts == sorted(counts), f"{name}: run it and save it ({counts})"
     assert any(cell.get("outputs") for cell in nb.cells if cell.cell_type == "code")
+    # what a reader sees names no directory of the machine that ran it
+    saved = (NOTEBOOKS / name).read_text()
+    machine = [d for d in ("/tmp/", "/root/", "/home/", str(ROOT)) if d in saved]
+    assert not machine, f"{name}: its saved text shows paths of this machine: {machine}"
