@@ -77,6 +77,7 @@ from .rules.registry import is_pure_function
 from .runtime import EFFECTFUL
 from .runtime.checkpoints import checkpointed
 from .syntax import assign, name
+from .tapes import unset_before
 
 _LIBRARIES = ("numpy", "builtins", "math")
 
@@ -136,6 +137,7 @@ class _Segments:
         length, kept = self._keep_snapshots(loop, None, state)
         block, at = _place(self.fwd, loop)[-1]
         block[at:at] = [
+            *unset_before(self.fwd, loop, sorted(state)),
             assign(length, _ceil_div(copy.deepcopy(trips), levels[0])),
             assign(kept, gast.List(elts=[], ctx=gast.Load())),
         ]

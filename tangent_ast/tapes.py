@@ -193,6 +193,9 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
         _append_before_breaks(loop.body, exit_appends)
         append_fallthrough(loop.body, _copies(exit_appends))
         loop.body[:0] = pad + [_append(tapes[v], v) for v in at_start]
+        # A header the body assigns before it reads it (``if t == 0: y = x else: y = y * x``)
+        # may have no value yet when the first iteration tapes it: None, never read back.
+        _insert_around(fwd, loop, before=unset_before(fwd, loop, at_start))
         # Trip count: the range itself, the length of a tape, or a counter.
         if counted:
             trips = copy.deepcopy(loop.iter.args[0])
@@ -241,6 +244,30 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
         back.body.extend(assign(v, name(h)) for v, h in carried.items())
     fwd.body[:0] = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in created]
     return tapes_of
+
+
+def unset_before(fn, node, names):
+    """``v = None`` for each of ``names`` that no statement before ``node`` in ``fn``
+    assigns (nor a loop around it as its variable): a value ``node`` may read unset."""
+    assigned = set()
+
+    def search(block):
+        for s in block:
+            if s is node:
+                return True
+            if any(n is node for n in gast.walk(s)):  # in a branch or loop: look inside it
+                if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
+                    assigned.add(s.target.id)
+                for field in ("body", "orelse"):
+                    inner = getattr(s, field, None) or []
+                    if any(n is node for st in inner for n in gast.walk(st)):
+                        return search(inner)
+                return True
+            assigned.update(_stored([s]))
+        return False
+
+    search(fn.body)
+    return [assign(v, gast.Constant(None, None)) for v in names if v not in assigned]
 
 
 def _carried_from_next_iteration(fwd, bwd, loop, back, needed, headers):

@@ -116,7 +116,26 @@ def after_an_early_return_plain(x, n):
     return h * h
 
 
+def assigned_first_in_the_loop(x, n):
+    for t in ta.checkpointed(range(n), snapshots=2):
+        if t == 0:
+            y = x
+        else:
+            y = y * x
+    return y
+
+
+def assigned_first_in_the_loop_plain(x, n):
+    for t in range(n):
+        if t == 0:
+            y = x
+        else:
+            y = y * x
+    return y
+
+
 PLAIN = {
+    assigned_first_in_the_loop: assigned_first_in_the_loop_plain,
     after_an_early_return: after_an_early_return_plain,
     sine_map: sine_map_plain,
     rnn: rnn_plain,
@@ -132,6 +151,7 @@ CASES = [
     *[Case(sine_map, (0.7, n), note=f"n={n}") for n in (0, 1, 3, 4, 5, 13)],
     Case(rnn, (_W, np.ones(4) * 0.3, _XS)),
     Case(rnn, (_W, np.ones(4) * 0.3, _XS[:2]), note="shorter than the snapshots"),
+    Case(assigned_first_in_the_loop, (0.7, 9)),
     Case(oscillator, (0.4, -0.2, 0.1, 11)),
     Case(after_an_early_return, (0.3, 7)),
     Case(after_an_early_return, (6.0, 7), note="returned early"),

@@ -234,6 +234,16 @@ def rnn_matrix(W, h0, xs):
     return np.sum(h ** 2)
 
 
+def assigned_first_in_the_loop(x, n):
+    """``y`` has no value before the loop: its first iteration assigns it before reading it."""
+    for t in range(n):
+        if t == 0:
+            y = x
+        else:
+            y = y * x
+    return y
+
+
 def fib_like(x, n):
     if n <= 1:
         return x
@@ -282,6 +292,7 @@ CASES = [
     Case(recurrence, (X, 0.2)),
     Case(rnn_sum, (X, 0.8)),
     Case(rnn_matrix, (np.linspace(-0.5, 0.5, 9).reshape(3, 3), np.ones(3), np.ones((4, 3)))),
+    Case(assigned_first_in_the_loop, (0.7, 4)),
     Case(fib_like, (0.7, 5)),
     Case(rec_until_small, (2.0,)),
     Case(rec_until_small, (0.05,)),
