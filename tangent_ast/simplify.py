@@ -39,6 +39,7 @@ import gast
 import numpy as np
 
 from . import runtime
+from .block_index import BlockIndex, Counts, Facts, clone, nodes
 from .emit import to_ast
 from .rules.registry import is_pure_function
 from .syntax import unparse
@@ -47,7 +48,7 @@ MAX_LINE = 88
 
 
 def _names_loaded(node):
-    return [n for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+    return [n for n in nodes(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
 
 
 def _stores(stmts):
@@ -57,7 +58,7 @@ def _stores(stmts):
     of an array past an in-place update of it."""
     counts = {}
     for s in stmts:
-        for n in gast.walk(s):
+        for n in nodes(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
                 counts[n.id] = counts.get(n.id, 0) + 1
             elif isinstance(n, (gast.Assign, gast.AugAssign)):
@@ -244,79 +245,83 @@ class Simplifier:
         self.keep = set(keep)
         self.origin = origin or {}
         self.namespace = namespace
+        self.dropped = False  # set by _drop when it changes the code
 
     def run(self):
+        # each round ends with the function's dump, which the next round starts from
+        before = gast.dump(self.fn)
         for _ in range(50):
-            before = gast.dump(self.fn)
             self.fn.body = self.fold(self.fn.body)
             self.coalesce_block(self.fn.body)
             self.propagate_copies()
             self.propagate_local_block(self.fn.body)
             self.inline_block(self.fn.body)
-            self.remove_dead()
-            if gast.dump(self.fn) == before:
+            after = self.remove_dead()
+            if after == before:
                 break
+            before = after
         return self.fn
 
     def _same_variable(self, a, b):
         return b in self.rewritable or (self.origin.get(a, a) == self.origin.get(b, b))
 
-    def coalesce_block(self, stmts):
+    def _counts(self):
+        facts = Facts(self.fn)
+        return Counts(facts.loads, facts.stores)
+
+    def coalesce_block(self, stmts, counts=None):
         """``b = e; ...; a = b`` with ``b`` used nowhere else -> ``a = e; ...``.
 
         This undoes SSA where it only added copies: loop headers and branch
         joins read as the user wrote them (``s = s + x``)."""
+        counts = counts or self._counts()
         for s in stmts:
             for block in _blocks(s):
-                self.coalesce_block(block)
-        changed = True
-        while changed:
-            changed = False
-            loads = _load_counts(self.fn)
-            stores = _stores([self.fn])
-            for p, copy_stmt in enumerate(stmts):
-                if not (_is_copy(copy_stmt) and copy_stmt.targets[0].id != copy_stmt.value.id):
-                    continue
-                a, b = copy_stmt.targets[0].id, copy_stmt.value.id
-                if stores.get(b) != 1 or not self._same_variable(a, b):
-                    continue
-                q = next(
-                    (
-                        i
-                        for i in range(p)
-                        if isinstance(stmts[i], gast.Assign)
-                        and isinstance(stmts[i].targets[0], gast.Name)
-                        and stmts[i].targets[0].id == b
-                    ),
-                    None,
-                )
-                if q is None:
-                    continue
-                between = stmts[q + 1 : p]
-                if any(
-                    n.id == a for st in between for n in gast.walk(st) if isinstance(n, gast.Name)
-                ):
-                    continue
-                used_here = sum(
-                    1 for st in stmts[q + 1 : p + 1] for n in _names_loaded(st) if n.id == b
-                )
-                if used_here != loads.get(b, 0):
-                    continue
-                for st in stmts[q:p]:
-                    for n in gast.walk(st):
-                        if isinstance(n, gast.Name) and n.id == b:
-                            n.id = a
-                del stmts[p]
-                changed = True
-                break
+                self.coalesce_block(block, counts)
+        index = BlockIndex(stmts, counts)
+        p = 0
+        while p < len(stmts):
+            copy_stmt = stmts[p]
+            if not (_is_copy(copy_stmt) and copy_stmt.targets[0].id != copy_stmt.value.id):
+                p += 1
+                continue
+            a, b = copy_stmt.targets[0].id, copy_stmt.value.id
+            if counts.stores.get(b) != 1 or not self._same_variable(a, b):
+                p += 1
+                continue
+            k_p = index.keys[p]
+            k_q = index.first_after(index.assigned, b, -1)  # the block's first ``b = ...``
+            if (
+                k_q is None
+                or k_q >= k_p
+                or index.between(index.named, a, k_q + 1, k_p)
+                # b is read only between its definition and the copy (the copy included)
+                or _reads(index, b, k_q + 1, k_p + 1) != counts.loads.get(b, 0)
+            ):
+                p += 1
+                continue
+            for k in index.between(index.named, b, k_q, k_p):
+                for n in nodes(stmts[index.position(k)]):
+                    if isinstance(n, gast.Name) and n.id == b:
+                        n.id = a
+                index.update(index.position(k))
+            index.delete(p)
+            # What decides whether a copy goes changed only for the copies that now read or
+            # write ``a`` (``b`` is gone): if one comes before ``p``, go back to it, as
+            # scanning the block again from its start would.
+            first = index.first_after(index.copies, a, -1)
+            if first is not None and first < k_p:
+                p = index.position(first)
 
-    def propagate_local_block(self, stmts):
+    def propagate_local_block(self, stmts, counts=None):
         """``a = b`` (``a`` assigned once) -> uses of ``a`` read ``b`` while ``b`` is unchanged."""
+        counts = counts or self._counts()
         for s in stmts:
             for block in _blocks(s):
-                self.propagate_local_block(block)
-        stores = _stores([self.fn])
-        loads = _load_counts(self.fn)
+                self.propagate_local_block(block, counts)
+        # the counts before this block's rewrites decide which copies go
+        stores, loads = dict(counts.stores), dict(counts.loads)
+        index = BlockIndex(stmts, counts)
         p = 0
         while p < len(stmts):
             s = stmts[p]
@@ -327,19 +332,35 @@ class Simplifier:
             ):
                 a, b = s.targets[0].id, s.value.id
                 replaced = 0
-                for later in stmts[p + 1 :]:
+                key = index.keys[p]
+                # of the statements after the copy, those that read a or write b act
+                while replaced != loads.get(a, 0):
+                    found = [
+                        k
+                        for k in (
+                            index.first_after(index.loaded, a, key),
+                            index.first_after(index.stored, b, key),
+                        )
+                        if k is not None
+                    ]
+                    if not found:
+                        break
+                    key = min(found)
+                    q = index.position(key)
+                    later = stmts[q]
                     here = [n for n in _names_loaded(later) if n.id == a]
-                    stores_b = b in _stores([later])
+                    stores_b = b in index.facts[key].stores
                     if here and (not stores_b or isinstance(later, gast.Assign)):
                         for n in here:
                             n.id = b
                         replaced += len(here)
+                        index.update(q)
                     elif here:
                         break
-                    if stores_b or replaced == loads.get(a, 0):
+                    if stores_b:  # later statements read the new b
                         break
                 if replaced == loads.get(a, 0):  # every read renamed: the copy goes
-                    del stmts[p]
+                    index.delete(p)
                     continue
             p += 1
 
@@ -398,27 +419,38 @@ class Simplifier:
         )
 
     def _drop(self, stmts, predicate):
+        """``stmts`` without those ``predicate`` marks (nor ``a = a``), branches emptied
+        and loops idle. Sets ``self.dropped`` when that changes anything: then the code
+        differs, which ``remove_dead`` tells from that instead of printing it again."""
         out = []
         for s in stmts:
             if predicate(s) or (_is_copy(s) and s.targets[0].id == s.value.id):
+                self.dropped = True
                 continue
             if isinstance(s, gast.If):
                 s.body = self._drop(s.body, predicate)
                 s.orelse = self._drop(s.orelse, predicate)
                 if not s.body and not s.orelse:
+                    self.dropped = True
                     continue
                 if not s.body:
                     s.test = gast.UnaryOp(op=gast.Not(), operand=s.test)
                     s.body, s.orelse = s.orelse, []
+                    self.dropped = True
                 if s.orelse and [gast.dump(x) for x in s.body] == [gast.dump(x) for x in s.orelse]:
                     out.extend(s.body)  # both branches do the same
+                    self.dropped = True
                     continue
             elif isinstance(s, (gast.For, gast.While)):
-                s.body = [b for b in self._drop(s.body, predicate) if not isinstance(b, gast.Pass)]
+                body = self._drop(s.body, predicate)
+                s.body = [b for b in body if not isinstance(b, gast.Pass)]
                 if not s.body and self._idle_loop(s):
+                    self.dropped = True
                     continue
                 if not s.body:
                     s.body = [gast.Pass()]
+                if len(s.body) != len(body):  # a pass went (not the one a body had alone)
+                    self.dropped = True
             out.append(s)
         return out
 
@@ -436,26 +468,21 @@ class Simplifier:
         )
         return ranges and loop.target.id not in {n.id for n in _names_loaded(self.fn)}
 
-    def inline_block(self, stmts):
-        uses = {}
-        for n in _names_loaded(self.fn):
-            uses[n.id] = uses.get(n.id, 0) + 1
-        stores = _stores([self.fn])
+    def inline_block(self, stmts, counts=None):
+        counts = counts or self._counts()
+        index = BlockIndex(stmts, counts)
         i = 0
         while i < len(stmts):
             s = stmts[i]
             if isinstance(s, gast.If):
-                self.inline_block(s.body)
-                self.inline_block(s.orelse)
+                self.inline_block(s.body, counts)
+                self.inline_block(s.orelse, counts)
             elif isinstance(s, (gast.For, gast.While)):
-                self.inline_block(s.body)
-            elif self._inlinable(s, uses, stores):
+                self.inline_block(s.body, counts)
+            elif self._inlinable(s, counts.loads, counts.stores):
                 target = s.targets[0].id
-                if self._inline_into(stmts, i, target, s.value):
-                    del stmts[i]
-                    uses = {}
-                    for n in _names_loaded(self.fn):
-                        uses[n.id] = uses.get(n.id, 0) + 1
+                if self._inline_into(index, i, target, s.value):
+                    index.delete(i)
                     continue
             i += 1
 
@@ -471,34 +498,37 @@ class Simplifier:
             and is_pure(s.value, self.namespace)
         )
 
-    def _inline_into(self, stmts, i, target, value):
-        depends = {n.id for n in _names_loaded(value)}
-        for later in stmts[i + 1 :]:
-            uses_here = [n for n in _names_loaded(later) if n.id == target]
-            if uses_here:
-                if isinstance(later, gast.For) and all(
-                    n.id != target for b in later.body for n in _names_loaded(b)
-                ):
-                    later = later.iter  # evaluated once, before the loop
-                elif not isinstance(later, (gast.Assign, gast.Expr)):
+    def _inline_into(self, index, i, target, value):
+        """Put ``value`` in place of ``target`` in the first statement after the ``i``-th
+        that reads it; False if none does, or one before it changes what ``value`` reads."""
+        key = index.keys[i]
+        use = index.first_after(index.loaded, target, key)
+        if use is None:
+            return False
+        for d in {n.id for n in _names_loaded(value)}:
+            # A reverse loop restores the values of the primal names it reads, iteration by
+            # iteration (tapes are installed after this pass): an expression reading one of
+            # them must be evaluated before the loop, not moved past it.
+            for table in (index.stored, index.body_loaded):
+                first = index.first_after(table, d, key)
+                if first is not None and first < use:
                     return False
-                candidate = _Replace(target, value).visit(copy.deepcopy(later))
-                if line_length(candidate) > MAX_LINE and line_length(value) > 28:
-                    return False  # one operation per line reads better than a long one
-                _Replace(target, value).visit(later)
-                return True
-            if _stores([later]).keys() & depends:
-                return False
-            if isinstance(later, (gast.For, gast.While)) and depends & {
-                n.id for b in later.body for n in _names_loaded(b)
-            }:
-                # A reverse loop restores the values of the primal names it reads, iteration by
-                # iteration (tapes are installed after this pass): an expression reading one of
-                # them must be evaluated before the loop, not moved past it.
-                return False
-        return False
+        j = index.position(use)
+        later = index.stmts[j]
+        if isinstance(later, gast.For) and target not in index.facts[use].body_loads:
+            later = later.iter  # evaluated once, before the loop
+        elif not isinstance(later, (gast.Assign, gast.Expr)):
+            return False
+        candidate = _Replace(target, value).visit(clone(later))
+        if line_length(candidate) > MAX_LINE and line_length(value) > 28:
+            return False  # one operation per line reads better than a long one
+        _Replace(target, value).visit(later)
+        index.update(j)
+        return True
 
     def remove_dead(self):
+        """Drop what nothing reads, until nothing more goes; returns ``gast.dump`` of the
+        function as it is then."""
         while True:
             used = {n.id for n in _names_loaded(self.fn)}
             dead = lambda s, used=used: (
@@ -507,10 +537,10 @@ class Simplifier:
                 and s.targets[0].id not in used
                 and is_pure(s.value, self.namespace)
             )
-            before = gast.dump(self.fn)
+            self.dropped = False
             self.fn.body = self._drop(self.fn.body, dead)
-            if gast.dump(self.fn) == before:
-                return
+            if not self.dropped:  # the function is as it was: nothing more is dead
+                return gast.dump(self.fn)
 
 
 def _blocks(stmt):
@@ -566,7 +596,7 @@ def restore_names(fn, forbidden, kept=frozenset()):
 
 def line_length(node):
     """Length of ``node`` printed as one line of a function body."""
-    return len(unparse(to_ast(copy.deepcopy(node)))) + 4
+    return len(unparse(to_ast(node))) + 4  # to_ast makes a copy: node is left as it is
 
 
 class _Replace(gast.NodeTransformer):
@@ -576,7 +606,7 @@ class _Replace(gast.NodeTransformer):
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id == self.target:
-            return copy.deepcopy(self.value)
+            return clone(self.value)
         return node
 
 
@@ -586,3 +616,8 @@ def simplify(fn, rewritable, namespace, keep=(), origin=None, same_shape=None):
     inlined, so the derivative code mirrors the user's statements.
     ``same_shape(a, b)``: are the values named ``a`` and ``b`` (float) arrays of one shape."""
     return Simplifier(fn, rewritable, namespace, keep, origin, same_shape).run()
+
+
+def _reads(index, name, low, high):
+    """How often the statements of ``index`` with keys in ``[low, high)`` read ``name``."""
+    return sum(index.facts[k].loads[name] for k in index.between(index.loaded, name, low, high))

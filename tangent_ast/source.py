@@ -26,23 +26,33 @@ import gast
 from .errors import NoSourceError
 
 _PARSED: dict[tuple[str, str], dict[int, list]] = {}  # (file, hash of its text) -> lambdas by line
+_AS_GAST: dict[int, gast.Lambda] = {}  # id of a lambda of _PARSED -> it as gast
 
 
 def _lambdas_by_line(filename):
-    """The lambdas of a file, by the line they start on (each version of the file parsed once)."""
+    """The lambdas of a file, by the line they start on (each version of the file parsed once).
+
+    Parsed by ``ast`` and converted to gast one lambda at a time, when asked for: a rule
+    table's file holds hundreds of lambdas, and converting it whole costs ~20 ms."""
     text = "".join(linecache.getlines(filename))
     key = (filename, hashlib.sha256(text.encode()).hexdigest())
     if key not in _PARSED:
         by_line: dict[int, list] = {}
         try:
-            tree = gast.parse(text)
+            tree = ast.parse(text)
         except SyntaxError:
-            tree = gast.Module(body=[], type_ignores=[])
-        for n in gast.walk(tree):
-            if isinstance(n, gast.Lambda):
+            tree = ast.Module(body=[], type_ignores=[])
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Lambda):
                 by_line.setdefault(n.lineno, []).append(n)
         _PARSED[key] = by_line
     return _PARSED[key]
+
+
+def _as_gast(node):
+    if id(node) not in _AS_GAST:
+        _AS_GAST[id(node)] = gast.ast_to_gast(node)
+    return _AS_GAST[id(node)]
 
 
 def lambda_node(code):
@@ -53,7 +63,7 @@ def lambda_node(code):
     arg_names = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
     candidates = [
         n
-        for n in _lambdas_by_line(filename).get(code.co_firstlineno, [])
+        for n in map(_as_gast, _lambdas_by_line(filename).get(code.co_firstlineno, []))
         if [a.id for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == arg_names
     ]
     if len(candidates) > 1 and hasattr(code, "co_positions"):  # Python 3.11+: columns

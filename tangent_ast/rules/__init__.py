@@ -1,6 +1,6 @@
 """Rule tables by domain. Importing this package registers every table."""
 
-from . import builtins, linalg, math, numpy, operators, runtime_helpers  # noqa: F401
+from . import registry
 from .registry import (
     all_primitives,
     broadcasting,
@@ -14,6 +14,9 @@ from .registry import (
     nondifferentiable,
     specialize,
 )
+
+with registry.deferred():  # the tables' rules are parsed when first used
+    from . import builtins, linalg, math, numpy, operators, runtime_helpers  # noqa: F401
 
 __all__ = [
     "all_primitives",

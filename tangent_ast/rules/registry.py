@@ -29,7 +29,9 @@ a shape, a condition). Both decorator and call forms work::
                          lambda ct, ans, x, y: ct * x)
 """
 
+import contextlib
 import copy
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -182,9 +184,26 @@ class _ZeroDerivative:
 ZERO = _ZeroDerivative()
 
 
+_DEFERRED = [False]  # parse rules when first used (the built-in tables), not when registered
+
+
+@contextlib.contextmanager
+def deferred():
+    """Rules registered inside are parsed when first used. For the built-in tables, whose
+    sources are known to parse: a user's rule is parsed at once, so that one whose source
+    cannot be read is refused where it is registered."""
+    _DEFERRED[0] = True
+    try:
+        yield
+    finally:
+        _DEFERRED[0] = False
+
+
 def _as_template(rule):
     if rule is None or rule is ZERO or isinstance(rule, (Template, SameCall)):
         return rule
+    if _DEFERRED[0]:
+        return Template.deferred(rule, lambda: template_of(rule))
     return template_of(rule)
 
 
@@ -341,12 +360,20 @@ def elementwise(fn, derivative, *, broadcasts=True):
     The forward rule is ``dx * derivative`` and the reverse rule
     ``ct * derivative``; a derivative of the form ``1 / e`` reads as a division.
     """
-    deriv = template_of(derivative)
-    params = ["ans"] + deriv.params[1:]
-    for mode, lead in ((Mode.FORWARD, "dx"), (Mode.REVERSE, "ct")):
+    parsed = functools.cache(lambda: template_of(derivative))  # once for both modes
+
+    def make(lead):
+        deriv = parsed()
         body = _scale(gast.Name(lead, gast.Load(), None, None), deriv.body)
-        template = expression_template(body, [lead] + params, deriv.globals, fn=derivative)
-        primitive(fn).table(mode)[0] = template
+        params = ["ans"] + deriv.params[1:]
+        return expression_template(body, [lead] + params, deriv.globals, fn=derivative)
+
+    for mode, lead in ((Mode.FORWARD, "dx"), (Mode.REVERSE, "ct")):
+        primitive(fn).table(mode)[0] = (
+            Template.deferred(derivative, functools.partial(make, lead))
+            if _DEFERRED[0]
+            else make(lead)
+        )
     if broadcasts:
         primitive(fn).broadcasts = True
     _changed()

@@ -1,0 +1,197 @@
+"""Which statements of a block read and write which names: an index for simplify.
+
+simplify's rewrites ask, for one statement, questions about the statements after it
+("where is ``t`` read next?", "is ``b`` written before then?"). Answering them by
+walking the statements in between makes a pass quadratic in the length of the function
+(a temporary of the reverse sweep is often read only at its end, where the cotangents
+of the arguments are summed). ``BlockIndex`` answers them from sorted lists of
+statement keys per name, kept current as statements are rewritten or removed, and
+``Counts`` keeps the whole function's read and write counts current the same way, so
+that no pass walks the whole function after each rewrite.
+
+>>> import gast
+>>> block = gast.parse("t = x * 2\\ny = x + 1\\nz = t + y").body
+>>> index = BlockIndex(block)
+>>> index.first_after(index.loaded, "t", index.keys[0]) == index.keys[2]
+True
+>>> index.first_after(index.stored, "x", index.keys[0]) is None
+True
+"""
+
+from bisect import bisect_left, bisect_right, insort
+
+import gast
+
+_AST = gast.AST
+
+
+def nodes(tree):
+    """Every node of ``tree``, in ``gast.walk``'s order, as a list: the same walk without
+    a generator per node, which is most of what a pass that reads whole functions costs."""
+    out = [tree]
+    i = 0
+    while i < len(out):
+        node = out[i]
+        i += 1
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                out.extend(v for v in value if isinstance(v, _AST))
+            elif isinstance(value, _AST):
+                out.append(value)
+    return out
+
+
+def clone(tree):
+    """A copy of ``tree``, made faster than by ``copy.deepcopy``: every node is new (a
+    node ``tree`` holds twice is copied twice), the values nodes hold (a constant's
+    number or string, a name) are shared, as they are immutable."""
+    if isinstance(tree, list):
+        return [clone(v) for v in tree]
+    if not isinstance(tree, _AST):
+        return tree
+    new = tree.__class__.__new__(tree.__class__)
+    new.__dict__.update({k: clone(v) for k, v in tree.__dict__.items()})
+    return new
+
+
+class Facts:
+    """What one statement (its nested blocks included) reads and writes."""
+
+    __slots__ = ("assigned", "body_loads", "copy_names", "loads", "names", "stores")
+
+    def __init__(self, stmt):
+        self.loads: dict[str, int] = {}  # names read, how often
+        # names written, how often: bound, or updated in place (``a[i] = v`` writes ``a``)
+        self.stores: dict[str, int] = {}
+        self.names: set[str] = set()  # every name, in any context
+        for n in nodes(stmt):
+            if isinstance(n, gast.Name):
+                self.names.add(n.id)
+                if isinstance(n.ctx, gast.Load):
+                    self.loads[n.id] = self.loads.get(n.id, 0) + 1
+                elif isinstance(n.ctx, (gast.Store, gast.Param)):
+                    self.stores[n.id] = self.stores.get(n.id, 0) + 1
+            elif isinstance(n, (gast.Assign, gast.AugAssign)):
+                for t in n.targets if isinstance(n, gast.Assign) else [n.target]:
+                    if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                        self.stores[t.value.id] = self.stores.get(t.value.id, 0) + 1
+        simple = isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+        self.assigned = {stmt.targets[0].id} if simple else set()  # ``name = ...``
+        # ``a = b``: both names, for the rewrites of copies
+        self.copy_names = {stmt.targets[0].id, stmt.value.id} if _is_copy(stmt) else set()
+        self.body_loads: set[str] = set()  # a loop's body reads these
+        if isinstance(stmt, (gast.For, gast.While)):
+            self.body_loads = {
+                n.id
+                for b in stmt.body
+                for n in nodes(b)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+            }
+
+
+def _is_copy(stmt):
+    return (
+        isinstance(stmt, gast.Assign)
+        and isinstance(stmt.targets[0], gast.Name)
+        and isinstance(stmt.value, gast.Name)
+    )
+
+
+class Counts:
+    """How often each name is read (``loads``) and written (``stores``) in a whole function,
+    kept current by the ``BlockIndex`` of every block that changes."""
+
+    def __init__(self, loads, stores):
+        self.loads = loads
+        self.stores = stores
+
+    def add(self, facts, sign):
+        for table, changes in ((self.loads, facts.loads), (self.stores, facts.stores)):
+            for name, count in changes.items():
+                total = table.get(name, 0) + sign * count
+                if total:
+                    table[name] = total
+                else:
+                    table.pop(name, None)
+
+
+# the per-name tables of a BlockIndex, and the Facts field each one is built from
+_TABLES = (
+    ("loaded", "loads"),
+    ("stored", "stores"),
+    ("named", "names"),
+    ("assigned", "assigned"),
+    ("copies", "copy_names"),
+    ("body_loaded", "body_loads"),
+)
+
+
+class BlockIndex:
+    """Facts of the statements of one block, and for each name the sorted keys of the
+    statements that read it, write it, ...
+
+    A statement's key is its position when the index was built: statements are only
+    removed (``delete``) or rewritten in place (``update``), never inserted, so keys keep
+    the order of the statements."""
+
+    def __init__(self, stmts, counts=None):
+        self.stmts = stmts
+        self.counts = counts
+        self.keys = list(range(len(stmts)))
+        self.facts = [Facts(s) for s in stmts]  # by key
+        for table, _ in _TABLES:
+            setattr(self, table, {})
+        for key, facts in enumerate(self.facts):
+            self._enter(key, facts)
+
+    def _enter(self, key, facts):
+        for table, field in _TABLES:
+            keys_of = getattr(self, table)
+            for name in getattr(facts, field):
+                insort(keys_of.setdefault(name, []), key)
+
+    def _leave(self, key, facts):
+        for table, field in _TABLES:
+            keys_of = getattr(self, table)
+            for name in getattr(facts, field):
+                keys = keys_of[name]
+                del keys[bisect_left(keys, key)]
+
+    def position(self, key):
+        return bisect_left(self.keys, key)
+
+    def facts_at(self, position):
+        return self.facts[self.keys[position]]
+
+    def update(self, position):
+        """The statement at ``position`` was rewritten: record what it reads and writes now."""
+        key = self.keys[position]
+        old, new = self.facts[key], Facts(self.stmts[position])
+        self._leave(key, old)
+        self._enter(key, new)
+        self.facts[key] = new
+        if self.counts is not None:
+            self.counts.add(old, -1)
+            self.counts.add(new, 1)
+
+    def delete(self, position):
+        key = self.keys[position]
+        self._leave(key, self.facts[key])
+        if self.counts is not None:
+            self.counts.add(self.facts[key], -1)
+        del self.stmts[position]
+        del self.keys[position]
+
+    @staticmethod
+    def first_after(table, name, key):
+        """The first key after ``key`` in ``table`` (``index.loaded``, ...) for ``name``."""
+        keys = table.get(name, ())
+        i = bisect_right(keys, key)
+        return keys[i] if i < len(keys) else None
+
+    @staticmethod
+    def between(table, name, low, high):
+        """The keys ``k`` of ``table`` for ``name`` with ``low <= k < high``."""
+        keys = table.get(name, ())
+        return keys[bisect_left(keys, low) : bisect_left(keys, high)]
