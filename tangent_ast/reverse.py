@@ -192,6 +192,7 @@ class Reverse:
         self.reverse_loops = {}  # id(SSA loop) -> the loop running it backwards
         self.restores = []
         self.ct_names = {}
+        self.primal_of_ct = {}  # the other way round: one lookup per sum, not a search
         self.loops = []  # per enclosing reverse loop: {"outer": names, "buffers": {name: buffer}}
         # arrays whose ct_ variable is an array this rule owns (updated in place)
         self.owned = set()
@@ -209,6 +210,7 @@ class Reverse:
     def ct(self, primal):
         if primal not in self.ct_names:
             self.ct_names[primal] = self.d.namer.cotangent(primal)
+            self.primal_of_ct.setdefault(self.ct_names[primal], primal)
         return self.ct_names[primal]
 
     # -- forward sweep --------------------------------------------------------
@@ -455,7 +457,7 @@ class Reverse:
         assigns and each later one adds (``ct = ct + t2``)."""
         if len(terms) == 1 and isinstance(terms[0], gast.Name) and terms[0].id == ct:
             return []
-        primal = next((v for v, c in self.ct_names.items() if c == ct), None)
+        primal = self.primal_of_ct.get(ct)
         if len(terms) == 1 and isinstance(terms[0], gast.Name):
             self.owned.discard(primal)  # ct is now another name for someone else's array
         whole = assign(ct, self.d.total(primal, terms))
