@@ -111,19 +111,23 @@ def guarded(f, args, rule, call):
     except TangentAstError:
         raise
     except Exception as exc:
-        try:
-            f(*copy.deepcopy(args))
-        except Exception:
-            raise exc from None  # the program's own error, raised by its own code
-        if getattr(rule, "handler_lines", ""):
-            raise TangentAstError(
-                f"{rule.fn.__qualname__} catches {type(exc).__name__} ({exc}) with the except "
-                f"clause at line {rule.handler_lines}: the derivative follows the try block only",
-                where=f"{rule.fn.__code__.co_filename}:{rule.handler_lines.split(',')[0]}",
-                hint="test for the case with an if before it raises, so that both paths are "
-                "derived",
-            ) from exc
-        raise internal_error(rule, exc) from exc
+        _raise_for(f, args, rule, exc)
+
+
+def _raise_for(f, args, rule, exc):
+    """Raise what :func:`guarded` raises for ``exc``, raised by ``rule``'s generated code."""
+    try:
+        f(*copy.deepcopy(args))
+    except Exception:
+        raise exc from None  # the program's own error, raised by its own code
+    if getattr(rule, "handler_lines", ""):
+        raise TangentAstError(
+            f"{rule.fn.__qualname__} catches {type(exc).__name__} ({exc}) with the except "
+            f"clause at line {rule.handler_lines}: the derivative follows the try block only",
+            where=f"{rule.fn.__code__.co_filename}:{rule.handler_lines.split(',')[0]}",
+            hint="test for the case with an if before it raises, so that both paths are derived",
+        ) from exc
+    raise internal_error(rule, exc) from exc
 
 
 def real_cotangents(rule, cts, args):
@@ -167,28 +171,6 @@ def source_of(f, signature):
     return f if again is None else again(signature)
 
 
-def _reverse_rule(f, wrt, cache):
-    rules = {}
-    arity = plain_arity(getattr(f, "__func__", f))
-
-    def rule_for(args, kwargs):
-        """The rule for this call, and the arguments to call it with."""
-        form = PLAIN
-        if kwargs or len(args) != arity:
-            form, args = flat_arguments(f, args, kwargs)
-        key = signature_key(args) if form is PLAIN else (form, signature_key(args))
-        rule = rules.get(key)
-        # A callee redefined or a global rebound since: derive (or load) the rule again.
-        if rule is None or not rule.dependencies.current():
-            signature = signature_of(args)
-            rule = rules[key] = _session(cache).rule(
-                source_of(f, signature), Mode.REVERSE, wrt, signature, form
-            )
-        return rule, args
-
-    return rule_for
-
-
 def _check_scalar(f, out):
     if (
         type(out) is float
@@ -218,27 +200,52 @@ def _check_scalar(f, out):
     )
 
 
-def _value_and_gradient(f, wrt, cache):
-    f = as_function(f, _session(cache).directory)
-    rule_for = _reverse_rule(f, wrt, cache)
+# The types of the cotangents that can be complex (an array: if its dtype says so).
+_COMPLEX_OR_ARRAY = frozenset((complex, np.ndarray))
+# Outputs that _check_scalar passes by their type alone.
+_REAL_SCALARS = frozenset((float, np.float64, np.float32, np.float16, np.longdouble))
 
-    def call(args, kwargs):
-        rule, args = rule_for(args, kwargs)
-        rule.check_arguments(args)
-        out, saved = guarded(f, args, rule, lambda: rule.fwd(*args))
-        _check_scalar(f, out)
-        return out, real_cotangents(
-            rule, guarded(f, args, rule, lambda: rule.bwd(saved, 1.0)), args
-        )
 
-    return call
+class _Reverse:
+    """What a call of ``grad(f)`` uses of one reverse rule, looked up once when the rule is
+    cached rather than on every call."""
+
+    __slots__ = ("bwd", "check", "count", "current", "fwd", "real", "rule")
+
+    def __init__(self, rule, args):
+        self.rule = rule
+        self.current = rule.dependencies.current
+        self.fwd, self.bwd = rule.fwd, rule.bwd
+        # check_arguments does nothing for a rule that updates no argument in place
+        self.check = rule.check_arguments if rule.updates else None
+        positions = [rule.params.index(w) for w in rule.wrt]
+        self.count = len(positions)
+        # The cotangents real_cotangents tests: those of real inputs. Whether an input is
+        # complex follows from its type and dtype, which the cache key of the rule fixes.
+        self.real = tuple(i for i, p in enumerate(positions) if not _is_complex(args[p]))
+
+    def cotangents(self, cts, args):
+        """``real_cotangents(rule, cts, args)``, which runs (to raise its error) only when
+        one of the cotangents it tests is complex or their number is not the expected one:
+        a test of arrays' dtypes, without the work of finding the inputs again."""
+        if self.count > 1:
+            if type(cts) is not tuple or len(cts) != self.count:
+                return real_cotangents(self.rule, cts, args)
+            for i in self.real:
+                ct = cts[i]
+                if type(ct) is complex or (type(ct) is np.ndarray and ct.dtype.kind == "c"):
+                    return real_cotangents(self.rule, cts, args)
+        elif self.real and _is_complex(cts):
+            return real_cotangents(self.rule, cts, args)
+        return cts
 
 
 class Made:
     """A function made by the API from a user's function (``grad(f)``, ``hvp(f)``, ...). It
     looks like ``f`` (name, docstring, signature; not ``f``'s attributes, which say how
     *``f``* was made) and pickles as how it was made, by reference: ``(grad, f, wrt)``, so
-    another process makes it again, its rules loaded from the cache or derived."""
+    another process makes it again, its rules loaded from the cache or derived. ``call``
+    is what it calls (None for a subclass with a ``__call__`` of its own)."""
 
     def __init__(self, call, how, f, *args, **kwargs):
         functools.update_wrapper(self, f, updated=())
@@ -257,12 +264,88 @@ class Made:
         return (functools.partial(how, **kwargs), (f, *args))
 
 
+class _Gradient(Made):
+    """``grad(f, wrt)`` (with ``value``: ``value_and_grad(f, wrt)``).
+
+    Its ``__call__`` is the path of every call, so it keeps to what a call must do, with
+    no function between it and the rule that it can do without: find the rule for the
+    kinds of the arguments in a dict (under ``signature_key``, which determines the
+    signature the rule was derived for, so one key never stands for two signatures), check
+    that it was derived against the program as it is now (``Dependencies.current``: a
+    callee redefined or a global rebound derives it again), run it, check its output and
+    cotangents."""
+
+    def __init__(self, how, f, wrt, cache, value):
+        super().__init__(None, how, f, wrt, cache=cache)
+        self._f = as_function(f, _session(cache).directory)
+        self._arity = plain_arity(getattr(self._f, "__func__", self._f))
+        self._wrt, self._cache, self._value = wrt, cache, value
+        self._rules = {}  # signature key (with the call form unless plain) -> _Reverse
+
+    def __call__(self, *args, **kwargs):
+        rules, f = self._rules, self._f
+        if kwargs or len(args) != self._arity:
+            form, args = flat_arguments(f, args, kwargs)
+            key = signature_key(args) if form is PLAIN else (form, signature_key(args))
+            reverse = rules.get(key)
+        else:
+            form = PLAIN
+            # signature_key of Python scalars is the tuple of their types, and no other
+            # key is a tuple of types only: a rule found under it is the one for these
+            # kinds, and other arguments miss it and are looked up by signature_key
+            key = tuple(map(type, args))
+            reverse = rules.get(key)
+            if reverse is None:
+                key = signature_key(args)
+                reverse = rules.get(key)
+        if reverse is None or not reverse.current():
+            reverse = self._derive(key, args, form)
+        if reverse.check is not None:
+            reverse.check(args)
+        # guarded(), written out: no closure to make on each call
+        try:
+            result = reverse.fwd(*args)
+        except TangentAstError:
+            raise
+        except Exception as exc:
+            _raise_for(f, args, reverse.rule, exc)
+        out, saved = result
+        if type(out) not in _REAL_SCALARS:
+            _check_scalar(f, out)
+        try:
+            cts = reverse.bwd(saved, 1.0)
+        except TangentAstError:
+            raise
+        except Exception as exc:
+            _raise_for(f, args, reverse.rule, exc)
+        # real_cotangents' test, made only when a cotangent's type leaves it open (a complex
+        # number, or an array, whose dtype tells) or when there are not as many as the rule
+        # has inputs to differentiate: its error is then raised as it was
+        if reverse.count == 1:
+            if type(cts) in _COMPLEX_OR_ARRAY and _is_complex(cts):
+                cts = real_cotangents(reverse.rule, cts, args)
+        elif (
+            type(cts) is not tuple
+            or len(cts) != reverse.count
+            or not _COMPLEX_OR_ARRAY.isdisjoint(map(type, cts))
+        ):
+            cts = reverse.cotangents(cts, args)
+        return (out, cts) if self._value else cts
+
+    def _derive(self, key, args, form):
+        """The rule for ``args`` (of call ``form``) from the session, which derives it, loads
+        it from the cache or has it already; cached under ``key``."""
+        signature = signature_of(args)
+        rule = _session(self._cache).rule(
+            source_of(self._f, signature), Mode.REVERSE, self._wrt, signature, form
+        )
+        self._rules[key] = _Reverse(rule, args)
+        return self._rules[key]
+
+
 def value_and_grad(f, wrt=0, *, cache=None):
     """A function returning ``(f(*args), gradient)``; a tuple ``wrt`` gives a tuple of gradients."""
-    call = _value_and_gradient(f, wrt, cache)
-    value_and_gradient = Made(
-        lambda *args, **kwargs: call(args, kwargs), value_and_grad, f, wrt, cache=cache
-    )
+    value_and_gradient = _Gradient(value_and_grad, f, wrt, cache, value=True)
 
     def as_source(kinds):
         """Differentiated again: the value and gradient of ``f``'s reverse rule for arguments
@@ -321,8 +404,7 @@ def _gradient_text(rule, value):
 
 def grad(f, wrt=0, *, cache=None):
     """A function returning the gradient of scalar-valued ``f`` with respect to ``wrt``."""
-    call = _value_and_gradient(f, wrt, cache)
-    gradient = Made(lambda *args, **kwargs: call(args, kwargs)[1], grad, f, wrt, cache=cache)
+    gradient = _Gradient(grad, f, wrt, cache, value=False)
 
     def as_source(kinds):
         """Differentiated again (``grad(grad(f))``, a call of ``grad(f)`` in differentiated

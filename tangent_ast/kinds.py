@@ -249,19 +249,25 @@ def signature_of(args):
     return tuple(kind_of(a) for a in args)
 
 
-_SCALAR_TYPES = (float, int, bool, complex, type(None), str)
+_SCALAR_TYPES = frozenset((float, int, bool, complex, type(None), str))
 
 
 def signature_key(args):
     """A cheap key that determines ``signature_of(args)`` (it is on the call path of
-    ``grad``): type, ndim/dtype for arrays, the full kind for containers and records."""
+    ``grad``): type, ndim/dtype for arrays, the full kind for containers and records.
+
+    For arguments that are all Python scalars (of ``_SCALAR_TYPES``) it is the tuple of
+    their types, and only for them: of any other argument it holds a tuple or a Kind."""
+    # a list comprehension: cheaper than a generator expression for a few arguments
     return tuple(
-        (a.ndim, a.dtype.char)
-        if type(a) is np.ndarray
-        else type(a)
-        if type(a) in _SCALAR_TYPES
-        else kind_of(a)
-        for a in args
+        [
+            (a.ndim, a.dtype.char)
+            if type(a) is np.ndarray
+            else type(a)
+            if type(a) in _SCALAR_TYPES
+            else kind_of(a)
+            for a in args
+        ]
     )
 
 

@@ -1,5 +1,10 @@
 """The public API: jvp, grad, value_and_grad, vjp, derive, show."""
 
+import importlib
+import math
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -217,3 +222,134 @@ def test_notebooks_show_generated_code_highlighted():
     assert "<pre" in html and "np_trig_bwd" in html
     rule = ta.derive(sl.np_trig, "reverse", args=(np.ones(3),))
     assert "np_trig_fwd" in rule._repr_html_()
+
+
+# One grad object keeps a rule for each kind of arguments it is called with, found from
+# a cheap key of the arguments: calls that alternate kinds must each get the rule of
+# their own kinds, and a program changed between two calls must be derived again.
+
+
+def scaled_square_sum(x, scale):
+    return np.sum(x * x) * scale
+
+
+def test_one_grad_object_called_with_arguments_of_alternating_kinds():
+    df = ta.grad(scaled_square_sum)
+    vg = ta.value_and_grad(scaled_square_sum)
+    calls = [
+        (1.5, 2.0),  # Python floats: looked up by their types
+        (1.5, 2),  # an int scale: another signature
+        (1.5, True),
+        (np.float64(1.5), 2.0),
+        (np.array(1.5), 2.0),  # arrays of ndim 0, 1, 2: looked up by ndim and dtype
+        (np.array([1.0, -2.0]), 3),
+        (np.array([[1.0], [2.0]]), 0.5),
+        (np.array([1.0, -2.0], dtype=np.float32), 2.0),
+        (1.5, 2.0),  # the first kinds again: their rule is found, not another's
+        (np.array([1.0, -2.0]), 3),
+        (1.5, 2),
+    ]
+    for _ in range(2):
+        for x, scale in calls:
+            want = 2 * np.asarray(x) * scale
+            gradient = df(x, scale)
+            assert np.shape(gradient) == np.shape(x)
+            np.testing.assert_allclose(gradient, want, rtol=1e-6)
+            value, gradient = vg(x, scale)
+            assert value == pytest.approx(np.sum(np.asarray(x) ** 2) * scale, rel=1e-6)
+            np.testing.assert_allclose(gradient, want, rtol=1e-6)
+        assert type(df(1.5, 2.0)) is float and df(1.5, scale=2.0) == 6.0
+        assert df(np.array([1.0, -2.0], dtype=np.float32), 2.0).dtype == np.float32
+
+
+def summed_product(a, v):
+    return np.sum(a @ v)
+
+
+def energy(x):
+    return np.sum(np.abs(x) ** 2)
+
+
+def test_a_rule_for_arrays_of_one_ndim_or_dtype_is_not_used_for_another():
+    # each rule run for the other kinds gives a wrong result: the rule of a @ v for a
+    # matrix a returns a matrix for a vector a; the rule of |x|**2 for a real x leaves out
+    # the conjugate a complex x needs
+    dg = ta.grad(summed_product)
+    de = ta.grad(energy)
+    v = np.array([1.0, 2.0])
+    z = np.array([1.0 + 2.0j, 3.0 - 1.0j])
+    for _ in range(2):
+        np.testing.assert_array_equal(dg(np.ones((3, 2)), v), np.tile(v, (3, 1)))
+        np.testing.assert_array_equal(dg(np.array([3.0, 4.0]), v), v)
+        np.testing.assert_array_equal(de(np.array([1.0, -2.0])), [2.0, -4.0])
+        np.testing.assert_array_equal(de(z), 2 * np.conj(z))
+
+
+def test_errors_are_the_same_on_every_call_of_one_grad_object():
+    df = ta.grad(sl.poly)
+    for _ in range(2):
+        assert df(2.0) == 29.0
+        with pytest.raises(ta.NotDifferentiableError, match="is int: it has no derivative"):
+            df(2)
+        with pytest.raises(ta.NonScalarOutputError, match=r"of shape \(2,\)"):
+            df(np.array([1.0, 2.0]))
+        with pytest.raises(ta.NotDifferentiableError, match="complex number"):
+            df(2.0 + 1.0j)
+
+    root = ta.grad(lambda x: math.sqrt(x))
+    for _ in range(2):
+        assert root(4.0) == 0.25
+        with pytest.raises(ValueError, match="math domain error"):
+            root(-1.0)  # the function's own error, raised as it is
+
+
+def test_a_complex_cotangent_of_a_real_input_is_refused_on_every_call():
+    df = ta.grad(sl.design_example, wrt=("x", "y"))
+    assert df(1.0, 2.0) == pytest.approx((2.0 + np.cos(1.0), 1.0))
+    (reverse,) = df._rules.values()
+    real_bwd = reverse.bwd
+    reverse.bwd = lambda saved, ct: (real_bwd(saved, ct)[0], 1.0 + 0.5j)  # a derivation bug
+    for _ in range(2):
+        with pytest.raises(ta.TangentAstError, match="complex value reached the gradient"):
+            df(1.0, 2.0)
+    vector = ta.grad(lambda x: np.sum(np.sin(x)))
+    np.testing.assert_allclose(vector(np.zeros(2)), [1.0, 1.0])
+    (reverse,) = vector._rules.values()
+    reverse.bwd = lambda saved, ct: np.ones(2, dtype=complex)
+    with pytest.raises(ta.TangentAstError, match="complex value reached the gradient"):
+        vector(np.zeros(2))
+
+
+CALLEE = """
+    import numpy as np
+
+    SCALE = 2.0
+
+    def g(x):
+        return x * x
+
+    def f(x):
+        return np.sum(g(x)) * SCALE
+"""
+
+
+def test_one_grad_object_derives_again_after_a_callee_is_redefined(tmp_path, monkeypatch):
+    from .test_live import run_cell
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "api_fast_path_callee.py").write_text(textwrap.dedent(CALLEE))
+    importlib.invalidate_caches()
+    mod = importlib.import_module("api_fast_path_callee")
+    try:
+        df, vg = ta.grad(mod.f), ta.value_and_grad(mod.f)
+        x = np.array([1.0, 2.0])
+        assert df(3.0) == 12.0 and vg(3.0) == (18.0, 12.0)
+        np.testing.assert_allclose(df(x), [4.0, 8.0])
+        run_cell(mod, "def g(x):\n    return x * x * x\n", 1)  # between two calls
+        assert df(3.0) == 54.0 and vg(3.0) == (54.0, 54.0)
+        np.testing.assert_allclose(df(x), [6.0, 24.0])
+        run_cell(mod, "SCALE = 1.0\n", 2)  # a global it reads, rebound
+        assert df(3.0) == 27.0 and vg(3.0) == (27.0, 27.0)
+        np.testing.assert_allclose(df(x), [3.0, 12.0])
+    finally:
+        sys.modules.pop("api_fast_path_callee", None)
