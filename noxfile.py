@@ -7,8 +7,11 @@ An interpreter that is not on the machine is skipped with a message, not install
 import nox
 
 LOWEST_NUMPY = "2.1.0"  # setup.cfg: numpy>=2.1
-# style checks (ruff, mypy) run once, in the main environment
-PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "--deselect", "tests/test_style.py")
+# Run once, in the main environment: the style checks (ruff, mypy), and the tests of the
+# tools around the package rather than of the versions (the notebooks' Jupyter kernel, a
+# setuptools build of a wheel), which are the slowest and would triple CI's time on 2 cores.
+ONCE = ("tests/test_style.py", "tests/test_notebooks.py", "tests/test_build.py")
+PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", *(f"--deselect={t}" for t in ONCE))
 
 nox.options.error_on_missing_interpreters = False
 

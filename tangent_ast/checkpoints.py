@@ -76,7 +76,7 @@ from .resolve import resolve
 from .rules.registry import is_pure_function
 from .runtime import EFFECTFUL
 from .runtime.checkpoints import checkpointed
-from .syntax import assign, name
+from .syntax import assign, loaded_names, name, stored_names, updated_arrays
 from .tapes import unset_before
 
 _LIBRARIES = ("numpy", "builtins", "math")
@@ -126,7 +126,7 @@ class _Segments:
         taped_body = copy.deepcopy(loop.body)
         loop.body = [s for s in loop.body if not self._is_tape_append(s)]
         plain_body = copy.deepcopy(loop.body)
-        state = _read_before_written(loop.body) & _stored(loop.body)
+        state = _read_before_written(loop.body) & stored_names(loop.body)
         self._check_nothing_else_clobbered(taped_body, refuse)
         self.snapshots_base = (
             f"{origin.get(min(state), min(state))}_snapshots" if len(state) == 1 else "snapshots"
@@ -265,7 +265,7 @@ class _Segments:
                 "is inside another loop or counts from other than zero",
                 "checkpoint a loop for t in range(n) outside other loops",
             )
-        if _updated(loop.body):
+        if updated_arrays(loop.body):
             refuse(
                 "updates an array in place",
                 "build the new array instead (x = np.where(...), np.concatenate)",
@@ -276,8 +276,10 @@ class _Segments:
         reverse sweep reads after the loop may be one of them (tapes.py gives the names
         the reverse loop itself reads their values back)."""
         after = [s for block, at in _place(self.bwd, self.back) for s in block[at + 1 :]]
-        clobbered = (_stored(taped_body) | {self.loop.target.id}) - _stored(self.back.body)
-        if clobbered & _loaded(after):
+        clobbered = (stored_names(taped_body) | {self.loop.target.id}) - stored_names(
+            self.back.body
+        )
+        if clobbered & loaded_names(after):
             refuse(
                 "sets values the reverse sweep reads after it",
                 "move the computation of those values out of the loop",
@@ -386,44 +388,15 @@ def _read_before_written(stmts, written=frozenset()):
     read, written = set(), set(written)
     for s in stmts:
         if isinstance(s, gast.If):
-            read |= _loaded([s.test]) - written
+            read |= loaded_names([s.test]) - written
             in_body = _read_before_written(s.body, written)
             in_else = _read_before_written(s.orelse, written)
             read |= in_body | in_else
-            written |= _stored(s.body) & _stored(s.orelse)
+            written |= stored_names(s.body) & stored_names(s.orelse)
         else:
-            read |= _loaded([s]) - written
-            written |= _stored([s])
+            read |= loaded_names([s]) - written
+            written |= stored_names([s])
     return read
-
-
-def _stored(stmts):
-    return {
-        n.id
-        for s in stmts
-        for n in gast.walk(s)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    }
-
-
-def _loaded(stmts):
-    return {
-        n.id
-        for s in stmts
-        for n in gast.walk(s)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-    }
-
-
-def _updated(stmts):
-    return {
-        t.value.id
-        for s in stmts
-        for n in gast.walk(s)
-        if isinstance(n, gast.Assign)
-        for t in n.targets
-        if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)
-    }
 
 
 def _levels(snapshots):

@@ -109,3 +109,35 @@ class _Unparser(_BaseUnparser):
     def visit_comprehension(self, node):
         self.set_precedence(_TUPLE, node.target)
         super().visit_comprehension(node)
+
+
+def stored_names(stmts):
+    """The names ``stmts`` assign, at any depth."""
+    return {
+        n.id
+        for s in stmts
+        for n in gast.walk(s)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
+
+
+def loaded_names(stmts):
+    """The names ``stmts`` read, at any depth."""
+    return {
+        n.id
+        for s in stmts
+        for n in gast.walk(s)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
+
+
+def updated_arrays(stmts):
+    """The names ``stmts`` update by item (``a[i] = v``), at any depth."""
+    return {
+        t.value.id
+        for s in stmts
+        for n in gast.walk(s)
+        if isinstance(n, gast.Assign)
+        for t in n.targets
+        if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)
+    }

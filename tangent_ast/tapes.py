@@ -50,7 +50,7 @@ import copy
 import gast
 
 from .lowering.jumps import append_fallthrough
-from .syntax import assign, name
+from .syntax import assign, loaded_names, name, stored_names, updated_arrays
 
 
 def _loops(node, wanted):
@@ -61,24 +61,6 @@ def _loops(node, wanted):
     if isinstance(node, (gast.For, gast.While)) and id(node) in wanted:
         out.append(node)
     return out
-
-
-def _stored(stmts):
-    return {
-        n.id
-        for s in stmts
-        for n in gast.walk(s)
-        if isinstance(n, (gast.Name,)) and isinstance(n.ctx, gast.Store)
-    }
-
-
-def _loaded(stmts):
-    return {
-        n.id
-        for s in stmts
-        for n in gast.walk(s)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-    }
 
 
 def _top_level_loop(node, root):
@@ -147,8 +129,8 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
         top = _top_level_loop(loop, fwd)
         target = loop.target.id if isinstance(loop, gast.For) else None
         headers = loop_headers.get(pair.primal, set())
-        assigned = _stored(loop.body) | ({target} if target else set())
-        needed = sorted((_loaded(back.body) - _stored(back.body)) & assigned)
+        assigned = stored_names(loop.body) | ({target} if target else set())
+        needed = sorted((loaded_names(back.body) - stored_names(back.body)) & assigned)
         # What the reverse sweep can compute again is not saved: values that do not
         # change in the loop once, before it; scalars of the loop index in each iteration.
         hoisted, again = _recomputations(loop, needed, headers, recomputable, is_scalar)
@@ -263,7 +245,7 @@ def unset_before(fn, node, names):
                     if any(n is node for st in inner for n in gast.walk(st)):
                         return search(inner)
                 return True
-            assigned.update(_stored([s]))
+            assigned.update(stored_names([s]))
         return False
 
     search(fn.body)
@@ -286,7 +268,7 @@ def _carried_from_next_iteration(fwd, bwd, loop, back, needed, headers):
         return {}
     after_loop = fwd.body[next(i for i, s in enumerate(fwd.body) if s is loop) + 1 :]
     before_back = bwd.body[: next(i for i, s in enumerate(bwd.body) if s is back)]
-    clobbered = _stored(after_loop) | _stored(before_back) | _updated(loop.body)
+    clobbered = stored_names(after_loop) | stored_names(before_back) | updated_arrays(loop.body)
     assignments = {}
     for n in gast.walk(loop):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
@@ -318,7 +300,7 @@ def _recomputations(loop, needed, headers, recomputable, is_scalar):
     """(statements to run once before the reverse loop, statements to run in each
     reverse iteration) that give the ``needed`` values without a tape."""
     target = loop.target.id if isinstance(loop, gast.For) else None
-    written = _stored(loop.body) | _updated(loop.body) | ({target} if target else set())
+    written = stored_names(loop.body) | updated_arrays(loop.body) | ({target} if target else set())
     safe = _exits_before(loop.body)
     assignments = {}
     for n in gast.walk(loop):
@@ -359,17 +341,6 @@ def _recomputations(loop, needed, headers, recomputable, is_scalar):
         [st for v, st in invariant.items() if v in used],
         [st for v, st in by_index.items() if v in used],
     )
-
-
-def _updated(stmts):
-    return {
-        n.targets[0].value.id
-        for s in stmts
-        for n in gast.walk(s)
-        if isinstance(n, gast.Assign)
-        and isinstance(n.targets[0], gast.Subscript)
-        and isinstance(n.targets[0].value, gast.Name)
-    }
 
 
 def _breaks(loop):
