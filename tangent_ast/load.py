@@ -32,6 +32,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 import types
 import warnings
 from enum import Enum
@@ -190,7 +191,17 @@ def import_module(directory, module_name, bindings=None, reload=False):
         sys.modules.pop(full, None)
         raise
     module.__tangent_ast_loaded__ = _load_state(package, path)
+    module.__tangent_ast_stat__ = _stat(path)
     return module
+
+
+def _stat(path):
+    """What changes when a file is written: checked before its text is read again."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
 
 
 def _load_state(package, path):
@@ -224,11 +235,18 @@ def as_on_disk(module):
             continue  # a module Python imported itself: not one the loader tracks
         seen.add(id(m))
         text, siblings = loaded
-        try:
-            if Path(m.__file__).read_text() != text:
-                return False
-        except (OSError, UnicodeDecodeError):
+        stat = _stat(m.__file__)
+        if stat is None:
             return False
+        # Written since it was loaded (or so recently that a second write in the same tick of
+        # the clock would not show in the time stamp, as git's "racy" entries): same text?
+        if stat != getattr(m, "__tangent_ast_stat__", None) or time.time_ns() - stat[0] < 2e9:
+            try:
+                if Path(m.__file__).read_text() != text:
+                    return False
+            except (OSError, UnicodeDecodeError):
+                return False
+            m.__tangent_ast_stat__ = stat
         todo.extend(siblings.values())
     return True
 

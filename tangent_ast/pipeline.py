@@ -393,13 +393,17 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         fwd, bwd = sweeps.fwd, sweeps.bwd
         if trace:
             snapshots["reverse"] = _source(fwd) + "\n" + _source(bwd)
-        bwd = simplify(
-            bwd,
-            rewritable(bwd) - {residuals_parameter(bwd)},
-            namespace,
-            origin=origin,
-            same_shape=lambda a, b: _same_float_shape(f.kinds, a, b),
-        )
+
+        def simplified(bwd):
+            return simplify(
+                bwd,
+                rewritable(bwd) - {residuals_parameter(bwd)},
+                namespace,
+                origin=origin,
+                same_shape=lambda a, b: _same_float_shape(f.kinds, a, b),
+            )
+
+        bwd = simplified(bwd)
         copied = finish_updates(bwd, sweeps.restores)
         tapes = install_tapes(
             fwd,
@@ -413,13 +417,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         if checkpoint_loops(fwd, bwd, sweeps.loops, tapes, f):
             # the iterations run again in the reverse sweep are the forward sweep's loop body,
             # not yet simplified: its copies fold as the forward sweep's will
-            bwd = simplify(
-                bwd,
-                rewritable(bwd) - {residuals_parameter(bwd)},
-                namespace,
-                origin=origin,
-                same_shape=lambda a, b: _same_float_shape(f.kinds, a, b),
-            )
+            bwd = simplified(bwd)
         residuals = residuals_of(fwd, bwd, params, copied)
         pass_residuals(fwd, bwd, residuals)
         fwd = simplify(fwd, rewritable(fwd) - set(residuals), namespace, origin=origin)

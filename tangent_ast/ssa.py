@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import gast
 
 from .lowering.jumps import append_fallthrough
+from .syntax import stored_names
 
 
 @dataclass
@@ -78,16 +79,6 @@ def _copy(target, source, at):
     )
     node.lineno = None
     return node
-
-
-def _stored(stmts):
-    """Names (re)bound in ``stmts``; an in-place update ``a[i] = v`` binds none."""
-    return {
-        n.id
-        for s in stmts
-        for n in gast.walk(s)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    }
 
 
 def _loaded(node, skip=None):
@@ -171,7 +162,7 @@ class _SSA:
     def loop(self, node, env):
         """A loop: names it carries from one iteration to the next get a header
         version, set before the loop and at every exit of the body."""
-        assigned = _stored(node.body)
+        assigned = stored_names(node.body)
         outside = _loaded(self.function, skip=node)
         carried = {}
         before = []
@@ -283,9 +274,9 @@ def verify(fn, carried=None):
                 # One iteration is one path; loop headers are assigned before the loop and
                 # once more at an exit of the body, the loop variable by the loop itself.
                 inner = defined | ({s.target.id} if isinstance(s, gast.For) else set())
-                headers = frozenset(carried & _stored(s.body))
+                headers = frozenset(carried & stored_names(s.body))
                 block(s.body, inner | headers, headers)
-                defined = defined | inner | _stored(s.body)
+                defined = defined | inner | stored_names(s.body)
         return defined
 
     assigned = {

@@ -113,21 +113,20 @@ class _Unparser(_BaseUnparser):
 
 def stored_names(stmts):
     """The names ``stmts`` assign, at any depth."""
-    return {
-        n.id
-        for s in stmts
-        for n in gast.walk(s)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    }
+    return _names(stmts, gast.Store)
 
 
 def loaded_names(stmts):
     """The names ``stmts`` read, at any depth."""
+    return _names(stmts, gast.Load)
+
+
+def _names(stmts, context):
     return {
         n.id
         for s in stmts
         for n in gast.walk(s)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, context)
     }
 
 

@@ -73,12 +73,8 @@ def _wrapper(fn, bound_args, bound_keywords, directory):
         + f"\n\ndef {name}({', '.join(params)}):\n"
         + f"    return {callee.text}({', '.join(arguments)})\n"
     )
-    module_name = "wrapper__" + hashlib.sha256(source.encode()).hexdigest()[:12]
-    path = directory / f"{module_name}.py"
-    if not path.exists() or path.read_text() != source:
-        write_atomic(path, source)
     bindings = values | ({} if callee.module else {callee.text: fn})
-    wrapper = getattr(import_module(directory, module_name, bindings), name)
+    wrapper = _load(directory, source, bindings, name)
     _WRAPPERS[key] = wrapper
     return wrapper
 
@@ -135,12 +131,8 @@ def _rules_wrapper(fn, directory):
         + f"\n\ndef {name}({', '.join(params)}):\n"
         + f"    return {called}({', '.join(arguments)})\n"
     )
-    module_name = "wrapper__" + hashlib.sha256(source.encode()).hexdigest()[:12]
-    path = directory / f"{module_name}.py"
-    if not path.exists() or path.read_text() != source:
-        write_atomic(path, source)
     bindings = defaults | ({} if called == callee.text and callee.module else {called: fn})
-    wrapper = getattr(import_module(directory, module_name, bindings), name)
+    wrapper = _load(directory, source, bindings, name)
     _WRAPPERS[key] = wrapper
     return wrapper
 
@@ -199,3 +191,13 @@ def _signature(fn):
         return inspect.signature(fn)
     except (TypeError, ValueError):
         return None
+
+
+def _load(directory, source, bindings, name):
+    """The function ``name`` of a wrapper module of ``source``, written to ``directory`` under
+    a name its text decides (unless there already) and imported with ``bindings``."""
+    module_name = "wrapper__" + hashlib.sha256(source.encode()).hexdigest()[:12]
+    path = directory / f"{module_name}.py"
+    if not path.exists() or path.read_text() != source:
+        write_atomic(path, source)
+    return getattr(import_module(directory, module_name, bindings), name)
