@@ -19,7 +19,7 @@ from .errors import (
 )
 from .kinds import signature_key, signature_of
 from .load import import_module, write_atomic
-from .modes import Mode
+from .modes import Mode, Route
 from .naming import rule_base
 from .pipeline import MODES, STAGE_NAMES, Session, derive_module
 from .runtime.jacobians import jvp_of_batch, run_batched
@@ -28,14 +28,19 @@ from .wrappers import as_function
 _SESSIONS: dict[tuple, Session] = {}
 
 
-def _session(cache=None, strict=False):
-    key = (str(cache) if cache is not None else None, strict)
+def _session(cache=None, strict=False, route=None):
+    """The session deriving rules into ``cache`` by ``route`` (None: ``TANGENT_AST_ROUTE``,
+    else the direct route)."""
+    route = Route.of(route)
+    key = (str(cache) if cache is not None else None, strict, route)
     if key not in _SESSIONS:
-        _SESSIONS[key] = Session(cache, strict)
+        _SESSIONS[key] = Session(cache, strict, route)
     return _SESSIONS[key]
 
 
-def derive(f, mode="forward", wrt=0, *, args=None, kwargs=None, cache=None, strict=False):
+def derive(
+    f, mode="forward", wrt=0, *, args=None, kwargs=None, cache=None, strict=False, route=None
+):
     """The derived rule of ``f``: a module written to the cache and imported.
 
     ``wrt``: a parameter index or name, or a tuple of them. ``args`` (and
@@ -44,14 +49,18 @@ def derive(f, mode="forward", wrt=0, *, args=None, kwargs=None, cache=None, stri
     ``*args``/``**kwargs``, to how many and which extra arguments they pass.
     Without them a generic rule is derived. The rule takes every parameter
     positionally, defaults included (see ``DerivedRule.params``).
+    ``route``: how a reverse rule is derived, ``"direct"`` (each statement's adjoint from
+    its reverse rule) or ``"transpose"`` (its forward rule transposed); the default is
+    ``TANGENT_AST_ROUTE``, else direct.
     Returns a :class:`~tangent_ast.pipeline.DerivedRule` with ``.source``,
     ``.path`` and the generated functions (``.jvp``, or ``.fwd``/``.bwd``).
     """
-    f = as_function(f, _session(cache, strict).directory)
+    session = _session(cache, strict, route)
+    f = as_function(f, session.directory)
     if args is None and kwargs is None:
-        return _session(cache, strict).rule(f, mode, wrt, None)
+        return session.rule(f, mode, wrt, None)
     form, flat = flat_arguments(f, tuple(args or ()), kwargs or {})
-    return _session(cache, strict).rule(f, mode, wrt, signature_of(flat), form)
+    return session.rule(f, mode, wrt, signature_of(flat), form)
 
 
 def jvp(f, primals, tangents, *, batched=False, cache=None):
@@ -275,9 +284,10 @@ class _Gradient(Made):
     callee redefined or a global rebound derives it again), run it, check its output and
     cotangents."""
 
-    def __init__(self, how, f, wrt, cache, value):
-        super().__init__(None, how, f, wrt, cache=cache)
-        self._f = as_function(f, _session(cache).directory)
+    def __init__(self, how, f, wrt, cache, value, route=None):
+        super().__init__(None, how, f, wrt, cache=cache, route=route)
+        self._session = _session(cache, route=route)
+        self._f = as_function(f, self._session.directory)
         self._arity = plain_arity(getattr(self._f, "__func__", self._f))
         self._wrt, self._cache, self._value = wrt, cache, value
         self._rules = {}  # signature key (with the call form unless plain) -> _Reverse
@@ -336,22 +346,24 @@ class _Gradient(Made):
         """The rule for ``args`` (of call ``form``) from the session, which derives it, loads
         it from the cache or has it already; cached under ``key``."""
         signature = signature_of(args)
-        rule = _session(self._cache).rule(
+        rule = self._session.rule(
             source_of(self._f, signature), Mode.REVERSE, self._wrt, signature, form
         )
         self._rules[key] = _Reverse(rule, args)
         return self._rules[key]
 
 
-def value_and_grad(f, wrt=0, *, cache=None):
-    """A function returning ``(f(*args), gradient)``; a tuple ``wrt`` gives a tuple of gradients."""
-    value_and_gradient = _Gradient(value_and_grad, f, wrt, cache, value=True)
+def value_and_grad(f, wrt=0, *, cache=None, route=None):
+    """A function returning ``(f(*args), gradient)``; a tuple ``wrt`` gives a tuple of gradients.
+    ``route``: as for :func:`derive`."""
+    value_and_gradient = _Gradient(value_and_grad, f, wrt, cache, value=True, route=route)
 
     def as_source(kinds):
         """Differentiated again: the value and gradient of ``f``'s reverse rule for arguments
         of ``kinds``, as a function whose source is on disk."""
-        plain = as_function(f, _session(cache).directory)
-        rule = _session(cache).rule(plain, Mode.REVERSE, wrt, tuple(kinds))
+        session = _session(cache, route=route)
+        plain = as_function(f, session.directory)
+        rule = session.rule(plain, Mode.REVERSE, wrt, tuple(kinds))
         return companion_function(rule, "value_and_gradient", _gradient_text(rule, value=True))
 
     value_and_gradient.tangent_ast_source_for = as_source
@@ -402,16 +414,18 @@ def _gradient_text(rule, value):
     )
 
 
-def grad(f, wrt=0, *, cache=None):
-    """A function returning the gradient of scalar-valued ``f`` with respect to ``wrt``."""
-    gradient = _Gradient(grad, f, wrt, cache, value=False)
+def grad(f, wrt=0, *, cache=None, route=None):
+    """A function returning the gradient of scalar-valued ``f`` with respect to ``wrt``.
+    ``route``: as for :func:`derive`."""
+    gradient = _Gradient(grad, f, wrt, cache, value=False, route=route)
 
     def as_source(kinds):
         """Differentiated again (``grad(grad(f))``, a call of ``grad(f)`` in differentiated
         code): the gradient of ``f``'s reverse rule for arguments of ``kinds``, as a function
         whose source is on disk."""
-        plain = as_function(f, _session(cache).directory)
-        return gradient_function(_session(cache).rule(plain, Mode.REVERSE, wrt, tuple(kinds)))
+        session = _session(cache, route=route)
+        plain = as_function(f, session.directory)
+        return gradient_function(session.rule(plain, Mode.REVERSE, wrt, tuple(kinds)))
 
     gradient.tangent_ast_source_for = as_source
     return gradient
@@ -427,18 +441,20 @@ def default_wrt(wrt, kinds, caller):
     return wrt
 
 
-def vjp(f, *args, wrt=None, cache=None):
+def vjp(f, *args, wrt=None, cache=None, route=None):
     """``(f(*args), pullback)``; ``pullback(ct)`` gives the cotangents of the ``wrt``
     arguments (default: every float or float-array argument), a tuple when there are
     several. The pullback may be called any number of times; ``pullback(cts,
     batched=True)`` takes cotangents along a leading axis and gives the cotangents of
-    each, computed in one pass of the reverse rule where its operations take a batch."""
+    each, computed in one pass of the reverse rule where its operations take a batch.
+    ``route``: as for :func:`derive`."""
     given = f
-    f = as_function(f, _session(cache).directory)
+    session = _session(cache, route=route)
+    f = as_function(f, session.directory)
     form, flat = flat_arguments(f, args, {})
     signature = signature_of(flat)
     wrt = default_wrt(wrt, signature[: len(args)], "vjp")
-    rule = _session(cache).rule(source_of(f, signature), Mode.REVERSE, wrt, signature, form)
+    rule = session.rule(source_of(f, signature), Mode.REVERSE, wrt, signature, form)
     rule.check_arguments(flat)
     point = copy.deepcopy(args) if rule.updates else args  # the rule updates them in place
     out, saved = guarded(f, flat, rule, lambda: rule.fwd(*flat))
@@ -469,7 +485,7 @@ def vjp(f, *args, wrt=None, cache=None):
             )
         return real_cotangents(rule, guarded(f, flat, rule, lambda: rule.bwd(saved, ct)), flat)
 
-    return out, Pullback(pullback, (given, point, wrt, cache))
+    return out, Pullback(pullback, (given, point, wrt, cache, session.route.value))
 
 
 class Pullback:
@@ -487,11 +503,11 @@ class Pullback:
         return (_pullback_at, self._made_at)
 
 
-def _pullback_at(f, args, wrt, cache):
-    return vjp(f, *args, wrt=wrt, cache=cache)[1]
+def _pullback_at(f, args, wrt, cache, route=None):
+    return vjp(f, *args, wrt=wrt, cache=cache, route=route)[1]
 
 
-def show(f, mode="forward", wrt=0, *, stage="module", args=None):
+def show(f, mode="forward", wrt=0, *, stage="module", args=None, route=None):
     """The source of one stage of the derivation of ``f``.
 
     ``stage`` is one of ``parse``, ``normalize``, ``ssa``, ``forward`` or
@@ -507,12 +523,26 @@ def show(f, mode="forward", wrt=0, *, stage="module", args=None):
                 hint="give args, and leave stage at 'module'",
             )
         return SourceText(composed(*args))
+    signature = signature_of(args) if args is not None else None
+    return SourceText(stage_source(getattr(f, "__func__", f), mode, wrt, signature, stage, route))
+
+
+# The transpose route's stages: the linearization is the forward transform; its unzip a view
+# of it; the transpose the reverse transform of that route
+_ROUTE_STAGES = {
+    "linearize": (Mode.FORWARD, "forward", None),
+    "unzip": (Mode.FORWARD, "unzip", None),
+    "transpose": (Mode.REVERSE, "reverse", Route.TRANSPOSE),
+}
+
+
+def stage_source(fn, mode, wrt, signature, stage, route=None):
+    """The text of ``stage`` of the derivation of ``fn`` (``show``, ``tangent-ast show``)."""
     if stage not in STAGE_NAMES:
         raise TangentAstError(f"stage must be one of {', '.join(STAGE_NAMES)}, not {stage!r}")
     if stage in MODES:  # the raw transform of that mode
         mode = stage
-    signature = signature_of(args) if args is not None else None
-    generated = derive_module(
-        getattr(f, "__func__", f), mode, wrt, signature, _session(), trace=True
-    )
-    return SourceText(generated.snapshots[stage])
+    if stage in _ROUTE_STAGES:
+        mode, stage, route = _ROUTE_STAGES[stage][:2] + (_ROUTE_STAGES[stage][2] or route,)
+    generated = derive_module(fn, mode, wrt, signature, _session(route=route), trace=True)
+    return generated.snapshots[stage]

@@ -27,16 +27,17 @@ import warnings
 from pathlib import Path
 
 from . import runtime
+from .api import stage_source
 from .emit import body_hash_of, read_header
 from .errors import TangentAstError
 from .higher_order import gradient_function, hessian_function, jacobian_function
 from .live import dependencies_of
 from .load import StaleRuleWarning, import_module, write_atomic
-from .modes import Mode
+from .modes import Mode, Route
 from .naming import rule_base
 from .package import init_text, staged
 from .parse import source_hash
-from .pipeline import MODES, STAGE_NAMES, Session, derive_module, rule_prefix
+from .pipeline import MODES, STAGE_NAMES, Session, rule_prefix
 from .signature_text import parse_signature
 from .version import __version__
 
@@ -123,10 +124,9 @@ def _report_warnings(caught, staging=None, output=None):
 def cmd_show(args):
     """Print the source of one stage of the derivation of the target."""
     fn = resolve_target(args.target)
-    mode = args.stage if args.stage in MODES else args.mode
     signature = _signature(fn, args.args)
-    generated = derive_module(fn, mode, parse_wrt(args.wrt), signature, Session(), trace=True)
-    sys.stdout.write(generated.snapshots[args.stage])
+    wrt = parse_wrt(args.wrt)
+    sys.stdout.write(stage_source(fn, args.mode, wrt, signature, args.stage, args.route))
     return 0
 
 
@@ -191,6 +191,7 @@ def cmd_generate(args):
         arg_kinds=args.args,
         standalone=args.standalone,
         force=args.force,
+        route=args.route,
     )
     for path in written:
         print(path)
@@ -198,29 +199,39 @@ def cmd_generate(args):
 
 
 def generate_package(
-    targets, output, *, mode="forward", wrt=None, arg_kinds=None, standalone=False, force=False
+    targets,
+    output,
+    *,
+    mode="forward",
+    wrt=None,
+    arg_kinds=None,
+    standalone=False,
+    force=False,
+    route=None,
 ):
     """What ``tangent-ast generate`` does: derive each ``MODULE:FUNCTION`` of ``targets`` into
     the package directory ``output`` and write its ``__init__.py``, in a staging copy published
     only when everything succeeded, and only the files that changed (``tangent_ast.package``).
-    ``wrt`` and ``arg_kinds`` are the texts of ``--wrt`` and ``--args``. Returns the paths of
+    ``wrt`` and ``arg_kinds`` are the texts of ``--wrt`` and ``--args``; ``route`` that of
+    ``--route`` (None: ``TANGENT_AST_ROUTE``, else direct). Returns the paths of
     the targets' modules; raises UsageError or TangentAstError."""
     if mode not in GENERATE_MODES:
         raise UsageError(f"mode {mode!r} is not one of {', '.join(GENERATE_MODES)}")
     functions = [resolve_target(t) for t in targets]
     output = Path(output)
     with staged(output) as directory:
+        session = Session(directory=directory, route=route)
         rules = _generate_into(
-            directory, functions, parse_wrt(wrt), mode, arg_kinds, standalone, force, output
+            session, functions, parse_wrt(wrt), mode, arg_kinds, standalone, force, output
         )
     return [output / rule.path.name for rule in rules]
 
 
-def _generate_into(directory, functions, wrt, mode, arg_kinds, standalone, force, output):
+def _generate_into(session, functions, wrt, mode, arg_kinds, standalone, force, output):
+    directory = session.directory
     if force:
         for path, _ in _generated_modules(directory):
             path.unlink()
-    session = Session(directory=directory)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", StaleRuleWarning)
         if mode in ("hvp", "hessian"):  # forward over reverse: the gradient's forward rule
@@ -404,6 +415,12 @@ def build_parser():
             help="forward (jvp), reverse (fwd/bwd), or for generate hvp (f_gradient_jvp: the "
             "gradient and the Hessian-vector product), hessian (f_hessian) or jacobian "
             "(f_jacobian)",
+        )
+        p.add_argument(
+            "--route",
+            choices=[r.value for r in Route],
+            help="how reverse rules are derived: direct (each statement's reverse rule) or "
+            "transpose (its forward rule transposed); default: $TANGENT_AST_ROUTE, else direct",
         )
         p.add_argument(
             "--wrt", help="parameter names or indices, comma separated (default: the first)"

@@ -43,7 +43,7 @@ from .emit import ModuleNamespace, ModuleReference
 from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
 from .kinds import UNKNOWN, Kind, Tag, has_complex, is_complex, is_real, kind_of
 from .live import is_library
-from .modes import Mode
+from .modes import Mode, Route
 from .naming import Namer
 from .parse import ParsedFunction, parse
 from .resolve import Pack, Scope, callee, resolve
@@ -51,6 +51,7 @@ from .rules.binding import CallRefused, bind_call
 from .rules.registry import ZERO, SameCall, lookup, qualified_name
 from .rules.template import literal
 from .syntax import name
+from .transpose import transpose_refusal, transposed
 
 
 @dataclass
@@ -74,6 +75,15 @@ class Derivation:
     tangent_names: dict = field(default_factory=dict)
     complex_involved: set = field(default_factory=set)  # names computed from complex values
     origin: dict = field(default_factory=dict)  # SSA name -> the user's name
+    route: Route = Route.DIRECT
+    # (primitive, argnum) -> why its forward rule was not transposed (the transpose route
+    # used its reverse rule instead)
+    untransposed: dict = field(default_factory=dict)
+
+    @property
+    def transposing(self):
+        """Reverse rules by the transpose route: a forward rule is enough for a primitive."""
+        return self.mode is Mode.REVERSE and self.route is Route.TRANSPOSE
 
     def kind(self, atom):
         if (isinstance(atom, gast.Name) and self.scope.is_local(atom.id)) or (
@@ -181,7 +191,7 @@ class Derivation:
         rule is refused (MissingRuleError), never derived from its source."""
         entry = lookup(fn)
         return (
-            (entry is None or not entry.has(self.mode))
+            (entry is None or not (entry.has(self.mode) or (self.transposing and entry.jvps)))
             and inspect.isfunction(fn)
             and not is_library(fn.__module__)
         )
@@ -332,7 +342,8 @@ class Derivation:
         ``(argnum, expression)``.
         """
         entry = lookup(site.fn)
-        if entry is None or not entry.has(self.mode):
+        transposing = self.transposing
+        if entry is None or not (entry.has(self.mode) or (transposing and entry.jvps)):
             raise _missing(self, node, site, self.mode)
         if site.refused is not None:
             raise unsupported_call(self, node, site.refused.what, site.refused.hint)
@@ -363,7 +374,9 @@ class Derivation:
             )
             if rule is ZERO:
                 continue  # the result does not change with this argument (only its shape counts)
-            if rule is None:
+            if rule is None and transposing and entry.rule(Mode.FORWARD, i, kinds) is not None:
+                pass  # a forward rule only: transposed below
+            elif rule is None:
                 if i not in _rule_table(entry, self.mode) and (i in entry.jvps or i in entry.vjps):
                     raise _missing(
                         self, node, site, self.mode, argnum=i
@@ -373,6 +386,11 @@ class Derivation:
                 raise self.constant_argument(node, entry, site, i)
             self.check_argument(node, entry, site.args[i], i)
             lead = leading[i] if self.mode is Mode.FORWARD else leading
+            if transposing:
+                expr = self.transposed(node, site, entry, i, target, lead, kinds, rule)
+                if expr is not None:
+                    out.append((i, self.real_cotangent(node, entry, site, i, target, expr)))
+                    continue
             try:
                 if isinstance(rule, SameCall):
                     expr = self.same_call(rule, site, i, lead)
@@ -393,6 +411,17 @@ class Derivation:
                 expr = self.real_cotangent(node, entry, site, i, target, expr)
             out.append((i, expr))
         return out
+
+    def transposed(self, node, site, entry, i, target, ct, kinds, reverse_rule):
+        """The transpose route: argument ``i``'s cotangent from the forward rule, or None
+        where it cannot be transposed and the primitive's reverse rule is used."""
+        result = transposed(self, node, site, entry, i, target, ct, kinds)
+        if result.expr is not None:
+            return result.expr
+        if reverse_rule is None:
+            raise transpose_refusal(self, node, entry, i, result.why)
+        self.untransposed[(entry.name, i)] = result.why
+        return None
 
     def constant_argument(self, node, entry, site, i):
         """The refusal of a differentiable value where ``entry``'s rule takes a constant."""

@@ -116,6 +116,7 @@ class Provenance:
     reads: str | None = None  # "name=kind" of the module-level values and cells the function reads
     updates: tuple = ()  # arguments the function updates in place
     packed: str = ""  # how *args/**kwargs were flattened for this call form (calling.py)
+    route: str = "direct"  # how a reverse rule was derived (modes.Route)
 
 
 def _importable(obj, name):
@@ -301,6 +302,10 @@ def module_source(functions, namespace, provenance, line_of, *, notes=()):
         f"# rules-hash: {p.rules_hash}",
         f"# signature: {p.signature}",
         f"# mode: {p.mode}",
+    ]
+    if p.route != "direct":  # the transpose route (the direct one is the default)
+        header.append(f"# route: {p.route}")
+    header += [
         f"# wrt: {', '.join(p.wrt)}",
         f"# depends: {p.depends}",
     ]

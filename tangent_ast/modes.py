@@ -10,6 +10,7 @@ enum or its value as a string:
 ('f_jvp',)
 """
 
+import os
 from enum import Enum
 
 from .errors import TangentAstError
@@ -36,3 +37,33 @@ class Mode(str, Enum):
     def function_names(self, base):
         """The functions a rule of ``base`` in this mode defines."""
         return (f"{base}_jvp",) if self is Mode.FORWARD else (f"{base}_fwd", f"{base}_bwd")
+
+
+class Route(str, Enum):
+    """The two routes to a reverse rule: ``DIRECT`` writes each statement's adjoint from the
+    primitive's reverse rule; ``TRANSPOSE`` transposes its forward rule (linearize, unzip,
+    transpose), using reverse rules only of linear primitives. ``TANGENT_AST_ROUTE`` sets
+    the default:
+
+    >>> Route.of("transpose")
+    <Route.TRANSPOSE: 'transpose'>
+    """
+
+    DIRECT = "direct"
+    TRANSPOSE = "transpose"
+
+    def __str__(self):
+        return self.value
+
+    @classmethod
+    def of(cls, route):
+        """``route`` (a Route, its value, or None: the default) as a Route."""
+        if route is None:
+            route = os.environ.get("TANGENT_AST_ROUTE") or cls.DIRECT
+        try:
+            return cls(route)
+        except ValueError:
+            raise TangentAstError(
+                f"unknown route {route!r}",
+                hint="use route='direct' or route='transpose' (also in TANGENT_AST_ROUTE)",
+            ) from None

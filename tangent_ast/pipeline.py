@@ -80,7 +80,7 @@ from .load import (
     write_atomic,
 )
 from .lowering import Normalizer
-from .modes import Mode
+from .modes import Mode, Route
 from .naming import Namer, qualname_part, rule_base, sanitize
 from .parse import ParsedFunction, parse, source_hash
 from .residuals import pass_residuals, residuals_of
@@ -92,10 +92,15 @@ from .source import lambda_node
 from .ssa import SSAInfo, to_ssa
 from .syntax import name, unparse
 from .tapes import install_tapes
+from .unzip import unzipped
 from .version import __version__
 
 MODES = tuple(mode.value for mode in Mode)
-STAGE_NAMES = ("parse", "normalize", "ssa", "forward", "reverse", "simplify", "module")
+STAGE_NAMES = (
+    *("parse", "normalize", "ssa", "forward", "reverse"),
+    *("linearize", "unzip", "transpose"),  # the transpose route's stages (api.stage_source)
+    *("simplify", "module"),
+)
 
 
 @dataclass
@@ -239,10 +244,12 @@ def wrt_names(params, wrt, qualname, where=None):
     return tuple(names)
 
 
-def module_name_for(fn, mode, wrt, signature, form=PLAIN):
+def module_name_for(fn, mode, wrt, signature, form=PLAIN, route=Route.DIRECT):
     sig = "any" if signature is None else sanitize("_".join(str(k) for k in signature)) or "noargs"
     if len(sig) > 40:
         sig = "sig" + hashlib.sha256(sig.encode()).hexdigest()[:10]
+    if mode is Mode.REVERSE and route is Route.TRANSPOSE:
+        mode = "reverse_transposed"
     parts = [rule_prefix(fn), mode, "_".join(wrt) or "none", sig]
     return "__".join(parts + ([sanitize(str(form))] if form != PLAIN else []))
 
@@ -334,7 +341,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
                 where=f.parsed.where(),
                 hint="differentiate with respect to float arguments or float arrays",
             )
-    module_name = module_name_for(fn, mode, wrt, signature, form)
+    module_name = module_name_for(fn, mode, wrt, signature, form, session.route)
     base = f.parsed.name
     functions = mode.function_names(base)
     f.namer.reserve(*functions)
@@ -360,6 +367,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         carried=set(f.ssa_info.carried),
         loop_headers=f.ssa_info.loop_headers,
         origin=f.ssa_info.origin,
+        route=session.route,
     )
     d.activity = analyze(
         f.function,
@@ -384,6 +392,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         jvp = forward(d, f.function, wrt)
         if trace:
             snapshots["forward"] = _source(jvp)
+            snapshots["unzip"] = unzipped(jvp, d.tangent_names.values(), copy.deepcopy(f.namer))
         user_derivatives = {d.tangent_names[v] for v in user_names if v in d.tangent_names}
         generated = [
             simplify(jvp, rewritable(jvp), namespace, keep=user_derivatives, origin=origin)
@@ -448,6 +457,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         reads=dependencies.reads_field(),
         updates=tuple(p for p in params if p in f.changed_args),
         packed=f.spread.describe(),
+        route=session.route.value if mode is Mode.REVERSE else Route.DIRECT.value,
     )
     handlers = ", ".join(map(str, f.handlers))
     notes = (
@@ -515,15 +525,16 @@ def _absolute(parsed, line):
     return parsed.first_line + line - 1 if line else None
 
 
-_SESSIONS_BY_DIRECTORY: dict[str, "Session"] = {}
+_SESSIONS_BY_DIRECTORY: dict[tuple, "Session"] = {}
 
 
-def rule_again(fn, mode, wrt, signature, form, directory):
+def rule_again(fn, mode, wrt, signature, form, directory, route="direct"):
     """A pickled :class:`DerivedRule` in this process: from the cache directory it was
     written to, derived again if it is not there (or stale)."""
-    session = _SESSIONS_BY_DIRECTORY.get(directory)
+    session = _SESSIONS_BY_DIRECTORY.get((directory, route))
     if session is None:
-        session = _SESSIONS_BY_DIRECTORY[directory] = Session(directory=Path(directory))
+        session = Session(directory=Path(directory), route=route)
+        _SESSIONS_BY_DIRECTORY[(directory, route)] = session
     return session.rule(fn, mode, wrt, signature, form)
 
 
@@ -547,6 +558,8 @@ class DerivedRule:
         self.path = path
         self.rules_used = set(rules_used)
         header = read_header(path.read_text())
+        self.route = Route.of(header.get("route", Route.DIRECT.value))
+        self._place = (str(path.parent), self.route.value)  # where a pickle loads it from
         # lines of except clauses the rule leaves to the primal (api.guarded refuses a call
         # that runs one)
         self.handler_lines = header.get("exception-handlers", "").partition("  ")[0]
@@ -572,7 +585,7 @@ class DerivedRule:
         cache directory; another process loads the module from there or derives it again."""
         return (
             rule_again,
-            (self.fn, self.mode.value, self.wrt, self.signature, self.form, str(self.path.parent)),
+            (self.fn, self.mode.value, self.wrt, self.signature, self.form, *self._place),
         )
 
     @property
@@ -619,9 +632,10 @@ class Session:
     A rule is used again only while the program it was derived from is unchanged
     (``live.Dependencies.current``); otherwise it is derived or loaded again."""
 
-    def __init__(self, directory=None, strict=False):
+    def __init__(self, directory=None, strict=False, route=None):
         self.directory = cache_dir(directory)
         self.strict = strict
+        self.route = Route.of(route)  # how reverse rules are derived
         self.rules = {}
         self.in_progress = set()
         self._dependencies = {}
@@ -644,7 +658,7 @@ class Session:
         if known is not None and not current:
             program_changed()
         dependencies = self.dependencies(fn)
-        module_name = module_name_for(fn, mode, wrt, signature, form)
+        module_name = module_name_for(fn, mode, wrt, signature, form, self.route)
         generated = self.ensure(fn, mode, wrt, signature, module_name, form)
         # The module imports the rules of its callees (``from .g__reverse... import g_fwd``):
         # load them first, with their own bindings and as they are now on disk.
@@ -749,7 +763,7 @@ class Session:
         params = flat_params(fn, form)
         wrt = tuple(params[i] for i in positions)
         signature = canonical(kinds)
-        module_name = module_name_for(fn, mode, wrt, signature, form)
+        module_name = module_name_for(fn, mode, wrt, signature, form, self.route)
         if (fn, mode, wrt, signature, form) not in self.in_progress:
             self.ensure(fn, mode, wrt, signature, module_name, form)
         cyclic = caller is not None and caller in self.dependencies(fn).functions

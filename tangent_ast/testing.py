@@ -249,6 +249,7 @@ def check_grads(
     atol=1e-6,
     seed=0,
     cache=None,
+    route=None,
 ):
     """Check the derived rules of ``f`` at ``f(*args, **kwargs)``; raise GradientCheckError
     on disagreement. ``wrt``: indices of the arguments as the rules take them (every
@@ -256,7 +257,8 @@ def check_grads(
 
     ``modes``: which rules to check, ``"forward"`` and/or ``"reverse"``. Returns the rules
     it checked (``{Mode.FORWARD: rule, Mode.REVERSE: rule}``; ``Mode`` is a ``str`` enum, so
-    ``rules["forward"]`` works too), so tests can ask which primitives they used.
+    ``rules["forward"]`` works too), so tests can ask which primitives they used. ``route``: how
+    the reverse rule is derived (as for ``derive``).
     """
     modes = {Mode.of(m) for m in modes}
     if order not in (1, 2):
@@ -305,7 +307,7 @@ def check_grads(
                 )
     if Mode.REVERSE in modes:
         rule = rules[Mode.REVERSE] = derive(
-            function, Mode.REVERSE, wrt, args=given, kwargs=kwargs, cache=cache
+            function, Mode.REVERSE, wrt, args=given, kwargs=kwargs, cache=cache, route=route
         )
         call_args = copy.deepcopy(args)
         out, saved = rule.fwd(*call_args)

@@ -13,3 +13,11 @@ def _isolated_cache(tmp_path_factory):
         os.environ.pop("TANGENT_AST_CACHE", None)
     else:
         os.environ["TANGENT_AST_CACHE"] = old
+
+
+@pytest.fixture
+def direct_route(monkeypatch):
+    """The direct route, whatever ``TANGENT_AST_ROUTE`` says: for tests of its exact text and
+    file names, and of the docs, which show the default route (the transpose route's own
+    text and names are tested in test_transpose.py)."""
+    monkeypatch.setenv("TANGENT_AST_ROUTE", "direct")

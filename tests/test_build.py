@@ -17,6 +17,8 @@ import pytest
 
 from .test_cli import REPO_ROOT
 
+pytestmark = pytest.mark.usefixtures("direct_route")  # its text, names, docs
+
 MODEL = textwrap.dedent('''
     import numpy as np
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.usefixtures("direct_route")  # its text, names, docs
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 MODEL = textwrap.dedent('''

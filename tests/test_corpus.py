@@ -17,3 +17,10 @@ def test_both_modes(case):
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_reverse_against_finite_differences(case):
     check_grads(case.fn, case.args, modes=("reverse",), kwargs=case.kwargs, wrt=case.wrt)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_the_transpose_route(case):
+    """The reverse rule derived by transposing forward rules: against the forward rule (the
+    dot-product test) and finite differences, as the direct route's."""
+    check_grads(case.fn, case.args, kwargs=case.kwargs, wrt=case.wrt, route="transpose")

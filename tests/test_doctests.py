@@ -12,6 +12,8 @@ import pytest
 
 import tangent_ast
 
+pytestmark = pytest.mark.usefixtures("direct_route")  # its text, names, docs
+
 MODULES = sorted(
     info.name
     for info in pkgutil.walk_packages(tangent_ast.__path__, "tangent_ast.")

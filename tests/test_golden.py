@@ -3,10 +3,13 @@
 import textwrap
 
 import numpy as np
+import pytest
 
 import tangent_ast as ta
 
 from .corpus import calls, straight_line
+
+pytestmark = pytest.mark.usefixtures("direct_route")  # its text, names, docs
 
 
 def body(source):

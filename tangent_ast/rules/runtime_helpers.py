@@ -63,10 +63,13 @@ defjvp(runtime.getattr_vjp, ZERO, argnum=1)
 
 defvjp(runtime.getattr_vjp, lambda ct, ans, g, x, name: getattr(ct, name), ZERO, None)
 
-# TangentTuple(items): the tangent of a tuple or list, item by item
+# TangentTuple(items): the tangent of a tuple or list, item by item (of an array's rows, for
+# tuple(v): their cotangent is an array again)
 def_linear(runtime.TangentTuple)
 
-defvjp(runtime.TangentTuple, lambda ct, ans, items: runtime.TangentTuple(ct))
+defvjp(
+    runtime.TangentTuple, lambda ct, ans, items: runtime.list_vjp(runtime.TangentTuple(ct), items)
+)
 handles([runtime.TangentTuple, runtime.getitem_vjp, runtime.getattr_vjp], sequences=True)
 
 defvjp(
