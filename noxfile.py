@@ -1,5 +1,7 @@
 """The test suite on the lowest and the highest Python the package supports, the lowest
-with the lowest NumPy it declares (``bash .ci/run`` runs both; ``nox`` alone too).
+with the lowest NumPy it declares (``bash .ci/run`` runs both; ``nox`` alone too). The
+highest derives every reverse rule by the transpose route (``TANGENT_AST_ROUTE``), so the
+whole suite runs through both routes in CI (the README's run and ``lowest``: direct).
 
 An interpreter that is not on the machine is skipped with a message, not installed.
 """
@@ -25,6 +27,6 @@ def lowest(session):
 
 @nox.session(python="3.13")
 def highest(session):
-    """Python 3.13 with the newest NumPy."""
+    """Python 3.13 with the newest NumPy, reverse rules by the transpose route."""
     session.install("-e", ".[test]")
-    session.run(*PYTEST, *session.posargs)
+    session.run(*PYTEST, *session.posargs, env={"TANGENT_AST_ROUTE": "transpose"})
