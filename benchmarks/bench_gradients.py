@@ -16,17 +16,22 @@ It then times, in one run and side by side:
 * ``autograd``  ``autograd.value_and_grad`` (if autograd is importable).
 
 Each timing is the minimum over ``--repeat`` repeats of ``timeit`` (time per
-call). Ratios to ``hand`` are the result; absolute times depend on the machine.
+call). A last table sets ``ta.rule`` against ``hand`` in time, peak memory of one
+call (``tracemalloc``'s peak; NumPy reports its arrays to it) and lines of code
+(the rule's ``fwd`` and ``bwd`` functions against the hand-written function,
+blank lines and comments not counted). Ratios to ``hand`` are the result; absolute times depend on the machine.
 A workload that tangent_ast cannot derive is reported with its error, and the
 other workloads still run.
 """
 
 import argparse
+import inspect
 import math
 import os
 import sys
 import tempfile
 import timeit
+import tracemalloc
 import traceback
 
 # Derived modules go to a private cache (unless TANGENT_AST_CACHE is set), so
@@ -196,6 +201,72 @@ def mlp_loss_hand(W1, b1, W2, b2, X, Y):
     return out, (dW1, db1, dW2, db2)
 
 
+# 5. RNN: h = tanh(W @ h + U @ x_t) over T = 50 steps, loss sum(h_T ** 2).
+
+def rnn_loss(W, U, h0, xs):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + U @ xs[t])
+    return np.sum(h ** 2)
+
+
+def rnn_loss_ag(W, U, h0, xs):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = anp.tanh(anp.dot(W, h) + anp.dot(U, xs[t]))
+    return anp.sum(h ** 2)
+
+
+def rnn_loss_hand(W, U, h0, xs):
+    hs = [h0]
+    for t in range(xs.shape[0]):
+        hs.append(np.tanh(W @ hs[-1] + U @ xs[t]))
+    out = np.sum(hs[-1] ** 2)
+    dW = np.zeros_like(W)
+    dU = np.zeros_like(U)
+    ct_h = 2.0 * hs[-1]
+    for t in reversed(range(xs.shape[0])):
+        ct_a = ct_h * (1.0 - hs[t + 1] ** 2)
+        dW += np.outer(ct_a, hs[t])
+        dU += np.outer(ct_a, xs[t])
+        ct_h = W.T @ ct_a
+    return out, (dW, dU)
+
+
+# 6. Scalar loop: a Python for-loop over floats (50 steps).
+
+def scalar_loop(x, a):
+    s = 0.0
+    for i in range(50):
+        x = math.sin(a * x) + 0.5 * x
+        s = s + x * x
+    return s
+
+
+def scalar_loop_ag(x, a):
+    s = 0.0
+    for i in range(50):
+        x = anp.sin(a * x) + 0.5 * x
+        s = s + x * x
+    return s
+
+
+def scalar_loop_hand(x, a):
+    xs = [x]
+    s = 0.0
+    for i in range(50):
+        x = math.sin(a * x) + 0.5 * x
+        xs.append(x)
+        s = s + x * x
+    ct_x, ct_a = 0.0, 0.0
+    for i in reversed(range(50)):
+        ct_x += 2.0 * xs[i + 1]
+        c = math.cos(a * xs[i]) * ct_x
+        ct_a += c * xs[i]
+        ct_x = c * a + 0.5 * ct_x
+    return s, (ct_x, ct_a)
+
+
 def workloads():
     rng = np.random.default_rng(0)
     n, d = 1000, 50
@@ -209,15 +280,32 @@ def workloads():
     b1 = np.zeros(hidden)
     W2 = rng.standard_normal((hidden, d_out)) / np.sqrt(hidden)
     b2 = np.zeros(d_out)
+    more = np.random.default_rng(1)  # the larger workloads (the first ones draw as before)
+    n_big = 100_000
+    X_big = more.standard_normal((n_big, d))
+    y_big = (X_big @ w_true + 0.5 * more.standard_normal(n_big) > 0).astype(float)
+    T, h_dim, x_dim = 50, 64, 32
+    W_rnn = more.standard_normal((h_dim, h_dim)) / np.sqrt(h_dim)
+    U_rnn = more.standard_normal((h_dim, x_dim)) / np.sqrt(x_dim)
+    h0 = more.standard_normal(h_dim)
+    xs = more.standard_normal((T, x_dim))
     return [
         ("scalar chain (2 floats)", scalar_chain, scalar_chain_np, scalar_chain_hand,
          ("x", "y"), (0.7, 1.3)),
         ("rosenbrock (n=1000)", rosenbrock, rosenbrock_ag, rosenbrock_hand,
          "x", (rng.standard_normal(1000),)),
+        ("rosenbrock (n=1e5)", rosenbrock, rosenbrock_ag, rosenbrock_hand,
+         "x", (more.standard_normal(100_000),)),
         ("logistic regr. (1000x50)", logistic_loss, logistic_loss_ag, logistic_loss_hand,
          "w", (0.1 * rng.standard_normal(d), X, y)),
+        ("logistic regr. (1e5x50)", logistic_loss, logistic_loss_ag, logistic_loss_hand,
+         "w", (0.1 * more.standard_normal(d), X_big, y_big)),
         ("MLP 32-64-10, batch 256", mlp_loss, mlp_loss_ag, mlp_loss_hand,
          ("W1", "b1", "W2", "b2"), (W1, b1, W2, b2, Xm, Ym)),
+        ("RNN 32-64, T=50", rnn_loss, rnn_loss_ag, rnn_loss_hand,
+         ("W", "U"), (W_rnn, U_rnn, h0, xs)),
+        ("scalar loop (50 steps)", scalar_loop, scalar_loop_ag, scalar_loop_hand,
+         ("x", "a"), (0.3, 1.7)),
     ]
 
 
@@ -259,6 +347,29 @@ def _time_all(candidates, repeat):
     return best
 
 
+def _peak_bytes(call):
+    """tracemalloc's peak during one call (NumPy reports its arrays to tracemalloc)."""
+    call()  # once before, so that nothing allocated once per process is counted
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        call()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def _code_lines(*functions):
+    """Lines of code of the functions' source: blank lines and comments not counted."""
+    lines = 0
+    for fn in functions:
+        for line in inspect.getsource(fn).splitlines():
+            text = line.strip()
+            lines += bool(text) and not text.startswith("#")
+    return lines
+
+
 def _short(exc):
     text = f"{type(exc).__name__}: {exc}".splitlines()[0]
     return text if len(text) <= 110 else text[:107] + "..."
@@ -271,6 +382,8 @@ def run(repeat, verbose):
         want_value, want = hand(*args)
         want = _as_tuple(want, wrt)
         candidates = {"hand": lambda hand=hand, args=args: hand(*args)}
+        row["hand_bytes"] = _peak_bytes(candidates["hand"])
+        row["hand_lines"] = _code_lines(hand)
 
         # tangent_ast: the public wrapper, then the raw rule.
         try:
@@ -291,6 +404,8 @@ def run(repeat, verbose):
             if not (np.allclose(value, want_value) and _same(_as_tuple(g, wrt), want)):
                 failures.append(f"{name}: tangent_ast rule.fwd/rule.bwd differs from the hand-written gradient")
             candidates["ta.rule"] = raw
+            row["rule_bytes"] = _peak_bytes(raw)
+            row["rule_lines"] = _code_lines(fwd, bwd)
         except Exception as exc:  # report and go on with the other rows
             errors.append((name, exc))
             row["error"] = _short(exc)
@@ -324,6 +439,13 @@ def _fmt_time(t):
     return f"{t / 1e-9:7.1f} ns"
 
 
+def _fmt_bytes(n):
+    for unit, scale in (("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
 def print_table(rows):
     columns = ["hand", "ta.vg", "ta.rule", "autograd"]
     width = max(len(r["name"]) for r in rows) + 2
@@ -343,6 +465,26 @@ def print_table(rows):
             t = r.get(c)
             cells.append((f"{t / r['hand']:.2f}x" if t is not None else "-").rjust(12))
         print(r["name"].ljust(width) + "".join(cells))
+    print()
+    print("ta.rule against hand: time, peak memory of one call (tracemalloc), lines of code")
+    print("(rule: its fwd and bwd functions; hand: the hand-written value-and-gradient function)")
+    heads = ["time", "hand mem", "rule mem", "mem", "hand lines", "rule lines", "lines"]
+    print("workload".ljust(width) + "".join(c.rjust(11) for c in heads))
+    print("-" * (width + 11 * len(heads)))
+    for r in rows:
+        if "rule_bytes" not in r:
+            print(r["name"].ljust(width) + "-".rjust(11))
+            continue
+        cells = [
+            f"{r['ta.rule'] / r['hand']:.2f}x",
+            _fmt_bytes(r["hand_bytes"]),
+            _fmt_bytes(r["rule_bytes"]),
+            f"{r['rule_bytes'] / r['hand_bytes']:.2f}x" if r["hand_bytes"] else "-",
+            str(r["hand_lines"]),
+            str(r["rule_lines"]),
+            f"{r['rule_lines'] / r['hand_lines']:.2f}x",
+        ]
+        print(r["name"].ljust(width) + "".join(c.rjust(11) for c in cells))
     notes = [(r["name"], r[k], k) for r in rows for k in ("error", "ag_error") if k in r]
     if notes:
         print()

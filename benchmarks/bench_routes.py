@@ -32,22 +32,29 @@ import tangent_ast as ta  # noqa: E402
 ROUTES = ("direct", "transpose")
 
 
+def body(source):
+    """The rule's functions: the module without its header and imports."""
+    return source[source.index("\ndef ") :]
+
+
 def code_lines(source):
-    """Lines of the rule's functions: no header, imports, blank lines or comments."""
-    body = source[source.index("\ndef ") :]
-    return sum(1 for line in body.splitlines() if line.strip() and not line.strip().startswith("#"))
+    """Lines of the rule's functions: no blank lines or comments."""
+    return sum(
+        1 for line in body(source).splitlines() if line.strip() and not line.strip().startswith("#")
+    )
 
 
 def run(repeat):
     rows = []
     for label, fn, _, _, wrt, args in workloads():
-        rules, derive_s, lines = {}, {}, {}
+        rules, derive_s, lines, bodies = {}, {}, {}, {}
         for route in ROUTES:
             with tempfile.TemporaryDirectory() as cache:
                 start = time.perf_counter()
                 rules[route] = ta.derive(fn, "reverse", wrt, args=args, cache=cache, route=route)
                 derive_s[route] = time.perf_counter() - start
                 lines[route] = code_lines(rules[route].source)  # while the file exists
+                bodies[route] = body(rules[route].source)
 
         def gradient(rule, args=args):
             def call():
@@ -66,21 +73,23 @@ def run(repeat):
             )
         )
         times = _time_all({r: gradient(rules[r]) for r in ROUTES}, repeat)
-        rows.append((label, times, lines, derive_s, same))
+        same_code = bodies["direct"] == bodies["transpose"]
+        rows.append((label, times, lines, derive_s, same_code, same))
     return rows
 
 
 def print_table(rows):
     print(
         f"{'workload':28} {'direct':>10} {'transpose':>10} {'ratio':>6} "
-        f"{'lines d/t':>10} {'derive d/t (s)':>15} same"
+        f"{'lines d/t':>10} {'derive d/t (s)':>15} {'same code':>9} same gradient"
     )
-    for label, times, lines, derive_s, same in rows:
+    for label, times, lines, derive_s, same_code, same in rows:
         print(
             f"{label:28} {times['direct'] * 1e6:>8.1f}us {times['transpose'] * 1e6:>8.1f}us "
             f"{times['transpose'] / times['direct']:>6.2f} "
             f"{lines['direct']:>4}/{lines['transpose']:<5} "
-            f"{derive_s['direct']:>7.2f}/{derive_s['transpose']:<7.2f} {'yes' if same else 'NO'}"
+            f"{derive_s['direct']:>7.2f}/{derive_s['transpose']:<7.2f} "
+            f"{'yes' if same_code else 'no':>9} {'yes' if same else 'NO'}"
         )
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import gast
 
 from .errors import TangentAstError
+from .syntax import positional
 
 _NAMED = (
     inspect.Parameter.POSITIONAL_ONLY,
@@ -247,15 +248,7 @@ def flatten(parsed, form=PLAIN):
         )
         spread.keywords[args.kwarg.id] = items
     spread.rebound = stored & (set(spread.positional) | set(spread.keywords))
-    node.args = gast.arguments(
-        args=[gast.Name(n, gast.Param(), None, None) for n in names],
-        posonlyargs=[],
-        vararg=None,
-        kwonlyargs=[],
-        kw_defaults=[],
-        kwarg=None,
-        defaults=[],
-    )
+    node.args = positional(gast.Name(n, gast.Param(), None, None) for n in names)
     for a in node.args.args:
         a.lineno, a.col_offset = node.lineno, node.col_offset
     docstring = (

@@ -190,8 +190,17 @@ class Derivation:
         standard library's own Python code is not user code: a function of theirs without a
         rule is refused (MissingRuleError), never derived from its source."""
         entry = lookup(fn)
+        # on the transpose route a forward rule is enough, except for tangent_ast's runtime
+        # helpers: their forward rules are for forward over reverse, their source is the
+        # reverse rule's (as on the direct route)
+        transposed = (
+            self.transposing
+            and entry is not None
+            and bool(entry.jvps)
+            and not getattr(fn, "__module__", "").startswith("tangent_ast.")
+        )
         return (
-            (entry is None or not (entry.has(self.mode) or (self.transposing and entry.jvps)))
+            (entry is None or not (entry.has(self.mode) or transposed))
             and inspect.isfunction(fn)
             and not is_library(fn.__module__)
         )

@@ -100,6 +100,49 @@ def _sequence_kind(fn, kinds, atoms):
     return Kind(first.tag)
 
 
+def _trimmed_shape(base_shape, parts):
+    """A shape id for ``x[a:-b, ...]`` (slices only) shared by every slice of ``x`` that
+    drops as many elements on each axis: ``x[1:]`` and ``x[:-1]`` have one shape.
+
+    On an axis of length ``n``, ``x[a:-b]`` with ``a, b >= 0`` has ``max(0, n - a - b)``
+    elements whatever ``n`` is; other slices (``x[2:5]``, ``x[-3:]``, steps) have lengths
+    that depend on ``n`` otherwise, and get a shape of their own (None here)."""
+    if base_shape is None:
+        return None
+    dropped = []
+    for part in parts:
+        if not isinstance(part, gast.Slice):
+            return None
+        lower, upper, step = (_int_constant(p) for p in (part.lower, part.upper, part.step))
+        if (
+            lower is False
+            or upper is False
+            or (part.step is not None and step != 1)
+            or (lower or 0) < 0
+            or (upper or 0) > 0
+            or (part.upper is not None and upper == 0)  # x[:0] is empty
+        ):
+            return None
+        dropped.append((lower or 0) - (upper or 0))
+    return ("trimmed", base_shape, tuple(dropped))
+
+
+def _int_constant(node):
+    """The value of an int constant, None for no node, False for anything else."""
+    if node is None:
+        return None
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return node.value
+    if (
+        isinstance(node, gast.UnaryOp)
+        and isinstance(node.op, gast.USub)
+        and isinstance(node.operand, gast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    return False
+
+
 def _item_kind(base, index):
     if base.tag is Tag.DICT:
         if (
@@ -273,6 +316,9 @@ class KindInference:
             return UNKNOWN
         if ndim == 0:
             return element_kind(base.dtype)
+        trimmed = _trimmed_shape(base.shape, parts)
+        if trimmed is not None:
+            return Kind(Tag.ARRAY, ndim, base.dtype, shape=trimmed)
         return self.new_shape(Kind(Tag.ARRAY, ndim, base.dtype))
 
     def broadcast(self, fn, args):

@@ -81,9 +81,21 @@ def residuals_of(fwd, bwd, params, copied=()):
 
 
 def pass_residuals(fwd, bwd, residuals):
-    """Return the residuals from the forward sweep and unpack them in the reverse sweep."""
+    """Return the residuals from the forward sweep and unpack them in the reverse sweep.
+
+    A residual the reverse sweep reads only for its shape (``runtime.unbroadcast(g, r)``)
+    is returned as ``runtime.only_shape(r)``: a large array is then not kept alive for the
+    reverse sweep."""
     result = fwd.body[-1].value
-    saved = gast.Tuple(elts=[name(r) for r in residuals], ctx=gast.Load())
+    params = {a.id for a in fwd.args.args}
+    shapes = _shape_only_reads(bwd)
+    saved = gast.Tuple(
+        elts=[
+            _only_shape(r, shapes[r]) if r in shapes and r not in params else name(r)
+            for r in residuals
+        ],
+        ctx=gast.Load(),
+    )
     ret = gast.Return(value=gast.Tuple(elts=[result, saved], ctx=gast.Load()))
     ret.lineno = getattr(fwd.body[-1], "lineno", None)
     fwd.body[-1] = ret
@@ -116,3 +128,48 @@ def _define_on_every_path(stmts, residuals, defined):
                     )
             defined |= in_body | in_else
     return defined
+
+
+# helpers of the runtime that read only the shape (and dtype) of their argument at that
+# position: ``unbroadcast(g, x)``, ``getitem_vjp(ct, x, index)``, ``sum_vjp(ct, x, ...)``
+_SHAPE_READERS = {"unbroadcast": 1, "getitem_vjp": 1, "sum_vjp": 1}
+
+
+_NUMPY_SHAPE_READERS = ("full_like", "zeros_like", "ones_like")  # their first argument
+
+
+def _shape_only_reads(bwd):
+    """The names every read of which in ``bwd`` is for a shape: a runtime helper's shape
+    argument, ``np.full_like(r, v)``, ``r.size``; each with the name the runtime module
+    has in ``bwd`` (``runtime``). None if no call there names it."""
+    shape_reads, reads, modules = {}, {}, set()
+    for n in gast.walk(bwd):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            reads[n.id] = reads.get(n.id, 0) + 1
+        arg = None
+        if isinstance(n, gast.Attribute) and n.attr in ("size", "shape", "ndim", "dtype"):
+            arg = n.value
+        elif (
+            isinstance(n, gast.Call)
+            and isinstance(n.func, gast.Attribute)
+            and isinstance(n.func.value, gast.Name)
+        ):
+            if n.func.attr in _SHAPE_READERS and len(n.args) > _SHAPE_READERS[n.func.attr]:
+                arg = n.args[_SHAPE_READERS[n.func.attr]]
+                modules.add(n.func.value.id)
+            elif n.func.value.id == "np" and n.func.attr in _NUMPY_SHAPE_READERS and n.args:
+                arg = n.args[0]
+        if isinstance(arg, gast.Name):
+            shape_reads[arg.id] = shape_reads.get(arg.id, 0) + 1
+    if len(modules) != 1:
+        return {}
+    module = modules.pop()
+    return {r: module for r, count in shape_reads.items() if count == reads.get(r)}
+
+
+def _only_shape(residual, module):
+    return gast.Call(
+        func=gast.Attribute(value=name(module), attr="only_shape", ctx=gast.Load()),
+        args=[name(residual)],
+        keywords=[],
+    )

@@ -50,7 +50,7 @@ from .rules.template import as_value
 from .runtime.checkpoints import is_checkpointed
 from .simplify import MAX_LINE
 from .simplify import line_length as _length
-from .syntax import assign, name
+from .syntax import assign, name, positional
 
 
 def _at(new, old):
@@ -776,16 +776,9 @@ def reverse(derivation, fn, wrt):
 
     bwd = copy.copy(fn)
     bwd.name = f"{fn.name}_bwd"
-    bwd.args = gast.arguments(
-        # "saved", unless the function has a name of its own so called
-        args=[name(transform.d.namer.fresh("saved"), gast.Param()), name(ct_result, gast.Param())],
-        posonlyargs=[],
-        vararg=None,
-        kwonlyargs=[],
-        kw_defaults=[],
-        kwarg=None,
-        defaults=[],
-    )
+    # "saved", unless the function has a name of its own so called
+    saved = transform.d.namer.fresh("saved")
+    bwd.args = positional([name(saved, gast.Param()), name(ct_result, gast.Param())])
     bwd.body = body
     loops = [
         LoopPair(key, transform.forward_loops[key], backward)

@@ -78,14 +78,20 @@ def _is_const(e, value=None):
 
 
 class _Fold(gast.NodeTransformer):
-    def __init__(self, namespace=None, same_shape=None):
+    def __init__(self, namespace=None, same_shape=None, spreads=None):
         self.namespace = namespace
         self.same_shape = same_shape
+        # names bound once to a spread scalar, ``ct = np.full_like(a, s)``: ``(a, s)``
+        self.spreads = spreads or {}
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, gast.Mult) and self.same_shape is not None:
             node = self.unspread(node)
+        if isinstance(node.op, gast.Mult):
+            node = _merge_constant_factors(node)
+        elif isinstance(node.op, (gast.Add, gast.Sub)):
+            node = self.subtract_negation(node)
         left, right, op = node.left, node.right, node.op
         if _is_const(left) and _is_const(right) and isinstance(op, (gast.Add, gast.Sub, gast.Mult)):
             value = {
@@ -102,6 +108,25 @@ class _Fold(gast.NodeTransformer):
             return right
         if isinstance(op, gast.Div) and _is_const(right, 1) and isinstance(right.value, int):
             return left
+        return node
+
+    def subtract_negation(self, node):
+        """``a + -b`` -> ``a - b``, ``a - -b`` -> ``a + b``, ``-a + b`` -> ``b - a``: one
+        pass over an array instead of two (IEEE addition is commutative, and ``-``
+        rounds as ``+`` of the negation does, so the value is the same to the bit)."""
+        right = _strip_negation(node.right)
+        if right is not None:
+            op = gast.Sub() if isinstance(node.op, gast.Add) else gast.Add()
+            return gast.BinOp(left=node.left, op=op, right=right)
+        left = _strip_negation(node.left)
+        if (
+            left is not None
+            and isinstance(node.op, gast.Add)
+            and self.namespace is not None
+            and is_pure(node.left, self.namespace)
+            and is_pure(node.right, self.namespace)
+        ):
+            return gast.BinOp(left=node.right, op=gast.Sub(), right=left)
         return node
 
     def unspread(self, product):
@@ -125,7 +150,10 @@ class _Fold(gast.NodeTransformer):
         return product
 
     def spread_of(self, call):
-        """``(a, s)`` for ``np.full_like(a, s)`` or ``runtime.sum_vjp(s, a)``, else None."""
+        """``(a, s)`` for ``np.full_like(a, s)`` or ``runtime.sum_vjp(s, a)`` (or a name
+        bound once to one), else None."""
+        if isinstance(call, gast.Name):
+            return self.spreads.get(call.id)
         if not (
             isinstance(call, gast.Call)
             and isinstance(call.func, gast.Attribute)
@@ -189,6 +217,48 @@ def _shape_reads_moved(expr, a, b):
     return expr
 
 
+def _merge_constant_factors(product):
+    """``a * 100.0 * 2 * b`` -> ``a * 200.0 * b``, ``-a * 2 * b`` -> ``a * -2 * b``: the
+    number factors of a product multiplied into one, where the first of them was, and a
+    negated factor's sign moved into it, so an array is multiplied once, not once per
+    number. Products of ints only are merged while the result stays small (an int8 array
+    times 300 is an error that ``x * 20 * 15`` is not)."""
+    factors = _factors(product)
+    numbers = [i for i, f in enumerate(factors) if _is_const(f)]
+    if not numbers:
+        return product
+    negated = [i for i, f in enumerate(factors) if _negation(f) is not None]
+    if len(numbers) + len(negated) < 2:
+        return product
+    value = 1
+    for i in numbers:
+        value *= factors[i].value
+    value *= (-1) ** len(negated)
+    if isinstance(value, int) and abs(value) > 127:
+        return product
+    merged = []
+    for i, f in enumerate(factors):
+        if i == numbers[0]:
+            merged.append(gast.Constant(value, None))
+        elif i in negated:
+            merged.extend(_factors(_negation(f)))  # -(a * b) * 2 -> a * b * -2
+        elif i not in numbers:
+            merged.append(f)
+    if len(merged) == 1:
+        return merged[0]
+    out = merged[0]
+    for g in merged[1:]:
+        out = gast.BinOp(left=out, op=gast.Mult(), right=g)
+    return out
+
+
+def _negation(e):
+    """``a`` for ``-a``, else None."""
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
+        return e.operand
+    return None
+
+
 def _factors(e):
     """The factors of a product ``a * b * c``, left to right."""
     if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Mult):
@@ -236,6 +306,18 @@ def _pure_call(call, namespace):
 
 _LOCAL = object()
 
+# what a spread scalar may be made of to be read again at each use (``-ct / a.size``)
+_CHEAP = (
+    gast.Name,
+    gast.Constant,
+    gast.Attribute,
+    gast.BinOp,
+    gast.UnaryOp,
+    gast.expr_context,
+    gast.operator,
+    gast.unaryop,
+)
+
 
 class Simplifier:
     def __init__(self, fn, rewritable, namespace, keep=(), origin=None, same_shape=None):
@@ -246,11 +328,13 @@ class Simplifier:
         self.origin = origin or {}
         self.namespace = namespace
         self.dropped = False  # set by _drop when it changes the code
+        self.spreads = {}
 
     def run(self):
         # each round ends with the function's dump, which the next round starts from
         before = gast.dump(self.fn)
         for _ in range(50):
+            self.spreads = self._spreads()
             self.fn.body = self.fold(self.fn.body)
             self.coalesce_block(self.fn.body)
             self.propagate_copies()
@@ -261,6 +345,46 @@ class Simplifier:
                 break
             before = after
         return self.fn
+
+    def _spreads(self):
+        """Names bound once to a scalar spread over an array (``ct = np.full_like(a, s)``,
+        the cotangent of ``np.sum(a)``) whose ``a`` and ``s`` nothing rebinds: ``(a, s)``
+        for each. A product of one with an array of ``a``'s shape reads ``s`` instead,
+        so the spread array is never made when every use is such a product."""
+        if self.same_shape is None:
+            return {}
+        stores = _stores([self.fn])
+        loads = _load_counts(self.fn)
+        assigned = {
+            s.targets[0].id
+            for s in gast.walk(self.fn)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+        }
+        probe = _Fold(self.namespace)
+        spreads = {}
+        for s in gast.walk(self.fn):
+            if not (
+                isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name)
+                and s.targets[0].id in self.rewritable
+                and stores.get(s.targets[0].id) == 1
+            ):
+                continue
+            spread = probe.spread_of(s.value)
+            if (
+                spread is not None
+                and stores.get(spread[0], 0) <= 1
+                and all(stores.get(n.id, 0) <= 1 for n in _names_loaded(spread[1]))
+                # a temporary the spread reads is inlined first: its factors then join
+                # the product's (2 * a * b * r, not 2 * (a * b) * r)
+                and not any(
+                    n.id in self.rewritable and n.id in assigned and loads.get(n.id) == 1
+                    for n in _names_loaded(spread[1])
+                )
+                and all(isinstance(n, _CHEAP) for n in gast.walk(spread[1]))
+            ):
+                spreads[s.targets[0].id] = spread
+        return spreads
 
     def _same_variable(self, a, b):
         return b in self.rewritable or (self.origin.get(a, a) == self.origin.get(b, b))
@@ -372,7 +496,7 @@ class Simplifier:
                 and isinstance(s.targets[0], gast.Name)
                 and s.targets[0].id in self.rewritable
             ):
-                s.value = _Fold(self.namespace, self.same_shape).visit(s.value)
+                s.value = _Fold(self.namespace, self.same_shape, self.spreads).visit(s.value)
             elif isinstance(s, gast.If):
                 s.body = self.fold(s.body)
                 s.orelse = self.fold(s.orelse)

@@ -57,6 +57,7 @@ import copy
 from dataclasses import dataclass
 
 import gast
+import numpy as np
 
 from . import runtime
 from .errors import TangentAstError
@@ -68,7 +69,9 @@ from .rules.registry import ZERO, SameCall, lookup
 from .syntax import name, unparse
 
 TANGENT = "tangent__"  # the tangent of the argument being transposed, in the forward rule
-RESULT = "result__"  # the forward rule's primal result: a linear operation's is unknown
+RESULT = "result__"  # the primal result of a linear operation in it: not known
+# besides ufuncs, the linear functions whose result has their argument's shape
+_SHAPE_KEEPING = (np.real, np.imag)
 
 
 class NotTransposable(Exception):
@@ -112,7 +115,12 @@ def transposed(d, node, site, entry, i, target, ct, kinds):
         return Transposed(None, exc.message)
     try:
         walk = _Walk(d, arg, target)
-        top = Cotangent(ct, exact=not entry.broadcasts, like=target)
+        # an elementwise function's rule has the result's shape, which may be larger than
+        # the argument's, unless it has one argument or the two shapes are known equal
+        if entry.broadcasts and len(site.args) == 1:
+            walk.result_has_argument_shape = True
+        exact = not entry.broadcasts or walk.same_shape(name(target), arg)
+        top = Cotangent(ct, exact=exact, like=target)
         terms = [walk.at_argument(c) for c in walk.transpose(linear, top)]
     except NotTransposable as exc:
         return Transposed(None, str(exc))
@@ -139,6 +147,7 @@ class _Walk:
         self.d = d
         self.arg = arg
         self.target = target
+        self.result_has_argument_shape = False  # np.sin(x): known without kinds
         # names in a forward rule: the user's locals, and the generated module's globals
         self.scope = Scope(
             set(d.kinds) | d.scope.locals | {TANGENT}, {**vars(builtins), **d.namespace.objects}
@@ -262,6 +271,19 @@ class _Walk:
         """``e`` is the tangent, or elementwise in it with factors of the argument's shape."""
         if isinstance(e, gast.Name):
             return e.id == TANGENT
+        if isinstance(e, gast.Call):  # np.real(dz * w), np.conj(dz)
+            site = callee(e, self.scope, self.kind)
+            return (
+                site is not None
+                and (isinstance(site.fn, np.ufunc) or site.fn in _SHAPE_KEEPING)
+                and not site.keywords
+                and all(
+                    self.has_argument_shape(a)
+                    if _reads_tangent(a)
+                    else self.same_shape(a, self.arg)
+                    for a in site.args
+                )
+            )
         if isinstance(e, gast.UnaryOp):
             return self.has_argument_shape(e.operand)
         if isinstance(e, gast.BinOp) and isinstance(
@@ -288,9 +310,21 @@ class _Walk:
         return is_complex(self.kind(e))
 
     def same_shape(self, e, arg):
+        """``e`` has ``arg``'s shape: it is ``arg``, of its shape by kinds, or an elementwise
+        function of such values (``np.conj(z)``)."""
+        if isinstance(e, gast.Call):
+            site = callee(e, self.scope, self.kind)
+            entry = lookup(site.fn) if site is not None and site.fn is not None else None
+            elementwise = isinstance(site.fn, np.ufunc) if site is not None else False
+            return (
+                (elementwise or (entry is not None and entry.broadcasts))
+                and not site.keywords
+                and all(self.is_scalar(a) or self.same_shape(a, arg) for a in site.args)
+                and any(self.same_shape(a, arg) for a in site.args)
+            )
         if not isinstance(e, gast.Name):
             return False
-        if e.id == arg.id:
+        if e.id == arg.id or (e.id == self.target and self.result_has_argument_shape):
             return True
         a, b = self.kind(e), self.kind(arg)
         return a.tag is Tag.ARRAY and a.shape is not None and a.shape == b.shape

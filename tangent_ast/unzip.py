@@ -36,7 +36,7 @@ import copy
 import gast
 
 from .emit import to_ast
-from .syntax import name, unparse
+from .syntax import name, positional, unparse
 
 
 def unzipped(jvp, tangents, namer):
@@ -139,15 +139,7 @@ def _function(jvp, suffix, params, body, outputs):
     value = outputs[0] if len(outputs) == 1 else gast.Tuple(elts=outputs, ctx=gast.Load())
     return gast.FunctionDef(
         name=f"{base}_{suffix}",
-        args=gast.arguments(
-            args=[copy.deepcopy(p) for p in params],
-            posonlyargs=[],
-            vararg=None,
-            kwonlyargs=[],
-            kw_defaults=[],
-            kwarg=None,
-            defaults=[],
-        ),
+        args=positional(copy.deepcopy(p) for p in params),
         body=(body or [gast.Pass()]) + [gast.Return(value=copy.deepcopy(value))],
         decorator_list=[],
         returns=None,

@@ -91,8 +91,8 @@ def_jointly_linear(runtime.add_tangents, 0, 1)
 
 defvjp(runtime.add_tangents, lambda ct, ans, a, b: ct, lambda ct, ans, a, b: ct)
 
-# zeros carry no derivative
-nondifferentiable(runtime.zero_tangent, runtime.zeros_like)
+# zeros carry no derivative, nor a value kept only for its shape
+nondifferentiable(runtime.zero_tangent, runtime.zeros_like, runtime.only_shape)
 
 handles([runtime.sum_vjp, runtime.mean_vjp], "axis", "keepdims")
 handles(runtime.transpose_vjp, "axes")

@@ -223,6 +223,7 @@ from .tangents import (
     list_inserted,
     list_vjp,
     list_with,
+    only_shape,
     real_like,
     rebuild,
     record_fields,

@@ -45,6 +45,19 @@ def unbroadcast(g, x):
     return g
 
 
+def only_shape(x):
+    """An array of ``x``'s shape and dtype that holds no elements (one zero, broadcast),
+    for ``x`` a large array the reverse sweep reads only the shape of (``unbroadcast(g,
+    x)``): the forward sweep keeps this instead of ``x``, which can then be freed. Anything
+    else is returned as it is."""
+    if type(x) is not np.ndarray or x.nbytes < ONLY_SHAPE_BYTES:
+        return x
+    return np.broadcast_to(np.zeros((), x.dtype), x.shape)
+
+
+ONLY_SHAPE_BYTES = 1 << 16  # below this, making the view costs more time than it saves memory
+
+
 def real_like(ct, x):
     """The cotangent ``ct`` of ``x``, real if ``x`` is: a real value's cotangent is the real
     part of what reaches it (``dL = Re(ct * dx)``). Generated code calls it where complex
