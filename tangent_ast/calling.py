@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 import gast
 
 from .errors import TangentAstError
-from .syntax import positional
 
 _NAMED = (
     inspect.Parameter.POSITIONAL_ONLY,
@@ -248,7 +247,15 @@ def flatten(parsed, form=PLAIN):
         )
         spread.keywords[args.kwarg.id] = items
     spread.rebound = stored & (set(spread.positional) | set(spread.keywords))
-    node.args = positional(gast.Name(n, gast.Param(), None, None) for n in names)
+    node.args = gast.arguments(
+        args=[gast.Name(n, gast.Param(), None, None) for n in names],
+        posonlyargs=[],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=[],
+    )
     for a in node.args.args:
         a.lineno, a.col_offset = node.lineno, node.col_offset
     docstring = (

@@ -183,6 +183,10 @@ class _Walk:
         """``a * k``, ``k * a``, ``a / k``: the cotangent of ``a`` is ``c * k``, ``c / k``; the
         factors of a chain (``dx * 2 * h``) in the order the forward rule writes them."""
         operand, factors = self.factors_of(e)
+        if any(_is_zero(factor) for _, factor in factors):
+            # ``dx * 0 * x ** -1`` (from ``x ** 0``) is zero, not NaN at ``x == 0``: keep the
+            # zero, drop the other factors (as the direct route does)
+            factors = [(gast.Mult(), gast.Constant(0, None))]
         expr, exact = c.expr, c.exact
         for op, factor in factors:
             if self.kind(factor).container:
@@ -340,6 +344,10 @@ class _Walk:
 
 def _reads_tangent(e):
     return any(isinstance(n, gast.Name) and n.id == TANGENT for n in gast.walk(e))
+
+
+def _is_zero(e):
+    return isinstance(e, gast.Constant) and type(e.value) in (int, float) and e.value == 0
 
 
 def _sum(terms):
