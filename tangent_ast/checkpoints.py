@@ -3,23 +3,31 @@
 Takes the two sweeps with their tapes installed (tapes.py) and the loops the user marked
 ``for t in checkpointed(range(n), snapshots=k)``; guarantees, for each such loop, that
 
-* the forward sweep runs the loop without tapes and keeps a snapshot of the loop's state
-  (the values an iteration reads from the one before) every ``ceil(n / k)`` iterations:
-  at most ``k`` snapshots instead of ``n`` iterations' residuals;
-* the reverse sweep takes the segments between snapshots last to first: it starts from
-  the segment's snapshot, runs the segment's iterations again to tape them (the forward
-  sweep's loop body as tapes.py made it), then runs them backwards as before. Each
-  iteration is computed twice; the tapes hold one segment at a time;
-* a loop whose iterations cannot be run again to the same values is refused: one that
-  calls a function with effects (``rng.normal()``, ``print``), updates an array in place,
-  holds another loop or is inside one, or may leave early.
+* the schedule is Griewank's binomial checkpointing (revolve): at most ``k`` snapshots of
+  the loop's state (the values a step reads from the one before) are kept at once, and
+  if ``n <= C(k + r, r)`` each step runs at most ``r`` times forward and once more with
+  its tapes, the fewest any schedule with ``k`` snapshots needs;
+* the forward sweep runs the loop without tapes and keeps a snapshot at the steps
+  ``runtime.binomial_split`` gives (a number: where the next snapshot goes),
+  and the state the last step starts from;
+* the reverse sweep goes back one step at a time, from the last: it takes the latest
+  snapshot at or before the step (dropping later ones: their steps are done), runs
+  forward to the step keeping snapshots where the same rule puts them, then runs the
+  step again with its tapes (one value each: plain names) and backwards. Cotangents
+  accumulate across steps as in the loop without the marker, which gives the same
+  numbers to the last bit;
+* a loop whose steps cannot be run again to the same values is refused: one that calls
+  a function with effects (``rng.normal()``, ``print``), updates an array in place, holds
+  another loop or is inside one, or may leave early.
 
-    for t in range(n):          forward sweep:                   reverse sweep, last segment first:
-        h = np.sin(h) * x  ->   for t in range(n):               h = h_snapshots[segment]
-                                    if t % length == 0:          for t in range(start, stop):
-                                        h_snapshots.append(h)        (taped, again)
-                                    h = np.sin(h) * x            for t in reversed(range(...)):
-                                                                     (backwards, from the tapes)
+    for t in range(n):          forward sweep:                 reverse sweep, last step first:
+        h = np.sin(h) * x  ->   for t in range(n):             for step in reversed(range(n)):
+                                    if t == keep_at:               (drop snapshots after step)
+                                        (keep h, next keep_at)     h = (the latest snapshot)
+                                    h = np.sin(h) * x              for t in range(start, step):
+                                                                       (keep h at keep_at)
+                                                                       h = np.sin(h) * x
+                                                                   (step, taped; backwards)
 
 >>> import numpy as np
 >>> import tangent_ast as ta
@@ -31,33 +39,39 @@ Takes the two sweeps with their tapes installed (tapes.py) and the loops the use
 >>> print(ta.show(f, mode="reverse", stage="simplify", args=(0.5, 10)))
 def f_fwd(x, n):
     h = x
-    segment_length = (n + 3) // 4
+    snapshot_steps = []
     h_snapshots = []
+    keep_at = 0
     for t in range(n):
-        if t % segment_length == 0:
+        if t == keep_at:
+            snapshot_steps.append(t)
             h_snapshots.append(h)
+            keep_at = runtime.binomial_split(t, n, 4 - len(snapshot_steps))
         h = np.sin(h) * x
-    return (h, (x, n, segment_length, h_snapshots))
+    return (h, (x, n, snapshot_steps, h_snapshots))
 <BLANKLINE>
 def f_bwd(saved, ct_h):
-    x, n, segment_length, h_snapshots = saved
+    x, n, snapshot_steps, h_snapshots = saved
     ct_x = 0.0
-    for segment in reversed(range(len(h_snapshots))):
-        h = h_snapshots[segment]
-        start = segment * segment_length
-        stop = min(start + segment_length, n)
-        h_1_tape = []
-        sin_tape = []
-        for t in range(start, stop):
-            h_1_tape.append(h)
+    kept_steps = list(snapshot_steps)
+    h_kept = list(h_snapshots)
+    for step in reversed(range(n)):
+        while kept_steps[-1] > step:
+            kept_steps.pop()
+            h_kept.pop()
+        start = kept_steps[-1]
+        h = h_kept[-1]
+        keep_at = runtime.binomial_split(start, step + 1, 4 - len(kept_steps))
+        for t in range(start, step):
+            if t == keep_at:
+                kept_steps.append(t)
+                h_kept.append(h)
+                keep_at = runtime.binomial_split(t, step + 1, 4 - len(kept_steps))
             sin = np.sin(h)
             h = sin * x
-            sin_tape.append(sin)
-        for t in reversed(range(start, stop)):
-            h = h_1_tape[t - start]
-            sin = sin_tape[t - start]
-            ct_x = ct_x + ct_h * sin
-            ct_h = ct_h * x * np.cos(h)
+        sin = np.sin(h)
+        ct_x = ct_x + ct_h * sin
+        ct_h = ct_h * x * np.cos(h)
     ct_x = ct_x + ct_h
     return ct_x
 <BLANKLINE>
@@ -65,10 +79,12 @@ def f_bwd(saved, ct_h):
 
 import copy
 import inspect
+from dataclasses import dataclass
 
 import gast
 import numpy as np
 
+from . import runtime
 from .checks import unsupported
 from .derivatives import unsupported_call
 from .parse import parse
@@ -82,11 +98,11 @@ from .tapes import unset_before
 _LIBRARIES = ("numpy", "builtins", "math")
 
 
-def checkpoint_loops(fwd, bwd, loops, tapes_of, primal):
+def checkpoint_loops(fwd, bwd, loops, tapes_of, primal, namespace):
     """Rewrite (in place) each loop pair of ``loops`` whose primal loop is checkpointed;
     ``tapes_of``: what install_tapes returned; ``primal``: the pipeline's ``Front`` of the
-    function (its loops in SSA form, their snapshots, its scope and namer). True if it
-    rewrote one."""
+    function (its loops in SSA form, their snapshots, its scope and namer); ``namespace``:
+    the generated module's globals (it imports the runtime). True if it rewrote one."""
     loops_by_id = {id(n): n for n in gast.walk(primal.function) if isinstance(n, gast.For)}
     rewritten = False
     for pair in loops:
@@ -96,8 +112,11 @@ def checkpoint_loops(fwd, bwd, loops, tapes_of, primal):
                 continue  # nothing flows back through the loop: it keeps nothing anyway
             _check_recomputable(primal.parsed, loop, primal.scope)
             tapes, carried = tapes_of.get(pair.primal, ({}, {}))
-            segments = _Segments(fwd, bwd, pair, tapes, carried, primal.namer)
-            segments.rewrite(
+            runtime_name = namespace.bind("runtime", runtime)
+            checkpointed_loop = _CheckpointedLoop(
+                fwd, bwd, pair, tapes, carried, primal.namer, runtime_name
+            )
+            checkpointed_loop.rewrite(
                 primal.checkpoints[pair.primal],
                 primal.ssa_info.origin,
                 lambda what, hint, at=loop: _refuse(primal, at, what, hint),
@@ -110,13 +129,36 @@ def _refuse(primal, at, what, hint):
     raise unsupported(primal.parsed, at, f"checkpointing a loop that {what}", hint)
 
 
-class _Segments:
-    """One checkpointed loop: its forward sweep keeps snapshots, its reverse sweep segments."""
+@dataclass
+class _Kept:
+    """Snapshots: the steps they were taken at, and for each value of the loop's state a
+    list of its values there (one list per value, as one tape per value: each holds values
+    of one kind), at most ``snapshots`` kept at once."""
 
-    def __init__(self, fwd, bwd, pair, tapes, carried, namer):
+    steps: str
+    lists: dict  # a value of the state -> the list of its snapshots
+    snapshots: int
+
+    def all_lists(self):
+        return [self.steps, *self.lists.values()]
+
+    def free(self):
+        """How many more snapshots may be kept: ``k - len(steps)``."""
+        return gast.BinOp(
+            left=_int(self.snapshots), op=gast.Sub(), right=_call("len", [name(self.steps)])
+        )
+
+
+class _CheckpointedLoop:
+    """One checkpointed loop: its forward sweep keeps snapshots, its reverse sweep goes back
+    from them one step at a time."""
+
+    def __init__(self, fwd, bwd, pair, tapes, carried, namer, runtime_name):
         self.fwd, self.bwd, self.namer = fwd, bwd, namer
+        self.runtime = runtime_name  # what generated code calls the runtime
         self.loop, self.back = pair.forward, pair.backward
         self.tapes = set(tapes.values())
+        self.tape_of = dict(tapes)  # value -> its tape
         self.carried = carried  # value -> the header it is the next iteration's value of
 
     def rewrite(self, snapshots, origin, refuse):
@@ -126,24 +168,27 @@ class _Segments:
         taped_body = copy.deepcopy(loop.body)
         loop.body = [s for s in loop.body if not self._is_tape_append(s)]
         plain_body = copy.deepcopy(loop.body)
-        state = _read_before_written(loop.body) & stored_names(loop.body)
+        state = sorted(_read_before_written(loop.body) & stored_names(loop.body))
         self._check_nothing_else_clobbered(taped_body, refuse)
-        self.snapshots_base = (
-            f"{origin.get(min(state), min(state))}_snapshots" if len(state) == 1 else "snapshots"
+        fresh = self.namer.fresh
+        kept = _Kept(
+            fresh("snapshot_steps"),
+            {v: fresh(f"{origin.get(v, v)}_snapshots") for v in state},
+            snapshots,
         )
-        levels = _levels(snapshots)
-        # Forward sweep: the loop without tapes, a snapshot every `segment_length` iterations.
+        keep_at = fresh("keep_at")
+        # Forward sweep: the loop without tapes, keeping a snapshot where the binomial rule
+        # puts one.
         self.fwd.body = [s for s in self.fwd.body if not self._is_new_tape(s)]
-        length, kept = self._keep_snapshots(loop, None, state)
+        loop.body.insert(0, self._keep(kept, keep_at, copy.deepcopy(trips)))
         block, at = _place(self.fwd, loop)[-1]
         block[at:at] = [
-            *unset_before(self.fwd, loop, sorted(state)),
-            assign(length, _ceil_div(copy.deepcopy(trips), levels[0])),
-            assign(kept, gast.List(elts=[], ctx=gast.Load())),
+            *unset_before(self.fwd, loop, state),
+            *[assign(each, gast.List(elts=[], ctx=gast.Load())) for each in kept.all_lists()],
+            assign(keep_at, _int(0)),
         ]
-        # A value handed down from the next iteration starts, for a segment's last
-        # iteration, as the value the segment run again ends with (tapes.py put it before
-        # the reverse loop, which now runs once per segment).
+        # A value handed down from the next iteration starts, for the step run backwards, as
+        # the value that step ends with (tapes.py put it before the reverse loop).
         back_block, back_at = _place(self.bwd, back)[-1]
         handed_down = [
             s
@@ -154,98 +199,113 @@ class _Segments:
             and self.carried.get(s.targets[0].id) == s.value.id
         ]
         back_block[:] = [s for s in back_block if not any(s is h for h in handed_down)]
-        innermost = (taped_body, handed_down)
-        segments = self._segments(
-            levels[1:], kept, length, None, trips, state, plain_body, innermost
+        # The reverse sweep keeps its snapshots in lists of its own: the forward sweep's are
+        # residuals, and a pullback may run again.
+        own = _Kept(
+            fresh("kept_steps"), {v: fresh(f"{origin.get(v, v)}_kept") for v in state}, snapshots
         )
-        for n in gast.walk(segments):
+        steps = [
+            *[
+                assign(mine, _call("list", [name(theirs)]))
+                for mine, theirs in zip(own.all_lists(), kept.all_lists(), strict=True)
+            ],
+            self._steps_backwards(own, keep_at, trips, plain_body, taped_body, handed_down),
+        ]
+        for n in (n for s in steps for n in gast.walk(s)):
             if getattr(n, "lineno", None) is None and "lineno" in getattr(n, "_attributes", ()):
                 n.lineno = getattr(loop, "lineno", None)
-        back_block[_index(back_block, back)] = segments
+        at = _index(back_block, back)
+        back_block[at : at + 1] = steps
 
-    def _keep_snapshots(self, loop, first, state):
-        """Make ``loop`` append its state to a new list every ``length`` iterations counted
-        from ``first`` (from zero if None); ``(length, the list)``."""
-        length = self.namer.fresh("segment_length")
-        kept = self.namer.fresh(self.snapshots_base)
-        step = name(loop.target.id)
-        if first is not None:
-            step = gast.BinOp(left=step, op=gast.Sub(), right=name(first))
-        keep = gast.If(
-            test=gast.Compare(
-                left=gast.BinOp(left=step, op=gast.Mod(), right=name(length)),
-                ops=[gast.Eq()],
-                comparators=[gast.Constant(0, None)],
-            ),
-            body=[_append(kept, _state_value(state))],
+    def _keep(self, kept, keep_at, stop):
+        """``if t == keep_at:`` keep a snapshot and find the step to keep the next one at, in
+        a run towards ``stop``."""
+        t = self.loop.target.id
+        split = [name(t), stop, kept.free()]
+        return gast.If(
+            test=gast.Compare(left=name(t), ops=[gast.Eq()], comparators=[name(keep_at)]),
+            body=[
+                _call_method(kept.steps, "append", [name(t)]),
+                *[_call_method(each, "append", [name(v)]) for v, each in kept.lists.items()],
+                assign(keep_at, _runtime_call(self.runtime, "binomial_split", split)),
+            ],
             orelse=[],
         )
-        loop.body.insert(0, keep)
-        return length, kept
 
-    def _segments(self, levels, kept, length, first, last, state, plain_body, innermost):
-        """The loop over the segments of ``kept`` (snapshots every ``length`` iterations from
-        ``first``, up to ``last``), last segment first. Inside a segment, ``levels`` more
-        levels of snapshots; at the last level, the segment runs again with its tapes
-        and then backwards."""
-        segment, start, stop = (self.namer.fresh(n) for n in ("segment", "start", "stop"))
-        offset = gast.BinOp(left=name(segment), op=gast.Mult(), right=name(length))
-        if first is not None:
-            offset = gast.BinOp(left=name(first), op=gast.Add(), right=offset)
-        end = gast.BinOp(left=name(start), op=gast.Add(), right=name(length))
-        body = [
-            gast.Assign(
-                targets=[_state_target(state)],
-                value=gast.Subscript(value=name(kept), slice=name(segment), ctx=gast.Load()),
-                type_comment=None,
-            ),
-            assign(start, offset),
-            assign(stop, gast.Call(func=name("min"), args=[end, copy.deepcopy(last)], keywords=[])),
-        ]
-        bounds = [name(start), name(stop)]
-        again = gast.For(
-            target=name(self.loop.target.id, gast.Store()),
-            iter=gast.Call(func=name("range"), args=copy.deepcopy(bounds), keywords=[]),
-            body=copy.deepcopy(plain_body),
+    def _steps_backwards(self, kept, keep_at, trips, plain_body, taped_body, handed_down):
+        """The reverse sweep, one step at a time from the last: from the latest snapshot at
+        or before the step, run forward to it (keeping snapshots on the way, as the forward
+        sweep did), then run the step again with its tapes and backwards."""
+        t = self.loop.target.id
+        step, start = self.namer.fresh("step"), self.namer.fresh("start")
+        stop = gast.BinOp(left=name(step), op=gast.Add(), right=_int(1))
+        forward = gast.For(
+            target=name(t, gast.Store()),
+            iter=_call("range", [name(start), name(step)]),
+            body=[self._keep(kept, keep_at, copy.deepcopy(stop)), *plain_body],
             orelse=[],
             type_comment=None,
         )
-        if levels:
-            inner_length, inner_kept = self._keep_snapshots(again, start, state)
-            count = gast.BinOp(left=name(stop), op=gast.Sub(), right=name(start))
-            body += [
-                assign(inner_length, _ceil_div(count, levels[0])),
-                assign(inner_kept, gast.List(elts=[], ctx=gast.Load())),
-                again,
-                self._segments(
-                    levels[1:],
-                    inner_kept,
-                    inner_length,
-                    start,
-                    name(stop),
-                    state,
-                    plain_body,
-                    innermost,
+        one_step = self._one_step(taped_body, handed_down, set(kept.lists))
+        split = [name(start), stop, kept.free()]
+        body = [
+            gast.While(  # drop the snapshots after this step: their steps are done
+                test=gast.Compare(
+                    left=_subscript(name(kept.steps), -1), ops=[gast.Gt()], comparators=[name(step)]
                 ),
-            ]
-        else:
-            taped_body, handed_down = innermost
-            again.body = taped_body
-            for st in self.back.body:
-                _shift_restore(st, self.tapes, self.back.target.id, start)
-            self.back.iter.args[0].args = copy.deepcopy(bounds)
-            body += [
-                *[assign(t, gast.List(elts=[], ctx=gast.Load())) for t in sorted(self.tapes)],
-                again,
-                *handed_down,
-                self.back,
-            ]
+                body=[_call_method(each, "pop", []) for each in kept.all_lists()],
+                orelse=[],
+            ),
+            assign(start, _subscript(name(kept.steps), -1)),
+            *[assign(v, _subscript(name(each), -1)) for v, each in kept.lists.items()],
+            assign(keep_at, _runtime_call(self.runtime, "binomial_split", split)),
+            forward,
+            *_without_unread([assign(t, name(step))], one_step),
+        ]
         return gast.For(
-            target=name(segment, gast.Store()),
-            iter=_reversed_range(gast.Call(func=name("len"), args=[name(kept)], keywords=[])),
+            target=name(step, gast.Store()),
+            iter=_reversed_range(copy.deepcopy(trips)),
             body=body,
             orelse=[],
             type_comment=None,
+        )
+
+    def _one_step(self, taped_body, handed_down, state):
+        """Step ``t`` again, then backwards: the forward sweep's loop body, then the reverse
+        loop's. A value of the loop's ``state`` that only the body's last copy sets (the
+        next step's value) keeps its value through the step: the copy goes, and with it
+        its tape and the value handed down. The other tapes would hold one value each:
+        they are plain names."""
+        kept, ahead = set(), []
+        for i, s in enumerate(taped_body):
+            copied = _copied_into(s)
+            others = taped_body[:i] + taped_body[i + 1 :]
+            if (
+                copied in state
+                and copied not in loaded_names(taped_body[i + 1 :])
+                and copied not in stored_names(others)
+            ):
+                kept.add(copied)
+            else:
+                ahead.append(s)
+        dropped = {self.tape_of[h] for h in kept if h in self.tape_of}
+        back = [s for s in self.back.body if _restored_from(s) not in dropped]
+        while back and self._hands_down(back[-1], kept):  # to a next step there is none of
+            back.pop()
+        ahead = [s for s in ahead if not (self._is_tape_append(s) and _appended_to(s) in dropped)]
+        handed = [s for s in handed_down if not self._hands_down(s, kept)]
+        tapes = self.tapes - dropped
+        return _without_unread(_untaped(ahead, tapes) + handed, _untaped(back, tapes))
+
+    def _hands_down(self, s, headers):
+        """``s`` is ``v = h``: the header ``h`` (of ``headers``) as the value ``v`` that
+        the step before it ends with."""
+        return (
+            isinstance(s, gast.Assign)
+            and isinstance(s.targets[0], gast.Name)
+            and isinstance(s.value, gast.Name)
+            and self.carried.get(s.targets[0].id) == s.value.id
+            and s.value.id in headers
         )
 
     def _check_shape(self, refuse):
@@ -399,35 +459,6 @@ def _read_before_written(stmts, written=frozenset()):
     return read
 
 
-def _levels(snapshots):
-    """How many snapshots each level keeps. One level of k snapshots tapes n / k iterations
-    at a time; two levels of k1 + k2 = k tape n / (k1 k2), for one more run of the loop:
-    worth it from k = 6 on (k1 k2 > k + 2)."""
-    if snapshots < 6:
-        return [snapshots]
-    return [snapshots // 2, snapshots - snapshots // 2]
-
-
-def _state_value(state):
-    names = [name(v) for v in sorted(state)]
-    return names[0] if len(names) == 1 else gast.Tuple(elts=names, ctx=gast.Load())
-
-
-def _state_target(state):
-    names = [name(v, gast.Store()) for v in sorted(state)]
-    return names[0] if len(names) == 1 else gast.Tuple(elts=names, ctx=gast.Store())
-
-
-def _ceil_div(count, parts):
-    """``(count + parts - 1) // parts``, as a person writes it for a literal ``parts``."""
-    if parts == 1:
-        return count
-    if isinstance(count, gast.Constant) and isinstance(count.value, int):
-        return gast.Constant(-(-count.value // parts), None)
-    total = gast.BinOp(left=count, op=gast.Add(), right=gast.Constant(parts - 1, None))
-    return gast.BinOp(left=total, op=gast.FloorDiv(), right=gast.Constant(parts, None))
-
-
 def _reversed_range(count):
     return gast.Call(
         func=name("reversed"),
@@ -436,26 +467,101 @@ def _reversed_range(count):
     )
 
 
-def _append(target, value):
+def _call_method(target, method, args):
     call = gast.Call(
-        func=gast.Attribute(value=name(target), attr="append", ctx=gast.Load()),
-        args=[value],
+        func=gast.Attribute(value=name(target), attr=method, ctx=gast.Load()),
+        args=args,
         keywords=[],
     )
     return gast.Expr(value=call)
 
 
-def _shift_restore(stmt, tapes, index, start):
-    """``v = v_tape[t]`` -> ``v = v_tape[t - start]``: a tape holds one segment."""
+def _call(function, args):
+    return gast.Call(func=name(function), args=args, keywords=[])
+
+
+def _int(value):
+    return gast.Constant(value, None)
+
+
+def _subscript(value, index):
+    index = _int(index) if isinstance(index, int) else index
+    return gast.Subscript(value=value, slice=index, ctx=gast.Load())
+
+
+def _runtime_call(runtime_name, helper, args):
+    func = gast.Attribute(value=name(runtime_name), attr=helper, ctx=gast.Load())
+    return gast.Call(func=func, args=args, keywords=[])
+
+
+def _untaped(stmts, tapes):
+    """``stmts`` of one step: ``v_tape.append(v)`` -> ``v_tape = v`` and ``v = v_tape[t]``
+    -> ``v = v_tape`` (a tape of one value is the value)."""
+    out = []
+    for s in copy.deepcopy(stmts):
+        for n in gast.walk(s):
+            for field, value in gast.iter_fields(n):
+                if (
+                    isinstance(value, gast.Subscript)
+                    and isinstance(value.value, gast.Name)
+                    and value.value.id in tapes
+                ):
+                    setattr(n, field, name(value.value.id))
+        out.append(s)
+    return [_untape_append(s, tapes) for s in out]
+
+
+def _without_unread(ahead, back):
+    """``ahead + back`` without the assignments of ``ahead`` that nothing after them reads
+    (what the next step would have read: every call of a checkpointed loop is pure)."""
+    kept = list(back)
+    for s in reversed(ahead):
+        if isinstance(s, gast.Assign) and not stored_names([s]) & loaded_names(kept):
+            continue
+        kept.insert(0, s)
+    return kept
+
+
+def _copied_into(s):
+    """``h`` for ``h = v`` (names), else None."""
     if (
-        isinstance(stmt, gast.Assign)
-        and isinstance(stmt.value, gast.Subscript)
-        and isinstance(stmt.value.value, gast.Name)
-        and stmt.value.value.id in tapes
-        and isinstance(stmt.value.slice, gast.Name)
-        and stmt.value.slice.id == index
+        isinstance(s, gast.Assign)
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.Name)
     ):
-        stmt.value.slice = gast.BinOp(left=name(index), op=gast.Sub(), right=name(start))
+        return s.targets[0].id
+    return None
+
+
+def _restored_from(s):
+    """``tape`` for ``v = tape[i]``, else None."""
+    if (
+        isinstance(s, gast.Assign)
+        and isinstance(s.value, gast.Subscript)
+        and isinstance(s.value.value, gast.Name)
+    ):
+        return s.value.value.id
+    return None
+
+
+def _appended_to(s):
+    return s.value.func.value.id
+
+
+def _untape_append(s, tapes):
+    if (
+        isinstance(s, gast.Expr)
+        and isinstance(s.value, gast.Call)
+        and isinstance(s.value.func, gast.Attribute)
+        and s.value.func.attr == "append"
+        and isinstance(s.value.func.value, gast.Name)
+        and s.value.func.value.id in tapes
+    ):
+        return assign(s.value.func.value.id, s.value.args[0])
+    for field in ("body", "orelse"):
+        if isinstance(getattr(s, field, None), list):
+            setattr(s, field, [_untape_append(x, tapes) for x in getattr(s, field)])
+    return s
 
 
 def _place(fn, node):

@@ -12,9 +12,10 @@
     activity   which values carry derivatives                            activity.py
     forward    (mode="forward") tangent statement after each one         forward.py
     reverse    (mode="reverse") forward sweep + transposed reverse sweep  reverse.py
+               route="transpose": each adjoint from the forward rule     transpose.py
     simplify   copies, single-use temporaries, dead code, constants      simplify.py
     tapes      (reverse) save what reverse loops read, by iteration      tapes.py
-    checkpoint (reverse) checkpointed loops: snapshots, segments again   checkpoints.py
+    checkpoint (reverse) checkpointed loops: binomial snapshots       checkpoints.py
     emit       FunctionDefs -> module text with header and imports       emit.py
     load       write atomically to the cache, import                     load.py
 
@@ -423,7 +424,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
             recomputable=lambda st: is_pure(st.value, namespace),
             is_scalar=lambda v: f.kinds.get(v, UNKNOWN).scalar,
         )
-        if checkpoint_loops(fwd, bwd, sweeps.loops, tapes, f):
+        if checkpoint_loops(fwd, bwd, sweeps.loops, tapes, f, namespace):
             # the iterations run again in the reverse sweep are the forward sweep's loop body,
             # not yet simplified: its copies fold as the forward sweep's will
             bwd = simplified(bwd)

@@ -70,7 +70,18 @@ def_linear(runtime.TangentTuple)
 defvjp(
     runtime.TangentTuple, lambda ct, ans, items: runtime.list_vjp(runtime.TangentTuple(ct), items)
 )
-handles([runtime.TangentTuple, runtime.getitem_vjp, runtime.getattr_vjp], sequences=True)
+# item_tangent(t, index, item) is t[index] (operators.py: the forward rule of an item of a
+# list): its transpose, for the transpose route, puts the cotangent at that index
+defvjp(
+    runtime.item_tangent,
+    lambda ct, ans, t, index, item: runtime.getitem_vjp(ct, t, index),
+    None,
+    None,
+)
+handles(
+    [runtime.TangentTuple, runtime.getitem_vjp, runtime.getattr_vjp, runtime.item_tangent],
+    sequences=True,
+)
 
 defvjp(
     runtime.sum_vjp,

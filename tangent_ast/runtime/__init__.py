@@ -52,7 +52,7 @@ from .batched import (
     Batched,
     BatchingError,
 )
-from .checkpoints import checkpoint, checkpointed, is_checkpointed
+from .checkpoints import binomial_split, checkpoint, checkpointed, is_checkpointed
 from .elementwise import (
     astype_vjp,
     clip_mask,

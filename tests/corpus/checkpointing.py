@@ -134,7 +134,25 @@ def assigned_first_in_the_loop_plain(x, n):
     return y
 
 
+def gated(W, h, xs):
+    """Two values carried, of different shapes: a vector and a running scalar."""
+    s = 0.0
+    for t in ta.checkpointed(range(xs.shape[0]), snapshots=3):
+        h = np.tanh(W @ h + xs[t]) * (1.0 + 0.1 * s)
+        s = s + np.sum(h) * 0.5
+    return np.sum(h ** 2) + s
+
+
+def gated_plain(W, h, xs):
+    s = 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + xs[t]) * (1.0 + 0.1 * s)
+        s = s + np.sum(h) * 0.5
+    return np.sum(h ** 2) + s
+
+
 PLAIN = {
+    gated: gated_plain,
     assigned_first_in_the_loop: assigned_first_in_the_loop_plain,
     after_an_early_return: after_an_early_return_plain,
     sine_map: sine_map_plain,
@@ -157,4 +175,6 @@ CASES = [
     Case(after_an_early_return, (6.0, 7), note="returned early"),
     Case(stacked, (_W, np.linspace(-1.0, 1.0, 4))),
     Case(stacked_in_checkpointed_loop, (_W, np.linspace(-1.0, 1.0, 4), 5)),
+    Case(gated, (_W, np.ones(4) * 0.3, _XS)),
+    Case(gated, (_W, np.ones(4) * 0.3, np.cos(np.arange(80.0)).reshape(20, 4)), note="T=C(5,2)"),
 ]
