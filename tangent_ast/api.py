@@ -527,12 +527,12 @@ def show(f, mode="forward", wrt=0, *, stage="module", args=None, route=None):
     return SourceText(stage_source(getattr(f, "__func__", f), mode, wrt, signature, stage, route))
 
 
-# The transpose route's stages: the linearization is the forward transform; its unzip a view
-# of it; the transpose the reverse transform of that route
+# The transpose route's stages, as (mode, snapshot): the linearization is the forward
+# transform, its unzip a view of that; the transpose is the reverse transform of the route
 _ROUTE_STAGES = {
-    "linearize": (Mode.FORWARD, "forward", None),
-    "unzip": (Mode.FORWARD, "unzip", None),
-    "transpose": (Mode.REVERSE, "reverse", Route.TRANSPOSE),
+    "linearize": (Mode.FORWARD, "forward"),
+    "unzip": (Mode.FORWARD, "unzip"),
+    "transpose": (Mode.REVERSE, "reverse"),
 }
 
 
@@ -542,7 +542,9 @@ def stage_source(fn, mode, wrt, signature, stage, route=None):
         raise TangentAstError(f"stage must be one of {', '.join(STAGE_NAMES)}, not {stage!r}")
     if stage in MODES:  # the raw transform of that mode
         mode = stage
+    if stage == "transpose":
+        route = Route.TRANSPOSE
     if stage in _ROUTE_STAGES:
-        mode, stage, route = _ROUTE_STAGES[stage][:2] + (_ROUTE_STAGES[stage][2] or route,)
+        mode, stage = _ROUTE_STAGES[stage]
     generated = derive_module(fn, mode, wrt, signature, _session(route=route), trace=True)
     return generated.snapshots[stage]

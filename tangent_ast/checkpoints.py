@@ -346,14 +346,7 @@ class _CheckpointedLoop:
             )
 
     def _is_tape_append(self, s):
-        return (
-            isinstance(s, gast.Expr)
-            and isinstance(s.value, gast.Call)
-            and isinstance(s.value.func, gast.Attribute)
-            and s.value.func.attr == "append"
-            and isinstance(s.value.func.value, gast.Name)
-            and s.value.func.value.id in self.tapes
-        )
+        return _is_append_to(s, self.tapes)
 
     def _is_new_tape(self, s):
         return (
@@ -548,15 +541,20 @@ def _appended_to(s):
     return s.value.func.value.id
 
 
-def _untape_append(s, tapes):
-    if (
+def _is_append_to(s, tapes):
+    """``s`` is ``tape.append(value)`` for one of ``tapes``."""
+    return (
         isinstance(s, gast.Expr)
         and isinstance(s.value, gast.Call)
         and isinstance(s.value.func, gast.Attribute)
         and s.value.func.attr == "append"
         and isinstance(s.value.func.value, gast.Name)
         and s.value.func.value.id in tapes
-    ):
+    )
+
+
+def _untape_append(s, tapes):
+    if _is_append_to(s, tapes):
         return assign(s.value.func.value.id, s.value.args[0])
     for field in ("body", "orelse"):
         if isinstance(getattr(s, field, None), list):

@@ -76,9 +76,6 @@ class Derivation:
     complex_involved: set = field(default_factory=set)  # names computed from complex values
     origin: dict = field(default_factory=dict)  # SSA name -> the user's name
     route: Route = Route.DIRECT
-    # (primitive, argnum) -> why its forward rule was not transposed (the transpose route
-    # used its reverse rule instead)
-    untransposed: dict = field(default_factory=dict)
 
     @property
     def transposing(self):
@@ -383,9 +380,9 @@ class Derivation:
             )
             if rule is ZERO:
                 continue  # the result does not change with this argument (only its shape counts)
-            if rule is None and transposing and entry.rule(Mode.FORWARD, i, kinds) is not None:
-                pass  # a forward rule only: transposed below
-            elif rule is None:
+            # on the transpose route a forward rule alone will do: transposed below
+            forward_only = transposing and entry.rule(Mode.FORWARD, i, kinds) is not None
+            if rule is None and not forward_only:
                 if i not in _rule_table(entry, self.mode) and (i in entry.jvps or i in entry.vjps):
                     raise _missing(
                         self, node, site, self.mode, argnum=i
@@ -429,8 +426,7 @@ class Derivation:
             return result.expr
         if reverse_rule is None:
             raise transpose_refusal(self, node, entry, i, result.why)
-        self.untransposed[(entry.name, i)] = result.why
-        return None
+        return None  # the reverse rule is used
 
     def constant_argument(self, node, entry, site, i):
         """The refusal of a differentiable value where ``entry``'s rule takes a constant."""

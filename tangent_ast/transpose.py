@@ -114,11 +114,9 @@ def transposed(d, node, site, entry, i, target, ct, kinds):
     except TangentAstError as exc:
         return Transposed(None, exc.message)
     try:
-        walk = _Walk(d, arg, target)
         # an elementwise function's rule has the result's shape, which may be larger than
         # the argument's, unless it has one argument or the two shapes are known equal
-        if entry.broadcasts and len(site.args) == 1:
-            walk.result_has_argument_shape = True
+        walk = _Walk(d, arg, target, entry.broadcasts and len(site.args) == 1)
         exact = not entry.broadcasts or walk.same_shape(name(target), arg)
         top = Cotangent(ct, exact=exact, like=target)
         terms = [walk.at_argument(c) for c in walk.transpose(linear, top)]
@@ -143,11 +141,11 @@ def transpose_refusal(d, node, entry, i, why):
 class _Walk:
     """Transposition of one forward rule: ``arg`` is the argument, ``target`` the result."""
 
-    def __init__(self, d, arg, target):
+    def __init__(self, d, arg, target, result_has_argument_shape=False):
         self.d = d
         self.arg = arg
         self.target = target
-        self.result_has_argument_shape = False  # np.sin(x): known without kinds
+        self.result_has_argument_shape = result_has_argument_shape  # np.sin(x), no kinds
         # names in a forward rule: the user's locals, and the generated module's globals
         self.scope = Scope(
             set(d.kinds) | d.scope.locals | {TANGENT}, {**vars(builtins), **d.namespace.objects}
