@@ -17,7 +17,7 @@ from .errors import (
     TangentAstError,
     UnsupportedSyntaxError,
 )
-from .kinds import signature_key, signature_of
+from .kinds import KEYS_KEPT, signature_key, signature_of
 from .load import import_module, write_atomic
 from .modes import Mode, Route
 from .naming import rule_base
@@ -349,6 +349,8 @@ class _Gradient(Made):
         rule = self._session.rule(
             source_of(self._f, signature), Mode.REVERSE, self._wrt, signature, form
         )
+        if len(self._rules) >= KEYS_KEPT:
+            self._rules.clear()
         self._rules[key] = _Reverse(rule, args)
         return self._rules[key]
 

@@ -41,7 +41,7 @@ from .aliasing import check_updates
 from .calling import CallMismatch, bind, flat_params
 from .emit import ModuleNamespace, ModuleReference
 from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
-from .kinds import UNKNOWN, Kind, Tag, has_complex, is_complex, is_real, kind_of
+from .kinds import UNKNOWN, Kind, Tag, has_complex, is_complex, is_real, kind_of, lengths_of
 from .live import is_library
 from .modes import Mode, Route
 from .naming import Namer
@@ -617,6 +617,12 @@ class Derivation:
             return expr
         if arg_kind.scalar and result_kind.tag is Tag.ARRAY:
             return _call(self.bind("np", np), "sum", [expr])
+        leading = _leading_axes(arg_kind, result_kind)
+        if leading:  # b of X @ W + b: the cotangent summed over the axes b was stretched along
+            axis = gast.Tuple([gast.Constant(i, None) for i in leading], gast.Load())
+            sum_call = _call(self.bind("np", np), "sum", [expr])
+            sum_call.keywords = [gast.keyword("axis", axis if len(leading) > 1 else axis.elts[0])]
+            return sum_call
         return self.call_runtime("unbroadcast", [expr, copy.deepcopy(arg)])
 
     def broadcast_tangent(self, expr, site, active, target):
@@ -731,7 +737,26 @@ def _type_unknown(kind):
 def _same_shape(a, b):
     if a.tag is Tag.FLOAT and b.tag is Tag.FLOAT:
         return True
-    return a.tag in (Tag.ARRAY, Tag.UNKNOWN) and a == b and a.shape is not None
+    # a shape id is a shape whatever the dtype (an int array y and X @ w of y's length)
+    return (
+        a.tag in (Tag.ARRAY, Tag.UNKNOWN)
+        and a.tag == b.tag
+        and a.ndim == b.ndim
+        and a.shape is not None
+        and a.shape == b.shape
+    )
+
+
+def _leading_axes(arg, result):
+    """The axes a broadcast added in front of an argument whose axis lengths are the
+    result's last ones (``(h,)`` in ``(n, h)``: ``(0,)``); None where not known so."""
+    labels, result_labels = lengths_of(arg), lengths_of(result)
+    if labels is None or result_labels is None or len(labels) >= len(result_labels):
+        return None
+    extra = len(result_labels) - len(labels)
+    if result_labels[extra:] != labels:
+        return None
+    return tuple(range(extra))
 
 
 def _contains_active(atom, derivation):

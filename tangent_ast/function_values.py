@@ -18,7 +18,7 @@ import weakref
 from .api import derive
 from .calling import flat_arguments
 from .errors import TangentAstError
-from .kinds import signature_key
+from .kinds import KEYS_KEPT, signature_key
 from .modes import Mode
 
 # function -> {(mode, wrt, arguments' key): rule}
@@ -39,6 +39,8 @@ def _rule_of_function_value(f, mode, wrt, args, kwargs):
     form, flat = flat_arguments(f, args, kwargs)  # the positional arguments come first
     key = (mode, wrt, form, signature_key(flat))
     if key not in rules or not rules[key].dependencies.current():  # redefined callees: derive again
+        if len(rules) >= KEYS_KEPT:
+            rules.clear()
         rules[key] = derive(f, mode, wrt, args=args, kwargs=kwargs)
     return rules[key], flat
 

@@ -36,8 +36,11 @@ from .kinds import (
     Tag,
     element_kind,
     kind_of,
+    lengths_of,
     like_kind,
     matmul_kind,
+    transpose_kind,
+    with_lengths,
 )
 from .live import is_library
 from .resolve import Pack, callee
@@ -56,6 +59,9 @@ _ARITHMETIC = {
     operator.pos,
 }
 _LIKE = {np.zeros_like, np.ones_like, np.empty_like, np.copy, np.ndarray.copy}
+# kind functions whose arrays' axis lengths are those of their arguments' (matmul_kind:
+# (m, k) @ (k, n) is (m, n)); any other kind function's array gets a shape of its own
+_KNOW_LENGTHS = {matmul_kind, transpose_kind}
 _COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne}
 
 
@@ -125,6 +131,22 @@ def _trimmed_shape(base_shape, parts):
             return None
         dropped.append((lower or 0) - (upper or 0))
     return ("trimmed", base_shape, tuple(dropped))
+
+
+def _item_lengths(labels, parts, kind_of_atom):
+    """The axis-length labels of ``x[i]``, ``x[i, :]``, ``x[:, j]`` (ints and whole slices) of
+    an array whose axes have ``labels``; None for any other index."""
+    if labels is None or len(parts) > len(labels):
+        return None
+    kept = []
+    for label, part in zip(labels, parts, strict=False):
+        if isinstance(part, gast.Slice):
+            if part.lower is not None or part.upper is not None or part.step is not None:
+                return None
+            kept.append(label)
+        elif kind_of_atom(part).tag is not Tag.INT:
+            return None
+    return (*kept, *labels[len(parts) :])
 
 
 def _int_constant(node):
@@ -274,13 +296,17 @@ class KindInference:
         if fn is list_with and args[0].tag is Tag.LIST:
             return _list_with_kind(args[0], site.args[1], args[2])
         if entry is not None and entry.kind is not None:
-            return self.new_shape(self.result_of(entry, site, args))
+            kind = self.result_of(entry, site, args)
+            if entry.kind in _KNOW_LENGTHS and lengths_of(kind) is not None:
+                return kind
+            return self.new_shape(kind)
         if fn in _COMPARISONS:
             return _comparison_kind(args)
         if fn in (operator.add, operator.mul) and any(a.tag in (Tag.LIST, Tag.TUPLE) for a in args):
             return _sequence_kind(fn, args, site.args)
         if fn is operator.matmul:
-            return self.new_shape(matmul_kind(*args))
+            kind = matmul_kind(*args)
+            return kind if lengths_of(kind) is not None else self.new_shape(kind)
         if fn in _ARITHMETIC or (entry is not None and entry.broadcasts):
             return self.broadcast(fn, [a for a in args if a.tag is not Tag.NONE])
         return _builtin_kind(fn)
@@ -316,6 +342,9 @@ class KindInference:
             return UNKNOWN
         if ndim == 0:
             return element_kind(base.dtype)
+        labels = _item_lengths(lengths_of(base), parts, self.of)
+        if labels is not None:
+            return with_lengths(Kind(Tag.ARRAY, ndim, base.dtype), labels)
         trimmed = _trimmed_shape(base.shape, parts)
         if trimmed is not None:
             return Kind(Tag.ARRAY, ndim, base.dtype, shape=trimmed)
@@ -364,7 +393,26 @@ class KindInference:
         shapes = {a.shape for a in arrays if a.ndim == ndim}
         same = len(shapes) == 1 and None not in shapes and all(a.ndim == ndim for a in arrays)
         kind = Kind(Tag.ARRAY, ndim, dtype)
-        return replace(kind, shape=shapes.pop()) if same else self.new_shape(kind)
+        if same:
+            return replace(kind, shape=shapes.pop())
+        labels = _broadcast_lengths([lengths_of(a) for a in arrays], ndim)
+        return with_lengths(kind, labels) if labels is not None else self.new_shape(kind)
+
+
+def _broadcast_lengths(operands, ndim):
+    """The axis-length labels of a broadcast of arrays with labels ``operands``, aligned at
+    their last axes, where every axis has one label among the operands that have it (equal
+    lengths broadcast to that length); None where lengths could differ (one of them may be
+    1 and stretch) or are not known."""
+    if any(labels is None for labels in operands):
+        return None
+    result = []
+    for axis in range(-ndim, 0):
+        found = {labels[axis] for labels in operands if len(labels) >= -axis}
+        if len(found) != 1:
+            return None
+        result.append(found.pop())
+    return tuple(result)
 
 
 def join(a, b):
@@ -407,7 +455,8 @@ def infer(fn, scope, signature, result_kind=None):
     inference = KindInference(scope, kinds, result_kind)
     for i, arg in enumerate(fn.args.args):
         kind = signature[i] if signature is not None and i < len(signature) else UNKNOWN
-        kinds[arg.id] = inference.new_shape(kind)
+        # an argument's axis lengths (from the signature) are its shape; else a shape of its own
+        kinds[arg.id] = kind if lengths_of(kind) is not None else inference.new_shape(kind)
     params = set(kinds)
 
     def block(stmts, seen):

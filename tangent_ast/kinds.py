@@ -48,7 +48,9 @@ class Kind:
     tag: Tag
     ndim: int | None = None
     dtype: str | None = None  # numpy dtype kind of arrays: f c i u b
-    shape: int | None = None  # arrays with the same shape id have the same shape
+    # arrays with the same shape id have the same shape; ("lengths", labels) is an array's
+    # shape axis by axis, where equal labels are equal lengths (see signature_of)
+    shape: int | tuple | None = None
     elements: tuple | None = None  # kinds of a tuple's/list's elements or a record's fields
     cls: type | None = None  # the class of a record (dataclass or namedtuple)
     fields: tuple | None = None  # field names of a record
@@ -84,7 +86,10 @@ class Kind:
 
     def __str__(self):
         if self.tag is Tag.ARRAY:
-            return f"array{self.ndim}{self.dtype}"
+            labels = lengths_of(self)
+            return f"array{self.ndim}{self.dtype}" + (
+                f"[{','.join(labels)}]" if labels is not None else ""
+            )
         if self.tag is Tag.DICT and self.elements is not None:
             return (
                 "dict("
@@ -220,7 +225,14 @@ def matmul_kind(x, y):
     dtypes = {x.dtype, y.dtype}
     single = x.dtype if len(dtypes) == 1 else None
     dtype = "c" if "c" in dtypes else "f" if "f" in dtypes else single
-    return element_kind(dtype) if ndim == 0 else Kind(Tag.ARRAY, ndim, dtype)
+    if ndim == 0:
+        return element_kind(dtype)
+    xs, ys = lengths_of(x), lengths_of(y)
+    if xs is None or ys is None:
+        return Kind(Tag.ARRAY, ndim, dtype)
+    # (m, k) @ (k, n) is (m, n); a vector drops its axis
+    labels = ys[1:] if x.ndim == 1 else xs[:1] if y.ndim == 1 else (xs[0], ys[1])
+    return with_lengths(Kind(Tag.ARRAY, ndim, dtype), labels)
 
 
 def constructor_kind(shape, *rest):
@@ -238,30 +250,94 @@ def like_kind(x, *rest):
 
 
 def transpose_kind(x, *rest):
-    return (
-        x
-        if x.tag is Tag.ARRAY and x.ndim == 1 and not rest
-        else (Kind(Tag.ARRAY, x.ndim, x.dtype) if x.tag is Tag.ARRAY else UNKNOWN)
+    """``x.T``, ``np.transpose(x)``: axes reversed (a vector is itself)."""
+    if x.tag is not Tag.ARRAY:
+        return UNKNOWN
+    if x.ndim == 1 and not rest:
+        return x
+    labels = lengths_of(x)
+    if labels is not None and not rest:
+        return with_lengths(Kind(Tag.ARRAY, x.ndim, x.dtype), labels[::-1])
+    return Kind(Tag.ARRAY, x.ndim, x.dtype)
+
+
+def lengths_of(kind):
+    """The labels of an array kind's axis lengths (equal labels: equal lengths), or None
+    where they are not known."""
+    shape = kind.shape
+    return shape[1] if type(shape) is tuple and shape[0] == "lengths" else None
+
+
+def with_lengths(kind, labels):
+    return replace(kind, shape=("lengths", tuple(labels)))
+
+
+def _label(i):
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return letters[i % 26] + (str(i // 26) if i >= 26 else "")
+
+
+def labelled(kinds, lengths):
+    """``kinds`` with the arrays' axis lengths as labels: ``lengths[i]`` is a tuple of keys for
+    array ``i`` (None for other kinds), equal keys being equal lengths. Labels are given in order
+    of first appearance (``a``, ``b``, ...), so two signatures with the same equalities have the
+    same labels. Where no length occurs twice there is nothing to tell, and no labels are kept
+    (the kinds are as without lengths): a rule is specialised for lengths that are equal, never
+    for lengths themselves."""
+    labels = {}
+    for keys in lengths:
+        for key in keys or ():
+            labels.setdefault(key, _label(len(labels)))
+    if sum(len(keys or ()) for keys in lengths) == len(labels):
+        return tuple(replace(k, shape=None) for k in kinds)
+    return tuple(
+        with_lengths(k, (labels[key] for key in keys))
+        if keys is not None
+        else replace(k, shape=None)
+        for k, keys in zip(kinds, lengths, strict=True)
     )
 
 
 def signature_of(args):
-    return tuple(kind_of(a) for a in args)
+    """The kinds of ``args``, with which of their arrays' axes have equal lengths (the facts
+    that let a rule leave out ``unbroadcast`` where shapes are equal: ``y`` and ``X @ w``)."""
+    kinds = tuple(kind_of(a) for a in args)
+    return labelled(
+        kinds,
+        [
+            a.shape if k.tag is Tag.ARRAY and k.ndim else None
+            for a, k in zip(args, kinds, strict=True)
+        ],
+    )
 
+
+def canonical(signature):
+    """``signature`` as a rule is derived for: inference's shape ids dropped, axis-length
+    labels renamed in order of first appearance (a callee called with ``(y, X @ w)`` gets the
+    rule of ``(a, a)``)."""
+    if signature is None:
+        return None
+    return labelled(signature, [lengths_of(k) for k in signature])
+
+
+# signature_key holds arrays' shapes, so a function called with ever new shapes would make
+# ever new keys (each for a rule derived once per signature): a dict of them is emptied
+# when it holds this many
+KEYS_KEPT = 256
 
 _SCALAR_TYPES = frozenset((float, int, bool, complex, type(None), str))
 
 
 def signature_key(args):
     """A cheap key that determines ``signature_of(args)`` (it is on the call path of
-    ``grad``): type, ndim/dtype for arrays, the full kind for containers and records.
+    ``grad``): type, shape/dtype for arrays, the full kind for containers and records.
 
     For arguments that are all Python scalars (of ``_SCALAR_TYPES``) it is the tuple of
     their types, and only for them: of any other argument it holds a tuple or a Kind."""
     # a list comprehension: cheaper than a generator expression for a few arguments
     return tuple(
         [
-            (a.ndim, a.dtype.char)
+            (a.shape, a.dtype.char)
             if type(a) is np.ndarray
             else type(a)
             if type(a) in _SCALAR_TYPES

@@ -64,7 +64,7 @@ from .emit import (
 from .errors import InternalError, NotDifferentiableError, TangentAstError
 from .forward import forward
 from .kind_inference import infer
-from .kinds import UNKNOWN, Kind, Tag, describe_signature
+from .kinds import UNKNOWN, Kind, Tag, canonical, describe_signature
 from .live import dependencies_of
 from .load import (
     OnDisk,
@@ -267,12 +267,6 @@ def rule_prefix(fn):
         node = lambda_node(fn.__code__)
         qualname = f"{qualname}_line{node.lineno}_col{node.col_offset}"
     return f"{sanitize(module)}__{qualname_part(qualname)}"
-
-
-def canonical(signature):
-    if signature is None:
-        return None
-    return tuple(replace(k, shape=None) for k in signature)
 
 
 @dataclass

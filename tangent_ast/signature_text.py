@@ -2,14 +2,19 @@
 line's ``--args`` gives them.
 
     w: float64[:], X: float64[:, :], y: float64[:], scale: float, p: model.Params
+    w: float64[d], X: float64[n, d], y: float64[n]
 
 A scalar type (``float``, ``int``, ``bool``, ``complex``), an array (a NumPy dtype name
-and one ``:`` per axis), or a dataclass or namedtuple by import path (its fields' kinds
-from their annotations: ``float``, ``int``, ``bool``, ``complex``; any other field, an
-array for instance, is of unknown kind, which is always safe).
+and one ``:`` or name per axis: axes of one name have one length, which lets the rule
+leave out ``unbroadcast`` where shapes are equal), or a dataclass or namedtuple by import
+path (its fields' kinds from their annotations: ``float``, ``int``, ``bool``,
+``complex``; any other field, an array for instance, is of unknown kind, which is always
+safe).
 
 >>> describe_signature(parse_signature("w: float64[:], X: float64[:, :], n: int", ["w", "X", "n"]))
 'array1f, array2f, int'
+>>> describe_signature(parse_signature("X: float64[n, d], y: float64[n]", ["X", "y"]))
+'array2f[a,b], array1f[a]'
 """
 
 import dataclasses
@@ -19,12 +24,13 @@ import re
 import numpy as np
 
 from .errors import TangentAstError
-from .kinds import BOOL, FLOAT, INT, UNKNOWN, Kind, Tag, describe_signature
+from .kinds import BOOL, FLOAT, INT, UNKNOWN, Kind, Tag, describe_signature, labelled
 
 __all__ = ["describe_signature", "parse_signature"]
 
 _SCALARS = {"float": FLOAT, "int": INT, "bool": BOOL, "complex": Kind(Tag.COMPLEX)}
-_ARRAY = re.compile(r"^(\w+)\[\s*(:(?:\s*,\s*:)*)?\s*\]$")
+_AXIS = r"(?::|[A-Za-z_]\w*)"
+_ARRAY = re.compile(rf"^(\w+)\[\s*({_AXIS}(?:\s*,\s*{_AXIS})*)?\s*\]$")
 
 
 def parse_signature(text, params):
@@ -36,7 +42,7 @@ def parse_signature(text, params):
             raise TangentAstError(
                 f"--args: {item.strip()!r} is not NAME: KIND", hint="w: float64[:], n: int"
             )
-        given[name.strip()] = parse_kind(kind.strip())
+        given[name.strip()] = _parse_kind(kind.strip())
     unknown = sorted(set(given) - set(params))
     missing = [p for p in params if p not in given]
     if unknown or missing:
@@ -46,27 +52,38 @@ def parse_signature(text, params):
             + (f" (missing: {', '.join(missing)})" if missing else ""),
             hint="give every parameter, by name, in any order",
         )
-    return tuple(given[p] for p in params)
+    kinds = tuple(given[p][0] for p in params)
+    return labelled(kinds, [given[p][1] for p in params])
 
 
 def parse_kind(text):
-    """One kind: ``float``, ``float64[:, :]``, ``module.Record``."""
+    """One kind: ``float``, ``float64[:, :]``, ``float64[n, d]``, ``module.Record``."""
+    return _parse_kind(text)[0]
+
+
+def _parse_kind(text):
+    """The kind of ``text`` and its axes' keys (a name, or an object of its own for ``:``),
+    or None for a kind that is not an array."""
     if text in _SCALARS:
-        return _SCALARS[text]
+        return _SCALARS[text], None
     array = _ARRAY.match(text)
     if array:
         try:
             dtype = np.dtype(array.group(1))
         except TypeError:
             raise TangentAstError(f"--args: {array.group(1)!r} is not a NumPy dtype") from None
-        ndim = 0 if array.group(2) is None else array.group(2).count(":")
-        return Kind(Tag.ARRAY, ndim, dtype.kind)
+        axes = [] if array.group(2) is None else [a.strip() for a in array.group(2).split(",")]
+        keys = tuple(object() if a == ":" else a for a in axes)
+        return Kind(Tag.ARRAY, len(axes), dtype.kind), keys or None
     module_name, dot, attr = text.rpartition(".")
     if dot:
-        return _record_kind(module_name, attr)
+        return _record_kind(module_name, attr), None
     raise TangentAstError(
         f"--args: {text!r} is not a kind",
-        hint="float, int, bool, complex, float64[:] (one ':' per axis), or module.DataClass",
+        hint=(
+            "float, int, bool, complex, float64[:] (one ':' or name per axis: float64[n, d]), "
+            "or module.DataClass"
+        ),
     )
 
 

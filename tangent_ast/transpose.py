@@ -33,7 +33,7 @@ and is refused otherwise, with where and why.
 >>> import numpy as np, tangent_ast as ta
 >>> def f(x, w):
 ...     return np.sum(np.sin(x) * w)
->>> print(ta.show(f, "reverse", wrt="x", stage="transpose", args=(np.ones(3), np.ones(3))))
+>>> print(ta.show(f, "reverse", wrt="x", stage="transpose", args=(np.ones(3), np.ones((2, 3)))))
 def f_fwd(x, w):
     sin = np.sin(x)
     sin_times_w = sin * w
@@ -42,13 +42,14 @@ def f_fwd(x, w):
 <BLANKLINE>
 def f_bwd(saved, ct_out):
     ct_sin_times_w = np.full_like(sin_times_w, ct_out)
-    ct_sin = runtime.unbroadcast(ct_sin_times_w * w, sin)
+    ct_sin = np.sum(ct_sin_times_w * w, axis=0)
     ct_x = ct_sin * np.cos(x)
     return ct_x
 <BLANKLINE>
 
 ``np.sin``'s forward rule ``dx * np.cos(x)`` gave ``ct_sin * np.cos(x)``; the product's
-``dsin * w`` gave ``ct * w``, summed down to ``sin``'s shape (``w`` might be larger); the
+``dsin * w`` gave ``ct * w``, summed down to ``sin``'s shape (over the rows of ``w``: the
+signature ``array1f[a], array2f[b,a]`` says ``x`` has ``w``'s row length); the
 sum's forward rule is the sum itself, whose transpose is its reverse rule (``full_like``).
 """
 

@@ -282,6 +282,42 @@ def test_args_give_the_kinds_a_rule_is_specialised_for(workdir):
         assert done.returncode == 2 and message in done.stderr, done.stderr
 
 
+def test_args_with_named_axes_tell_equal_lengths(workdir):
+    """``float64[n, d]``: axes of one name have one length, so ``X @ w - y`` needs no
+    unbroadcast; the rule generated that way computes the gradient of a real call."""
+    (workdir / "fit.py").write_text(textwrap.dedent('''
+        import numpy as np
+
+
+        def loss(w, X, y):
+            return np.mean((X @ w - y) ** 2)
+    '''))
+    named = "w: float64[d], X: float64[n, d], y: float64[n]"
+    done = cli(workdir, "show", "fit:loss", "--mode", "reverse", "--args", named)
+    assert done.returncode == 0, done.stderr
+    assert "# signature: array1f[a], array2f[b,a], array1f[b]" in done.stdout
+    assert "runtime.unbroadcast" not in done.stdout and "only_shape" not in done.stdout
+    ranks = cli(workdir, "show", "fit:loss", "--mode", "reverse", "--args",
+                "w: float64[:], X: float64[:, :], y: float64[:]")
+    assert ranks.returncode == 0 and "runtime.unbroadcast" in ranks.stdout, ranks.stderr
+    done = cli(workdir, "generate", "fit:loss", "--mode", "reverse", "--args", named, "-o", "fitted")
+    assert done.returncode == 0, done.stderr
+    result = python(workdir, textwrap.dedent('''
+        import json
+        import numpy as np
+        import fitted
+
+        rng = np.random.default_rng(1)
+        w, X, y = rng.standard_normal(3), rng.standard_normal((6, 3)), rng.standard_normal(6)
+        out, saved = fitted.loss_fwd(w, X, y)
+        print(json.dumps({"got": fitted.loss_bwd(saved, 1.0).tolist(),
+                          "expected": (2 * X.T @ (X @ w - y) / 6).tolist()}))
+    '''))
+    assert np.allclose(result["got"], result["expected"])
+    done = cli(workdir, "show", "fit:loss", "--args", "w: float64[d], X: float64[n, 2], y: float64[n]")
+    assert done.returncode == 2 and "not a kind" in done.stderr, done.stderr
+
+
 def test_generate_writes_all_or_nothing_and_only_what_changed(workdir):
     package = workdir / "ship"
     done = cli(workdir, "generate", "model:loss", "--mode", "reverse", "-o", "ship")

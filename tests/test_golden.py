@@ -265,7 +265,7 @@ def test_reverse_rule_of_a_loop_saves_nothing_it_can_recompute():
             for i in reversed(range(3)):
                 i_plus_one = i + 1.0
                 ct_r = ct_r + 2 * ct_total * i_plus_one * r
-            ct_w = x.T @ (runtime.unbroadcast(ct_r, z) * (1 - z ** 2))
+            ct_w = x.T @ (ct_r * (1 - z ** 2))
             return ct_w
         """)
     generic = ta.derive(control_flow.weighted_loss, "reverse", wrt="w").source

@@ -9,8 +9,11 @@ import numpy as np
 
 import tangent_ast as ta
 from tangent_ast import runtime
+from tangent_ast.api import _session
 from tangent_ast.emit import to_ast
+from tangent_ast.modes import Mode
 from tangent_ast.runtime.tangents import ONLY_SHAPE_BYTES
+from tangent_ast.signature_text import parse_signature
 from tangent_ast.simplify import _Fold
 from tangent_ast.syntax import unparse
 from tangent_ast.testing import check_grads
@@ -117,11 +120,14 @@ def logistic_loss(w, X, y):
 
 
 def test_residuals_read_only_for_their_shape_are_kept_as_shapes():
+    """Told only the ranks (``--args`` with ``:`` axes), the rule cannot know that ``y`` and
+    ``X @ w`` have one length: it keeps the log terms for their shapes only."""
     rng = np.random.default_rng(3)
     n = ONLY_SHAPE_BYTES // 8 + 10  # arrays large enough to be let go
     X, w = rng.standard_normal((n, 3)), rng.standard_normal(3)
     y = (rng.random(n) > 0.5).astype(float)
-    rule = ta.derive(logistic_loss, "reverse", wrt="w", args=(w, X, y))
+    ranks_only = parse_signature("w: float64[:], X: float64[:, :], y: float64[:]", ["w", "X", "y"])
+    rule = _session(None).rule(logistic_loss, Mode.REVERSE, "w", ranks_only)
     assert "runtime.only_shape(tmp_1)" in rule.source
     _out, saved = rule.fwd(w, X, y)
     arrays = [a for a in saved if isinstance(a, np.ndarray)]
@@ -132,6 +138,38 @@ def test_residuals_read_only_for_their_shape_are_kept_as_shapes():
     p = 1.0 / (1.0 + np.exp(-X @ w))
     np.testing.assert_allclose(rule.bwd(saved, 1.0), X.T @ (p - y) / n, rtol=1e-10)
     check_grads(logistic_loss, (w, X[:50], y[:50]), wrt=0)
+
+
+def test_equal_lengths_of_the_arguments_leave_out_unbroadcast():
+    """Example arguments tell which axes have one length (``y`` and ``X``'s rows): the
+    terms of the loss have one shape, so there is no unbroadcast and nothing is kept for a
+    shape; the bias of ``X @ W + b`` gets its cotangent summed over the rows."""
+    rng = np.random.default_rng(4)
+    X, w = rng.standard_normal((40, 3)), rng.standard_normal(3)
+    y = (rng.random(40) > 0.5).astype(float)
+    rule = ta.derive(logistic_loss, "reverse", wrt="w", args=(w, X, y))
+    assert "runtime.unbroadcast" not in rule.source and "only_shape" not in rule.source
+    assert "signature: array1f[a], array2f[b,a], array1f[b]" in rule.source
+    _out, saved = rule.fwd(w, X, y)
+    assert len(saved) == 7  # X, y, exp, 1 + exp, p, 1 - y, 1 - p
+    check_grads(logistic_loss, (w, X, y), wrt=0)
+    # an int y has y's length all the same
+    check_grads(logistic_loss, (w, X, y.astype(int)), wrt=0)
+    assert (
+        "runtime.unbroadcast"
+        not in ta.derive(logistic_loss, "reverse", wrt="w", args=(w, X, y.astype(int))).source
+    )
+
+    def layer(W, b, X):
+        return np.sum(np.tanh(X @ W + b) ** 2)
+
+    W, b = rng.standard_normal((3, 4)), rng.standard_normal(4)
+    source = ta.derive(layer, "reverse", wrt=("W", "b"), args=(W, b, X)).source
+    assert "np.sum(ct_X_at_W_plus_b, axis=0)" in source and "runtime.unbroadcast" not in source
+    check_grads(layer, (W, b, X), wrt=(0, 1))
+    # told nothing (lengths all distinct) or a square W, the rule is another one, and right
+    check_grads(layer, (rng.standard_normal((3, 3)), rng.standard_normal(3), X), wrt=(0, 1))
+    check_grads(layer, (W, rng.standard_normal(1), X), wrt=(0, 1))
 
 
 def test_only_shape_keeps_shape_and_dtype_and_lets_small_values_be():
