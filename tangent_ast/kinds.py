@@ -341,6 +341,9 @@ def signature_key(args):
             if type(a) is np.ndarray
             else type(a)
             if type(a) in _SCALAR_TYPES
+            # a subclass of ndarray: its shape too, since signature_of labels its lengths
+            else (kind_of(a), a.shape)
+            if isinstance(a, np.ndarray)
             else kind_of(a)
             for a in args
         ]

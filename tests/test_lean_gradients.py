@@ -182,3 +182,28 @@ def test_only_shape_keeps_shape_and_dtype_and_lets_small_values_be():
     small = np.ones(3)
     assert runtime.only_shape(small) is small
     assert runtime.only_shape(2.5) == 2.5
+
+
+class _Tagged(np.ndarray):
+    """An ndarray subclass: keyed by the wrapper as another type than ndarray."""
+
+
+def scaled_difference(a, b):
+    return np.sum((a - b) ** 2 * a)
+
+
+def test_calls_with_other_equal_lengths_get_their_own_rule():
+    """A rule is specialised for which lengths are equal: a later call whose lengths differ
+    (b of length 1, broadcast) must not reuse it, for ndarray subclasses too."""
+    gradient = ta.grad(scaled_difference, wrt=(0, 1))
+    for make in (np.asarray, lambda v: np.asarray(v).view(_Tagged)):
+        a, b = make(np.array([0.3, -1.2, 2.0])), make(np.array([0.5, 0.1, -0.4]))
+        one = make(np.array([0.7]))
+        for args in ((a, b), (a, one), (a, b)):
+            got = gradient(*args)
+            expected_a = (args[0] - args[1]) * 2 * args[0] + (args[0] - args[1]) ** 2
+            expected_b = np.sum(-2 * (args[0] - args[1]) * args[0], keepdims=True)
+            np.testing.assert_allclose(np.asarray(got[0]), expected_a)
+            np.testing.assert_allclose(np.asarray(got[1]).reshape(-1), np.broadcast_to(
+                expected_b if args[1].shape == (1,) else -2 * (args[0] - args[1]) * args[0],
+                args[1].shape))
