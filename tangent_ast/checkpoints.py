@@ -67,10 +67,8 @@ def f_bwd(saved, ct_h):
                 kept_steps.append(t)
                 h_kept.append(h)
                 keep_at = runtime.binomial_split(t, step + 1, 4 - len(kept_steps))
-            sin = np.sin(h)
-            h = sin * x
-        sin = np.sin(h)
-        ct_x = ct_x + ct_h * sin
+            h = np.sin(h) * x
+        ct_x = ct_x + ct_h * np.sin(h)
         ct_h = ct_h * x * np.cos(h)
     ct_x = ct_x + ct_h
     return ct_x

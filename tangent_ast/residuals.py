@@ -3,7 +3,9 @@ r"""Residuals: what the forward sweep hands the reverse sweep.
 Takes a reverse rule's two sweeps after simplification; :func:`residuals_of` finds the
 primal names the reverse sweep reads before it assigns them (its residuals, in the order
 the forward sweep defines them), and :func:`pass_residuals` returns them from the forward
-sweep with its result and unpacks them at the top of the reverse sweep:
+sweep with its result and unpacks them at the top of the reverse sweep (under the name
+of the reverse sweep's copy of one, when it only copies it: ``h_2 = h_1`` before a reverse
+loop that hands ``h_2`` down unpacks ``h_1`` as ``h_2``):
 
     def f_fwd(x):                    def f_fwd(x):
         y = np.sin(x)                    y = np.sin(x)
@@ -41,43 +43,41 @@ def residuals_of(fwd, bwd, params, copied=()):
     in the order the forward sweep defines them."""
     ct_params = {a.id for a in bwd.args.args}
     read_first = set()
-
-    def visit(stmts, assigned):
-        for s in stmts:
-            own = [
-                getattr(s, f) for f in ("value", "test", "iter") if getattr(s, f, None) is not None
-            ]
-            if isinstance(s, gast.Assign):
-                own += [t.slice for t in s.targets if isinstance(t, gast.Subscript)]
-                own += [t.value for t in s.targets if isinstance(t, gast.Subscript)]
-            for expr in own:
-                read_first.update(
-                    n.id
-                    for n in gast.walk(expr)
-                    if isinstance(n, gast.Name)
-                    and isinstance(n.ctx, gast.Load)
-                    and n.id not in assigned
-                )
-            if isinstance(s, gast.Assign):
-                assigned = assigned | {
-                    n.id
-                    for t in s.targets
-                    for n in gast.walk(t)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-                }
-            for block in ("body", "orelse"):
-                if isinstance(getattr(s, block, None), list):
-                    inner = assigned | (
-                        {s.target.id} if isinstance(s, gast.For) and block == "body" else set()
-                    )
-                    visit(getattr(s, block), inner)
-
-    visit(bwd.body, set())
+    _visit(bwd.body, set(), read_first)
     order = list(params)
     for n in gast.walk(fwd):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in order:
             order.append(n.id)
     return [v for v in order if (v in read_first or v in copied) and v not in ct_params]
+
+
+def _visit(stmts, assigned, read_first):
+    for s in stmts:
+        own = [getattr(s, f) for f in ("value", "test", "iter") if getattr(s, f, None) is not None]
+        if isinstance(s, gast.Assign):
+            own += [t.slice for t in s.targets if isinstance(t, gast.Subscript)]
+            own += [t.value for t in s.targets if isinstance(t, gast.Subscript)]
+        for expr in own:
+            read_first.update(
+                n.id
+                for n in gast.walk(expr)
+                if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Load)
+                and n.id not in assigned
+            )
+        if isinstance(s, gast.Assign):
+            assigned = assigned | {
+                n.id
+                for t in s.targets
+                for n in gast.walk(t)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+            }
+        for block in ("body", "orelse"):
+            if isinstance(getattr(s, block, None), list):
+                inner = assigned | (
+                    {s.target.id} if isinstance(s, gast.For) and block == "body" else set()
+                )
+                _visit(getattr(s, block), inner, read_first)
 
 
 def pass_residuals(fwd, bwd, residuals):
@@ -88,10 +88,13 @@ def pass_residuals(fwd, bwd, residuals):
     reverse sweep."""
     result = fwd.body[-1].value
     params = {a.id for a in fwd.args.args}
+    unpacked = _unpacked_names(bwd, residuals)
     shapes = _shape_only_reads(bwd)
     saved = gast.Tuple(
         elts=[
-            _only_shape(r, shapes[r]) if r in shapes and r not in params else name(r)
+            _only_shape(r, shapes[unpacked[r]])
+            if unpacked[r] in shapes and r not in params
+            else name(r)
             for r in residuals
         ],
         ctx=gast.Load(),
@@ -102,11 +105,66 @@ def pass_residuals(fwd, bwd, residuals):
     _define_on_every_path(fwd.body, set(residuals), set(a.id for a in fwd.args.args))
     if residuals:
         unpack = gast.Assign(
-            targets=[gast.Tuple(elts=[name(r, gast.Store()) for r in residuals], ctx=gast.Store())],
+            targets=[
+                gast.Tuple(
+                    elts=[name(unpacked[r], gast.Store()) for r in residuals], ctx=gast.Store()
+                )
+            ],
             value=name(residuals_parameter(bwd)),
             type_comment=None,
         )
         bwd.body.insert(0, unpack)
+
+
+def _unpacked_names(bwd, residuals):
+    """The name each residual is unpacked under: its own, or ``v`` where the reverse
+    sweep copies it, at its top level, to a name ``v`` it has not used before
+    (``h_2 = h_1``, the last value of a loop's carried state before the reverse loop
+    hands it down) and reads it no more after the copy. The copy goes; reads before it
+    are renamed."""
+    unpacked = {r: r for r in residuals}
+    while _unpack_a_copy(bwd, residuals, unpacked):
+        pass
+    return unpacked
+
+
+def _unpack_a_copy(bwd, residuals, unpacked):
+    """Rename one residual copied at the top level of ``bwd`` (see :func:`_unpacked_names`)."""
+    for at, st in enumerate(bwd.body):
+        if not (
+            isinstance(st, gast.Assign)
+            and isinstance(st.targets[0], gast.Name)
+            and isinstance(st.value, gast.Name)
+            and st.value.id in unpacked
+            and unpacked[st.value.id] == st.value.id
+        ):
+            continue
+        r, v = st.value.id, st.targets[0].id
+        before, after = bwd.body[:at], bwd.body[at + 1 :]
+        used_before = {n.id for s in before for n in gast.walk(s) if isinstance(n, gast.Name)}
+        stored_before = {
+            n.id
+            for s in before
+            for n in gast.walk(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+        }
+        if v in used_before or v in residuals or r in stored_before or r in _read_first(after):
+            continue
+        for s in before:
+            for n in gast.walk(s):
+                if isinstance(n, gast.Name) and n.id == r:
+                    n.id = v
+        del bwd.body[at]
+        unpacked[r] = v
+        return True
+    return False
+
+
+def _read_first(stmts):
+    """Names ``stmts`` may read before they assign them."""
+    read_first = set()
+    _visit(stmts, set(), read_first)
+    return read_first
 
 
 def _define_on_every_path(stmts, residuals, defined):

@@ -7,6 +7,15 @@ Takes the forward sweep and the simplified reverse sweep; guarantees that
   (iteration-start values of loop headers at the top of the body, other
   values at every exit of the body), restored at the top of each reverse
   iteration by index (``y = y_tape[k]``), so a pullback can run again;
+* except what the reverse loop gets otherwise, always bit for bit the value the
+  forward loop had (the same statement on the same operands): a value the body
+  ends by copying into a header is handed down from the next reverse iteration;
+  a statement of values that do not change in the loop runs once before it; a
+  cheap statement (see ``_cheap``: arithmetic on numbers, elementwise ``+ - *``
+  on arrays, an item of an unchanged container by the loop index) of those, the
+  index and restored headers runs again in each reverse iteration, written into
+  its only use there (``math.cos(a * x)``); a header is taped in place of what
+  such statements compute from it only when that saves tapes;
 * each reverse loop runs as many times as its forward loop did: from the
   length of a tape at top level, else from a trip counter that the forward
   sweep keeps (itself saved on the enclosing loop's tape when nested);
@@ -133,7 +142,23 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
         needed = sorted((loaded_names(back.body) - stored_names(back.body)) & assigned)
         # What the reverse sweep can compute again is not saved: values that do not
         # change in the loop once, before it; scalars of the loop index in each iteration.
-        hoisted, again = _recomputations(loop, needed, headers, recomputable, is_scalar)
+        # A header read by a recomputation is restored in its stead (one tape for another),
+        # and may then hand down the value the body ends by copying into it. A value handed
+        # down from the next reverse iteration costs nothing: never recomputed.
+        # Only when that saves tapes: two values recomputed from one header, not one for one.
+        restorable = set(headers)
+        _, first = _recomputations(
+            loop, needed, headers, restorable, recomputable, is_scalar, set()
+        )
+        added = _reads(first) & (set(headers) - set(needed))
+        if len({st.targets[0].id for st in first} & set(needed)) <= len(added):
+            restorable, added = set(headers) & set(needed), set()
+        needed += sorted(added)
+        carried = _carried_from_next_iteration(fwd, bwd, loop, back, needed, headers)
+        hoisted, again = _recomputations(
+            loop, needed, headers, restorable, recomputable, is_scalar, set(carried)
+        )
+        needed += sorted(_reads(again) & (set(headers) - set(needed)))
         needed = [v for v in needed if v not in {st.targets[0].id for st in hoisted + again}]
         if (
             target
@@ -158,7 +183,6 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
             back.target.id = target
             if target in needed:
                 needed.remove(target)
-        carried = _carried_from_next_iteration(fwd, bwd, loop, back, needed, headers)
         needed = [v for v in needed if v not in carried]
         tapes = {v: namer.fresh(f"{v}_tape") for v in needed}
         created += list(tapes.values())
@@ -219,13 +243,61 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
             ]
         else:
             restores = []
-        back.body[:0] = restores + [copy.deepcopy(st) for st in again]
+        recomputed = [copy.deepcopy(st) for st in again]
+        back.body[:0] = restores + recomputed
+        _fold_single_uses(back.body, recomputed)
         # A value the body ends by copying into a loop header is that header's value at
         # the start of the next iteration: the reverse loop hands it down instead of a tape.
         _insert_around(bwd, back, before=[assign(v, name(h)) for v, h in carried.items()])
         back.body.extend(assign(v, name(h)) for v, h in carried.items())
     fwd.body[:0] = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in created]
     return tapes_of
+
+
+def _fold_single_uses(block, recomputed):
+    """A recomputed value read once, by a later statement of ``block`` that is no loop,
+    with nothing in between rebinding what it is computed from, is written into that
+    read (``ct * math.cos(a * x)``): the same expression of the same operands, evaluated
+    at most once per iteration as before."""
+    for st in reversed(recomputed):
+        v = st.targets[0].id
+        operands = {n.id for n in gast.walk(st.value) if isinstance(n, gast.Name)} | {v}
+        at = next(i for i, s in enumerate(block) if s is st)
+        reads = [
+            (i, n)
+            for i, s in enumerate(block)
+            for n in gast.walk(s)
+            if isinstance(n, gast.Name) and n.id == v and isinstance(n.ctx, gast.Load)
+        ]
+        if len(reads) != 1:
+            continue
+        i, use = reads[0]
+        user = block[i]
+        between = block[at + 1 : i] + ([] if isinstance(user, gast.Assign) else [user])
+        if (
+            i <= at
+            or isinstance(user, (gast.For, gast.While))
+            or any(isinstance(n, gast.Lambda) for n in gast.walk(user))
+            or stored_names(between) & operands
+            or updated_arrays(between) & operands
+        ):
+            continue
+        _replace(user, use, st.value)
+        del block[at]
+
+
+def _replace(root, old, new):
+    """Put ``new`` where the node ``old`` is under ``root``."""
+    for parent in gast.walk(root):
+        for field, value in gast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list):
+                for k, item in enumerate(value):
+                    if item is old:
+                        value[k] = new
+                        return
 
 
 def unset_before(fn, node, names):
@@ -296,9 +368,16 @@ def _carried_from_next_iteration(fwd, bwd, loop, back, needed, headers):
     return carried
 
 
-def _recomputations(loop, needed, headers, recomputable, is_scalar):
+def _reads(stmts):
+    return {n.id for st in stmts for n in gast.walk(st.value) if isinstance(n, gast.Name)}
+
+
+def _recomputations(loop, needed, headers, restorable, recomputable, is_scalar, carried):
     """(statements to run once before the reverse loop, statements to run in each
-    reverse iteration) that give the ``needed`` values without a tape."""
+    reverse iteration) that give the ``needed`` values without a tape: a statement
+    whose operands the reverse iteration has anyway (values that do not change in the
+    loop, the loop index, restored headers not yet assigned again, ``carried`` values
+    handed down, other recomputed values), and that is :func:`_cheap`."""
     target = loop.target.id if isinstance(loop, gast.For) else None
     written = stored_names(loop.body) | updated_arrays(loop.body) | ({target} if target else set())
     safe = _exits_before(loop.body)
@@ -307,21 +386,39 @@ def _recomputations(loop, needed, headers, recomputable, is_scalar):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             assignments[n.id] = assignments.get(n.id, 0) + 1
     invariant, by_index = {}, {}
+    # ``restorable`` headers the reverse loop restores as they are at the start of the
+    # iteration: a statement may read them until the body assigns them again
+    restored = set(restorable)
     for st in loop.body:
         if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)):
+            restored -= stored_names([st])
             continue
         v = st.targets[0].id
-        if v in headers or v not in safe or assignments.get(v) != 1 or not recomputable(st):
+        if (
+            v in headers
+            or v in carried
+            or v not in safe
+            or assignments.get(v) != 1
+            or not recomputable(st)
+        ):
+            restored.discard(v)
             continue
         operands = {n.id for n in gast.walk(st.value) if isinstance(n, gast.Name)}
         if all(o not in written or o in invariant for o in operands):
             invariant[v] = st
         elif (
             target
-            and is_scalar(v)
+            and v not in updated_arrays(loop.body)
             and all(
-                o not in written or o in invariant or o in by_index or o == target for o in operands
+                o not in written
+                or o in invariant
+                or o in by_index
+                or o == target
+                or o in restored
+                or o in carried
+                for o in operands
             )
+            and _cheap(st.value, is_scalar)
         ):
             by_index[v] = st
     used = set()
@@ -341,6 +438,69 @@ def _recomputations(loop, needed, headers, recomputable, is_scalar):
         [st for v, st in invariant.items() if v in used],
         [st for v, st in by_index.items() if v in used],
     )
+
+
+# elementwise operators an array expression may be recomputed with: about as fast as
+# reading a tape, which would keep a whole array per iteration alive
+_ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult, gast.USub, gast.UAdd)
+
+
+def _cheap(expr, is_scalar):
+    """Recomputing ``expr`` in every reverse iteration costs about what reading it from a
+    tape does: arithmetic and pure calls on numbers; elementwise ``+ - *`` on arrays; an
+    item or basic slice of a container (a view, nothing copied). Not a matmul, a
+    reduction or a call on an array (each costs like the forward step itself)."""
+    if isinstance(expr, gast.Constant):
+        return True
+    if isinstance(expr, gast.Name):
+        return True
+    if isinstance(expr, gast.Attribute):  # ``x.T``, ``x.shape``: no copy
+        return isinstance(expr.value, gast.Name)
+    if isinstance(expr, gast.Subscript):
+        return isinstance(expr.value, gast.Name) and _scalar_index(expr.slice, is_scalar)
+    numbers = all(is_scalar(n.id) for n in _operand_names(expr))
+    if isinstance(expr, gast.BinOp):
+        return (
+            not isinstance(expr.op, gast.MatMult)
+            and (numbers or isinstance(expr.op, _ELEMENTWISE))
+            and _cheap(expr.left, is_scalar)
+            and _cheap(expr.right, is_scalar)
+        )
+    if isinstance(expr, gast.UnaryOp):
+        return (numbers or isinstance(expr.op, _ELEMENTWISE)) and _cheap(expr.operand, is_scalar)
+    if isinstance(expr, gast.Call):
+        return (
+            numbers
+            and not expr.keywords
+            and all(_cheap(a, is_scalar) for a in expr.args)
+            and isinstance(expr.func, (gast.Name, gast.Attribute))
+        )
+    return False
+
+
+def _operand_names(expr):
+    """The names ``expr`` reads as values (not the module or function a call names)."""
+    if isinstance(expr, gast.Call):
+        return [n for a in expr.args for n in _operand_names(a)]
+    if isinstance(expr, gast.Name):
+        return [expr]
+    return [n for c in gast.iter_child_nodes(expr) for n in _operand_names(c)]
+
+
+def _scalar_index(index, is_scalar):
+    """An index that picks items or a basic slice: numbers only, no index array."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    for part in parts:
+        if isinstance(part, gast.Slice):
+            bounds = [b for b in (part.lower, part.upper, part.step) if b is not None]
+        else:
+            bounds = [part]
+        for b in bounds:
+            if not (isinstance(b, gast.Constant) and isinstance(b.value, int)) and not (
+                all(is_scalar(n.id) for n in _operand_names(b)) and _cheap(b, is_scalar)
+            ):
+                return False
+    return True
 
 
 def _breaks(loop):
