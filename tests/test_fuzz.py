@@ -1,19 +1,50 @@
 """The program fuzzer (tangent_ast/fuzz): a fixed-seed slice of random programs, each
 checked in every mode, must give no wrong derivative and no internal error; the
-generator is deterministic and the shrinker finds small failing programs."""
+generator is deterministic and the shrinker finds small failing programs. Programs of
+mixed lengths (3, 4 and 1: shapes (3, 4), (4, 3), (1, 3), ...) check that rules specialised
+on which axes have equal lengths put each label on the right axis."""
 
 from dataclasses import replace
 
+import pytest
 
 from tangent_ast.fuzz import Outcome, check_program, generate, shrink
 from tangent_ast.fuzz.__main__ import run
 
-SLICE = range(0, 500)
+SLICE = range(0, 300)  # programs whose arrays' axes all have length 3
+MIXED_SLICE = range(0, 200)  # programs of lengths 3, 4 and 1 (about as long to check)
 
 
 def test_same_seed_same_program():
     assert generate(123).source() == generate(123).source()
     assert generate(123).source() != generate(124).source()
+    mixed = generate(123, lengths="mixed")
+    assert mixed.source() == generate(123, lengths="mixed").source() != generate(123).source()
+
+
+def test_mixed_programs_run_and_their_signatures_label_lengths():
+    """Programs of mixed lengths are valid NumPy for their shapes, and most have arguments
+    that share a length (so that their rules carry labels: array2f[a,b], array1f[b])."""
+    import copy
+
+    import numpy as np
+
+    from tangent_ast.fuzz.check import load
+    from tangent_ast.kinds import describe_signature, signature_of
+
+    programs = [generate(seed, lengths="mixed") for seed in range(60)]
+    failed = 0
+    for program in programs:
+        try:
+            value = load(program).f(*copy.deepcopy(program.args()))
+            failed += np.ndim(value) != 0
+        except Exception:
+            failed += 1
+    assert failed <= 2
+    labelled = [p for p in programs if "[" in describe_signature(signature_of(p.args()))]
+    assert len(labelled) > len(programs) // 2
+    shapes = {np.shape(a) for p in programs for a in p.args()}
+    assert {(3, 4), (4, 3), (4,), (1, 3), (3, 1), (1,)} <= shapes
 
 
 def test_programs_are_valid_python_that_runs():
@@ -58,9 +89,10 @@ def test_a_broadcast_number_written_into_a_row():
     assert check_program(program).outcome is Outcome.PASS
 
 
-def test_fixed_seed_slice_has_no_wrong_derivative_and_no_internal_error():
-    counts, _, failures = run(SLICE, shrink_failures=False, echo=lambda *a: None)
+@pytest.mark.parametrize("seeds, lengths", [(SLICE, "equal"), (MIXED_SLICE, "mixed")])
+def test_fixed_seed_slice_has_no_wrong_derivative_and_no_internal_error(seeds, lengths):
+    counts, _, failures = run(seeds, shrink_failures=False, echo=lambda *a: None, lengths=lengths)
     assert counts[Outcome.WRONG] == 0 and counts[Outcome.INTERNAL] == 0, \
         "\n\n".join(f"seed {seed}: {r.outcome.value}: {r.detail}\n{p.source(preamble=False)}"
                     for seed, r, p in failures)
-    assert counts[Outcome.PASS] > 0.8 * len(SLICE)
+    assert counts[Outcome.PASS] > 0.8 * len(seeds)

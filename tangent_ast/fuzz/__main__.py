@@ -1,10 +1,12 @@
 """``python -m tangent_ast.fuzz --count N --seed S`` (or ``--minutes M``): random programs
-through every mode; counts by outcome, refusals by frequency, shrunk failures."""
+through every mode; counts by outcome, refusals by frequency, shrunk failures. Each seed
+gives a program of equal lengths and one of mixed lengths (``--lengths`` picks one)."""
 
 from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import os
 import re
 import sys
@@ -24,14 +26,17 @@ def _refusal_class(message):
     return re.sub(r"\d+", "N", message)[:140]
 
 
-def run(seeds, deadline=None, out=None, shrink_failures=True, echo=print):
+def run(seeds, deadline=None, out=None, shrink_failures=True, echo=print, lengths="equal"):
+    """Check the program of each seed (of ``lengths``: "equal", "mixed", or "both": two
+    programs a seed); the counts by outcome, the refusals by class and the failures."""
     counts = collections.Counter()
     refusals = collections.Counter()
     failures = []
-    for seed in seeds:
+    kinds = ("equal", "mixed") if lengths == "both" else (lengths,)
+    for seed, kind in itertools.product(seeds, kinds):
         if deadline is not None and time.monotonic() > deadline:
             break
-        program = generate(seed)
+        program = generate(seed, lengths=kind)
         result = check_program(program)
         counts[result.outcome] += 1
         if result.outcome is Outcome.REFUSED:
@@ -47,7 +52,7 @@ def run(seeds, deadline=None, out=None, shrink_failures=True, echo=print):
             failures.append((seed, result, small))
             if out is not None:
                 Path(out).mkdir(parents=True, exist_ok=True)
-                (Path(out) / f"fuzz_{result.outcome.value}_{seed}.py").write_text(
+                (Path(out) / f"fuzz_{result.outcome.value}_{kind}_{seed}.py").write_text(
                     f"# {result.outcome.value}: {result.detail}\n# args: {small.args()!r}\n"
                     + small.source()
                 )
@@ -59,7 +64,8 @@ def run(seeds, deadline=None, out=None, shrink_failures=True, echo=print):
             echo(f"  {n:5d}  {message}")
     for seed, result, small in failures:
         echo(
-            f"\n--- seed {seed}: {result.outcome.value}: {result.detail}\n# args: {small.args()!r}"
+            f"\n--- seed {seed} ({small.lengths} lengths): {result.outcome.value}: {result.detail}"
+            f"\n# args: {small.args()!r}"
             f"{small.source(preamble=False)}"
         )
     return counts, refusals, failures
@@ -71,13 +77,19 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0, help="the first seed")
     parser.add_argument("--minutes", type=float, default=None, help="run for this long instead")
     parser.add_argument("--out", default=None, help="write each shrunk failure to this directory")
+    parser.add_argument(
+        "--lengths",
+        choices=("equal", "mixed", "both"),
+        default="both",
+        help="arrays of length 3 only, of lengths 3, 4 and 1, or a program of each a seed",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("TANGENT_AST_CACHE", tempfile.mkdtemp(prefix="tangent_ast_fuzz_cache_"))
     if args.minutes is not None:
         seeds, deadline = range(args.seed, sys.maxsize), time.monotonic() + 60 * args.minutes
     else:
         seeds, deadline = range(args.seed, args.seed + args.count), None
-    counts, _, _ = run(seeds, deadline, args.out)
+    counts, _, _ = run(seeds, deadline, args.out, lengths=args.lengths)
     return 1 if counts[Outcome.WRONG] or counts[Outcome.INTERNAL] else 0
 
 

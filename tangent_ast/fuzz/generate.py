@@ -4,9 +4,12 @@ A :class:`Program` is a module: helper functions and one function ``f`` whose bo
 list of blocks (a block is one statement, compound ones included), ending in a scalar
 ``return``. Values have one of three shapes, so that every operation composes:
 ``scalar`` (a Python float), ``vec`` (a float array of shape (3,)) and ``mat`` (3 x 3).
-The same seed gives the same program, byte for byte::
+With ``lengths="mixed"`` values also have lengths 4 and 1, and move between shapes (see
+:mod:`~tangent_ast.fuzz.lengths`). The same seed gives the same program, byte for byte::
 
     >>> generate(7).source() == generate(7).source()
+    True
+    >>> generate(7, lengths="mixed").source() == generate(7, lengths="mixed").source()
     True
 """
 
@@ -17,8 +20,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-SCALAR, VEC, MAT = "scalar", "vec", "mat"
-N = 3
+from . import lengths as _lengths
+from .lengths import MAT, SCALAR, SHAPES, VEC
 
 # Module-level helpers a program may call; each reads like code people write.
 HELPERS = {
@@ -49,11 +52,12 @@ class Program:
     body: tuple  # blocks: tuples of source lines (indented as in f's body)
     result: str
     helpers: tuple = ()  # names in HELPERS the body calls
+    lengths: str = "equal"  # "equal": every axis of length 3; "mixed": lengths 3, 4 and 1
 
     def source(self, preamble=True):
         lines = [PREAMBLE] if preamble else []
         for name in sorted(self.helpers):
-            lines.append("\n" + HELPERS[name])
+            lines.append("\n" + (HELPERS.get(name) or _lengths.HELPERS[name]))
         lines.append(f"\ndef f({', '.join(self.params)}):")
         for block in self.body:
             lines.extend("    " + line for line in block)
@@ -68,7 +72,7 @@ class Program:
             if shape == SCALAR:
                 out.append(float(rng.uniform(0.3, 1.4)) * (1 if rng.random() < 0.7 else -1))
             else:
-                out.append(rng.standard_normal(N if shape == VEC else (N, N)))
+                out.append(rng.standard_normal(SHAPES[shape]))
         return tuple(out)
 
     def without_block(self, i):
@@ -82,6 +86,7 @@ class _Writer:
     body: list = field(default_factory=list)
     helpers: set = field(default_factory=set)
     count: int = 0
+    mixed: bool = False  # values of lengths 3, 4 and 1 (see lengths.py)
 
     def fresh(self, stem="v"):
         self.count += 1
@@ -99,6 +104,10 @@ class _Writer:
 def _expression(w, shape):
     """A one-line expression of ``shape`` from values in scope, or None."""
     rng = w.rng
+    if w.mixed and (w.pick(shape) is None or rng.random() < 0.3):
+        expr = _lengths.move(w, shape)
+        if expr is not None:
+            return expr
     a = w.pick(shape)
     if a is None:
         return None
@@ -212,7 +221,7 @@ def _expression(w, shape):
 
 
 def _reduction(w):
-    a = w.pick(VEC, MAT)
+    a = w.pick(*(s for s in SHAPES if s != SCALAR)) if w.mixed else w.pick(VEC, MAT)
     if a is None:
         return None
     return w.rng.choice(
@@ -226,9 +235,42 @@ def _reduction(w):
             f"np.std({a})",
             f"np.var({a}, ddof=1)",
             f"np.max({a} * 1.0)",
-            f"np.trace({a} @ {a}.T)" if w.env[a] == MAT else f"np.dot({a}, {a})",
+            f"np.trace({a} @ {a}.T)" if len(SHAPES[w.env[a]]) == 2 else f"np.dot({a}, {a})",
         ]
     )
+
+
+def _alias(w, name, shape):
+    """Writes through an alias of a value, or a view of it, before it is used."""
+    rng = w.rng
+    a = w.pick(shape)
+    if shape in (VEC, MAT) and rng.random() < 0.5:
+        form = rng.choice(
+            [
+                [f"al = {a}", "al += 1.0"],
+                [f"vw = {a}[1:]", "vw *= 2.0"],
+                [
+                    f"{name}_t = np.zeros((3, 3))",
+                    f"{name}_t[1:] = {a}[:2] if {a}.ndim == 2 else {a}[1:]",
+                ],
+                [f"hb = bump({a}, {a} * 0.5)"],
+            ]
+        )
+        if "bump" in form[-1]:
+            w.helpers.add("bump")
+        return w.emit(form + [f"{name} = {a} * 2.0"], name, shape)
+    return w.emit([f"al = {a}", f"{name} = al * 2.0"], name, shape)
+
+
+def _shape_for(w, kind):
+    """The shape of a statement's value: of a value in scope; None for a statement that
+    moves between lengths (lengths.py) instead."""
+    if not w.mixed:
+        return w.rng.choice([n for n in (SCALAR, VEC, MAT) if w.pick(n) is not None])
+    shape = w.rng.choice(sorted(set(w.env.values())))
+    if w.rng.random() < 0.4 or kind == "update" or (kind == "comprehension" and shape != VEC):
+        return None
+    return shape
 
 
 def _statement(w):
@@ -252,7 +294,9 @@ def _statement(w):
         ],
         weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1],
     )[0]
-    shape = rng.choice([n for n in (SCALAR, VEC, MAT) if w.pick(n) is not None])
+    shape = _shape_for(w, kind)
+    if shape is None:
+        return _lengths.statement(w)
     name = w.fresh()
     if kind == "reduce":
         expr = _reduction(w)
@@ -277,7 +321,8 @@ def _statement(w):
     if kind == "checkpointed":  # a long loop: one or two levels of snapshots
         a, b = w.pick(shape), w.pick(SCALAR)
         n, k = rng.randint(0, 9), rng.randint(1, 8)
-        step = f"{name} * 0.7 + np.sin({name}) * (i + 1.0)" + (f" * {b}" if b else "")
+        factor = f"np.tanh({b})" if w.mixed else b  # mixed: products of lengths, larger
+        step = f"{name} * 0.7 + np.sin({name}) * (i + 1.0)" + (f" * {factor}" if b else "")
         lines = [f"{name} = {a} * 1.0", f"for i in ta.checkpointed(range({n}), snapshots={k}):"]
         return w.emit(lines + [f"    {name} = {step}"], name, shape)
     if kind == "while":
@@ -338,23 +383,7 @@ def _statement(w):
             ["def inner(z):", f"    return z * {b} + 1.0", f"{name} = inner({a})"], name, shape
         )
     if kind == "alias":
-        a = w.pick(shape)
-        if shape != SCALAR and rng.random() < 0.5:
-            form = rng.choice(
-                [
-                    [f"al = {a}", "al += 1.0"],
-                    [f"vw = {a}[1:]", "vw *= 2.0"],
-                    [
-                        f"{name}_t = np.zeros((3, 3))",
-                        f"{name}_t[1:] = {a}[:2] if {a}.ndim == 2 else {a}[1:]",
-                    ],
-                    [f"hb = bump({a}, {a} * 0.5)"],
-                ]
-            )
-            if "bump" in form[-1]:
-                w.helpers.add("bump")
-            return w.emit(form + [f"{name} = {a} * 2.0"], name, shape)
-        return w.emit([f"al = {a}", f"{name} = al * 2.0"], name, shape)
+        return _alias(w, name, shape)
     if kind == "early":
         s = w.pick(SCALAR)
         if s is not None:
@@ -368,11 +397,16 @@ def _statement(w):
         w.emit([f"{name} = {expr}"], name, shape)
 
 
-def generate(seed, size=None):
-    """The program of ``seed``: 1-3 parameters, ``size`` statements (random if None)."""
+def generate(seed, size=None, lengths="equal"):
+    """The program of ``seed``: 1-3 parameters, ``size`` statements (random if None); with
+    ``lengths="mixed"``, of arrays whose axes have lengths 3, 4 and 1, not only 3."""
+    if lengths not in ("equal", "mixed"):
+        raise ValueError(f"lengths is 'equal' or 'mixed', not {lengths!r}")
     rng = random.Random(seed)
-    w = _Writer(rng)
-    shapes = tuple(rng.choice([SCALAR, VEC, MAT]) for _ in range(rng.randint(1, 3)))
+    w = _Writer(rng, mixed=lengths == "mixed")
+    choices = _lengths.PARAMETER_SHAPES if w.mixed else [SCALAR, VEC, MAT]
+    count = rng.choice([1, 2, 2, 3, 3, 3]) if w.mixed else rng.randint(1, 3)  # shared lengths
+    shapes = tuple(rng.choice(choices) for _ in range(count))
     params = tuple(f"{'abc'[i]}" for i in range(len(shapes)))
     w.env.update(zip(params, shapes, strict=True))
     if rng.random() < 0.15 and any(s != SCALAR for s in shapes):  # an argument updated in place
@@ -381,5 +415,10 @@ def generate(seed, size=None):
     for _ in range(size if size is not None else rng.randint(2, 8)):
         _statement(w)
     used = rng.sample(sorted(w.env), k=min(len(w.env), rng.randint(1, 3)))
+    if w.mixed and w.body:  # the last value made, so that the moves are differentiated
+        last = list(w.env)[-1]
+        used = used if last in used else [last] + used[1:]
     terms = [n if w.env[n] == SCALAR else f"np.sum({n})" for n in used]
-    return Program(seed, params, shapes, tuple(w.body), " + ".join(terms), tuple(sorted(w.helpers)))
+    return Program(
+        seed, params, shapes, tuple(w.body), " + ".join(terms), tuple(sorted(w.helpers)), lengths
+    )
