@@ -8,6 +8,7 @@ import weakref
 import numpy as np
 
 from . import runtime
+from .cached import RuleCache
 from .calling import PLAIN, flat_arguments, plain_arity
 from .display import SourceText
 from .errors import (
@@ -21,11 +22,41 @@ from .kinds import KEYS_KEPT, signature_key, signature_of
 from .load import import_module, write_atomic
 from .modes import Mode, Route
 from .naming import rule_base
-from .pipeline import MODES, STAGE_NAMES, Session, derive_module
 from .runtime.jacobians import jvp_of_batch, run_batched
 from .wrappers import as_function
 
-_SESSIONS: dict[tuple, Session] = {}
+
+class _Session(RuleCache):
+    """The rules of one cache directory and route: from the cache while they are current
+    there, else from the pipeline's :class:`~tangent_ast.pipeline.Session`, which shares
+    what this one knows. The transformer (gast, every stage, the rule tables) is imported
+    when a rule must be derived, not to find that one need not be."""
+
+    def __init__(self, directory=None, strict=False, route=None):
+        super().__init__(directory, strict, route)
+        self._deriving = None
+
+    def rule(self, fn, mode=Mode.FORWARD, wrt=0, signature=None, form=PLAIN):
+        """The rule of ``fn`` for calls of ``form`` with arguments of ``signature``."""
+        if self._deriving is None:
+            found = self.find(fn, mode, wrt, signature, form)
+            if found is not None:
+                return found
+        return self.deriving().rule(fn, mode, wrt, signature, form)
+
+    def deriving(self):
+        """The pipeline's session, holding the rules and program state found so far."""
+        if self._deriving is None:
+            from .pipeline import Session
+
+            session = Session(self.directory, self.strict, self.route)
+            session.rules, session.rule_values = self.rules, self.rule_values
+            session._dependencies = self._dependencies
+            self._deriving = session
+        return self._deriving
+
+
+_SESSIONS: dict[tuple, _Session] = {}
 
 
 def _session(cache=None, strict=False, route=None):
@@ -34,7 +65,7 @@ def _session(cache=None, strict=False, route=None):
     route = Route.of(route)
     key = (str(cache) if cache is not None else None, strict, route)
     if key not in _SESSIONS:
-        _SESSIONS[key] = Session(cache, strict, route)
+        _SESSIONS[key] = _Session(cache, strict, route)
     return _SESSIONS[key]
 
 
@@ -52,7 +83,7 @@ def derive(
     ``route``: how a reverse rule is derived, ``"direct"`` (each statement's adjoint from
     its reverse rule) or ``"transpose"`` (its forward rule transposed); the default is
     ``TANGENT_AST_ROUTE``, else direct.
-    Returns a :class:`~tangent_ast.pipeline.DerivedRule` with ``.source``,
+    Returns a :class:`~tangent_ast.cached.DerivedRule` with ``.source``,
     ``.path`` and the generated functions (``.jvp``, or ``.fwd``/``.bwd``).
     """
     session = _session(cache, strict, route)
@@ -291,21 +322,29 @@ class _Gradient(Made):
         self._arity = plain_arity(getattr(self._f, "__func__", self._f))
         self._wrt, self._cache, self._value = wrt, cache, value
         self._rules = {}  # signature key (with the call form unless plain) -> _Reverse
+        # Whether the rule derived last was for Python scalars only: calls are then looked
+        # up by the types of their arguments first (cheaper than signature_key), else by
+        # signature_key at once (an array's types alone would miss)
+        self._by_type = True
 
     def __call__(self, *args, **kwargs):
-        rules, f = self._rules, self._f
+        rules = self._rules
         if kwargs or len(args) != self._arity:
-            form, args = flat_arguments(f, args, kwargs)
+            form, args = flat_arguments(self._f, args, kwargs)
             key = signature_key(args) if form is PLAIN else (form, signature_key(args))
             reverse = rules.get(key)
         else:
             form = PLAIN
-            # signature_key of Python scalars is the tuple of their types, and no other
-            # key is a tuple of types only: a rule found under it is the one for these
-            # kinds, and other arguments miss it and are looked up by signature_key
-            key = tuple(map(type, args))
-            reverse = rules.get(key)
-            if reverse is None:
+            if self._by_type:
+                # signature_key of Python scalars is the tuple of their types, and no other
+                # key is a tuple of types only: a rule found under it is the one for these
+                # kinds, and other arguments miss it and are looked up by signature_key
+                key = tuple(map(type, args))
+                reverse = rules.get(key)
+                if reverse is None:
+                    key = signature_key(args)
+                    reverse = rules.get(key)
+            else:
                 key = signature_key(args)
                 reverse = rules.get(key)
         if reverse is None or not reverse.current():
@@ -318,21 +357,25 @@ class _Gradient(Made):
         except TangentAstError:
             raise
         except Exception as exc:
-            _raise_for(f, args, reverse.rule, exc)
+            _raise_for(self._f, args, reverse.rule, exc)
         out, saved = result
         if type(out) not in _REAL_SCALARS:
-            _check_scalar(f, out)
+            _check_scalar(self._f, out)
         try:
             cts = reverse.bwd(saved, 1.0)
         except TangentAstError:
             raise
         except Exception as exc:
-            _raise_for(f, args, reverse.rule, exc)
+            _raise_for(self._f, args, reverse.rule, exc)
         # real_cotangents' test, made only when a cotangent's type leaves it open (a complex
         # number, or an array, whose dtype tells) or when there are not as many as the rule
         # has inputs to differentiate: its error is then raised as it was
         if reverse.count == 1:
-            if type(cts) in _COMPLEX_OR_ARRAY and _is_complex(cts):
+            # _is_complex written out (a call less); the cotangent of a complex input may be
+            # complex, so the test is made only for a real one
+            if reverse.real and (
+                type(cts) is complex or (type(cts) is np.ndarray and cts.dtype.kind == "c")
+            ):
                 cts = real_cotangents(reverse.rule, cts, args)
         elif (
             type(cts) is not tuple
@@ -352,6 +395,7 @@ class _Gradient(Made):
         if len(self._rules) >= KEYS_KEPT:
             self._rules.clear()
         self._rules[key] = _Reverse(rule, args)
+        self._by_type = form is PLAIN and all(isinstance(k, type) for k in key)
         return self._rules[key]
 
 
@@ -540,6 +584,8 @@ _ROUTE_STAGES = {
 
 def stage_source(fn, mode, wrt, signature, stage, route=None):
     """The text of ``stage`` of the derivation of ``fn`` (``show``, ``tangent-ast show``)."""
+    from .pipeline import MODES, STAGE_NAMES, derive_module
+
     if stage not in STAGE_NAMES:
         raise TangentAstError(f"stage must be one of {', '.join(STAGE_NAMES)}, not {stage!r}")
     if stage in MODES:  # the raw transform of that mode
@@ -548,5 +594,6 @@ def stage_source(fn, mode, wrt, signature, stage, route=None):
         route = Route.TRANSPOSE
     if stage in _ROUTE_STAGES:
         mode, stage = _ROUTE_STAGES[stage]
-    generated = derive_module(fn, mode, wrt, signature, _session(route=route), trace=True)
+    session = _session(route=route).deriving()
+    generated = derive_module(fn, mode, wrt, signature, session, trace=True)
     return generated.snapshots[stage]

@@ -24,8 +24,6 @@ defaults, so one function called in two forms has two rules, and a call
 import inspect
 from dataclasses import dataclass, field
 
-import gast
-
 from .errors import TangentAstError
 
 _NAMED = (
@@ -205,6 +203,8 @@ def flatten(parsed, form=PLAIN):
 
     Returns the :class:`Spread` of its packed parameters (so ``*rest`` and
     ``**options`` can be spread into the names they hold)."""
+    import gast  # only a derivation rewrites trees: loading a rule from the cache needs none
+
     node, fn = parsed.node, parsed.fn
     args = node.args
     names = flat_params(fn, form)

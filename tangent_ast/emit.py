@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import gast
 
+from .header import body_hash_of, read_header  # noqa: F401  (where the stages find them)
 from .rules import registry
 from .syntax import unparse
 
@@ -334,26 +335,6 @@ def module_source(functions, namespace, provenance, line_of, *, notes=()):
         text += "\n" + "\n".join(imports) + "\n"
     text += "\n\n" + bodies
     return text.rstrip() + "\n", loader
-
-
-def read_header(text):
-    """The ``# key: value`` lines of a generated module's header."""
-    fields = {}
-    for line in text.splitlines():
-        if line.startswith("# ") and ": " in line:
-            key, _, value = line[2:].partition(": ")
-            if key.replace("-", "").isalpha() and key not in fields:
-                fields[key] = value
-        elif line.startswith(("import", "from", "def")):
-            break
-    return fields
-
-
-def body_hash_of(text):
-    """The hash of the function bodies of a module text, as written in its header."""
-    start = text.find("\ndef ")
-    bodies = text[start + 1 :] if start >= 0 else ""
-    return hashlib.sha256(bodies.rstrip("\n").encode() + b"\n").hexdigest()[:16]
 
 
 _RULES_HASH: dict[int, str] = {}

@@ -43,24 +43,22 @@ import sys
 import textwrap
 import types
 
-import gast
-
 from .derived import portable_name
 from .errors import TangentAstError
+from .free_names import free_reads, function_tree, source_text
 from .kinds import kind_of
 from .modes import Mode
-from .parse import parse
-from .resolve import assigned_names
-from .rules.registry import lookup
 
 _MISSING = object()
 _LIBRARIES = frozenset(sys.stdlib_module_names) | {"numpy", "scipy", "tangent_ast", "gast"}
+# The attributes Dependencies records that every owner of them has.
+_ALWAYS_THERE = frozenset(("__code__", "__defaults__", "__kwdefaults__", "cell_contents"))
 
 
 class Dependencies:
-    """The objects a rule was derived against; :meth:`current` says whether they still are."""
+    """The objects a rule was derived against; :attr:`current` says whether they still are."""
 
-    __slots__ = ("attributes", "functions", "in_dicts", "reads")
+    __slots__ = ("attributes", "current", "functions", "in_dicts", "reads")
 
     def __init__(self, in_dicts, attributes, functions, reads):
         self.in_dicts = tuple(in_dicts)  # (mapping, key, object): globals, module and class dicts
@@ -68,19 +66,8 @@ class Dependencies:
         self.attributes = tuple(attributes)
         self.functions = tuple(functions)  # user functions reached, the rule's own first
         self.reads = reads  # {function: {name: value}}: data values each reads
-
-    def current(self):
-        """True if every lookup the derivation made still gives the same object."""
-        try:
-            for mapping, key, obj in self.in_dicts:
-                if mapping.get(key, _MISSING) is not obj:
-                    return False
-            for owner, attribute, obj in self.attributes:
-                if getattr(owner, attribute) is not obj:
-                    return False
-        except ValueError:  # a closure cell emptied since (``del`` of the closed-over name)
-            return False
-        return True
+        # current(): True if every lookup the derivation made still gives the same object
+        self.current = _identity_check(self.in_dicts, self.attributes)
 
     def depends_field(self):
         """The header's ``depends``: ``module:qualname=fingerprint`` of every other function
@@ -106,13 +93,45 @@ class Dependencies:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _identity_check(in_dicts, attributes):
+    """A function of no arguments: True if each ``mapping.get(key)`` of ``in_dicts`` and each
+    ``owner.attribute`` of ``attributes`` is still its object (a missing key: still missing).
+
+    It runs before every call of a rule (``grad``'s wrapper), so it is one expression of
+    those lookups, generated for them, with the objects bound as its globals: no loop, no
+    tuple to unpack, half the time of a loop over the tuples."""
+    names = {"_MISSING": _MISSING}
+    terms = []
+    for i, (mapping, key, obj) in enumerate(in_dicts):
+        names[f"m{i}"], names[f"k{i}"], names[f"o{i}"] = mapping, key, obj
+        terms.append(f"m{i}.get(k{i}, _MISSING) is o{i}")
+    for i, (owner, attribute, obj) in enumerate(attributes):
+        names[f"w{i}"], names[f"v{i}"], names[f"a{i}"] = owner, obj, attribute
+        # a function's own attributes and a cell's contents are always there (an emptied
+        # cell raises ValueError); a class attribute may be missing, or deleted since
+        read = (
+            f"w{i}.{attribute}" if attribute in _ALWAYS_THERE else f"getattr(w{i}, a{i}, _MISSING)"
+        )
+        terms.append(f"{read} is v{i}")
+    text = (
+        "def current():\n"
+        "    try:\n"
+        f"        return {' and '.join(terms) or 'True'}\n"
+        # a closure cell emptied since (``del`` of the closed-over name) raises ValueError
+        "    except ValueError:\n"
+        "        return False\n"
+    )
+    exec(compile(text, "<tangent_ast.live dependencies>", "exec"), names)
+    return names["current"]
+
+
 def _kind(value):
     return str(kind_of(value))
 
 
 def _source(fn):
     try:
-        return textwrap.dedent(inspect.getsource(fn.__code__))
+        return textwrap.dedent(source_text(fn))
     except (OSError, TypeError):
         return None
 
@@ -135,8 +154,24 @@ def _is_user_function(obj):
 
     # a function with rules in both modes is not derived from its source; one with rules
     # for one mode only is, in the other
-    entry = lookup(obj)
+    entry = user_rules(obj)
     return entry is None or not (entry.has(Mode.FORWARD) and entry.has(Mode.REVERSE))
+
+
+def user_rules(fn):
+    """The rule table's entry of ``fn``, a function that is not a library's (or None).
+
+    Without importing the tables when no entry is possible: the built-in tables give rules
+    to library functions and the runtime's helpers only (tests/test_cached.py checks it),
+    and every other function gets rules from the program, through ``tangent_ast.defvjp``
+    and the rest of the registry, which the program has then imported."""
+    registry = sys.modules.get("tangent_ast.rules.registry")
+    if registry is None:
+        module = getattr(fn, "__module__", None) or ""
+        if module != "tangent_ast.runtime" and not module.startswith("tangent_ast.runtime."):
+            return None
+        from .rules import registry
+    return registry.lookup(fn)
 
 
 def _is_data(value):
@@ -158,7 +193,7 @@ def dependencies_of(fn):
         for attribute in ("__code__", "__defaults__", "__kwdefaults__"):
             attributes[(id(h), attribute)] = (h, attribute, getattr(h, attribute))
         try:
-            node = parse(h).node
+            node = function_tree(h)
         except TangentAstError:
             continue  # no source: it is not derived, so only its identity matters
         own_reads = reads.setdefault(h, {})
@@ -168,7 +203,7 @@ def dependencies_of(fn):
             if _is_user_function(value):
                 queue.append(value)
 
-        for name, chain in _free_reads(node):
+        for name, chain in free_reads(node):
             value = _lookup_name(h, name, in_dicts, attributes)
             if value is _MISSING:
                 continue
@@ -210,24 +245,3 @@ def _lookup_name(fn, name, in_dicts, attributes):
     if value is _MISSING:
         value = getattr(builtins, name, _MISSING)
     return value
-
-
-def _free_reads(node):
-    """``(name, attribute chain)`` of every free name a function reads: ``mod.g`` -> ("mod",
-    ["g"])."""
-    local = assigned_names(node)
-    found = {}
-    for n in gast.walk(node):
-        if isinstance(n, gast.Attribute):
-            chain, base = [], n
-            while isinstance(base, gast.Attribute):
-                chain.append(base.attr)
-                base = base.value
-            if isinstance(base, gast.Name) and base.id not in local:
-                chain.reverse()
-                key = (base.id, tuple(chain))
-                found[key] = None
-        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in local:
-            found.setdefault((n.id, ()), None)
-    # longer chains subsume their prefixes; keep each (name, chain) once
-    return [(name, list(chain)) for name, chain in found]

@@ -31,22 +31,18 @@ import importlib.util
 import os
 import re
 import sys
-import tempfile
 import time
 import types
 import warnings
 from enum import Enum
 from pathlib import Path
 
-import gast
-
 from . import derived
-from .emit import body_hash_of, read_header
 from .errors import TangentAstError
+from .free_names import free_reads, function_tree
+from .header import body_hash_of, read_header
 from .modes import Mode
 from .naming import sanitize
-from .parse import parse
-from .resolve import assigned_names
 
 
 class OnDisk(Enum):
@@ -104,6 +100,8 @@ def name_in_cache(module_name):
 
 
 def write_atomic(path, text):
+    import tempfile  # costs milliseconds: only when something is written
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
@@ -325,15 +323,10 @@ def own_names(fn):
     """The free names ``fn`` reads itself (in its nested functions and lambdas too), as the
     derivation resolves them: a name the loader binds beyond them is a rule's."""
     try:
-        node = parse(fn).node
+        node = function_tree(fn)
     except TangentAstError:
         return set(fn.__code__.co_freevars) | set(fn.__code__.co_names)
-    local = assigned_names(node)
-    return {
-        n.id
-        for n in gast.walk(node)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in local
-    }
+    return {name for name, _ in free_reads(node)}
 
 
 def bound_by_loader(path):

@@ -15,7 +15,6 @@ def f(x, y):
 <BLANKLINE>
 """
 
-import hashlib
 import inspect
 import linecache
 import textwrap
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 import gast
 
 from .errors import NoSourceError, UnsupportedSyntaxError
+from .header import source_hash
 from .naming import rule_base
 from .source import lambda_node
 
@@ -91,10 +91,6 @@ def _parse_lambda(fn, filename):
     )
     gast.copy_location(definition, node)
     return ParsedFunction.of(fn, definition, filename, first_line, source)
-
-
-def source_hash(text):
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def parse(fn):

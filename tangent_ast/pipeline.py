@@ -33,31 +33,33 @@ takes and guarantees, with an example that runs as a doctest.
 """
 
 import copy
-import hashlib
-import html
 import inspect
 import sys
-import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import gast
-import numpy as np
 
 from . import runtime
 from .activity import analyze
 from .aliasing import check_augmented, check_updates, check_views, copy_views
+from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
+    DerivedRule,
+    RuleCache,
+    by_prefix,
+    module_name_for,
+    rule_prefix,
+    wrt_names,
+)
 from .calling import PLAIN, Spread, flat_params, flatten
 from .checkpoints import checkpoint_loops
 from .checks import check_dynamic, check_supported
 from .derivatives import Derivation
 from .derived import portable_name
-from .display import highlighted
 from .emit import (
     ModuleNamespace,
     Provenance,
     module_source,
-    read_header,
     rule_source_hash,
     to_ast,
 )
@@ -69,27 +71,20 @@ from .live import dependencies_of
 from .load import (
     OnDisk,
     as_on_disk,
-    cache_dir,
-    function_of,
-    import_module,
     loadable,
-    loader_values,
-    name_in_cache,
-    relative_imports,
     state_of,
     warn_stale,
     write_atomic,
 )
 from .lowering import Normalizer
 from .modes import Mode, Route
-from .naming import Namer, qualname_part, rule_base, sanitize
-from .parse import ParsedFunction, parse, source_hash
+from .naming import Namer, rule_base
+from .parse import ParsedFunction, parse
 from .residuals import pass_residuals, residuals_of
 from .resolve import Scope, resolve
 from .reverse import finish_updates, residuals_parameter, reverse
 from .shared_updates import follow_argument_aliases, follow_shared_updates
 from .simplify import is_pure, restore_names, simplify
-from .source import lambda_node
 from .ssa import SSAInfo, to_ssa
 from .syntax import name, unparse
 from .tapes import install_tapes
@@ -220,53 +215,6 @@ def result_kind(fn, arg_kinds, form=PLAIN):
 
 def _source(fn):
     return unparse(to_ast(copy.deepcopy(fn))) + "\n"
-
-
-def wrt_names(params, wrt, qualname, where=None):
-    """``wrt`` (an index, a parameter name, or a tuple of them) as parameter names."""
-    items = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
-    names = []
-    for item in items:
-        if (
-            isinstance(item, int)
-            and not isinstance(item, bool)
-            and -len(params) <= item < len(params)
-        ):
-            names.append(params[item])
-        elif isinstance(item, str) and item in params:
-            names.append(item)
-        else:
-            raise TangentAstError(
-                f"wrt={item!r} is not a parameter of {qualname} (parameters: {', '.join(params)})",
-                where=where,
-            )
-    if len(set(names)) != len(names):
-        raise TangentAstError(f"wrt names a parameter twice: {names}", where=where)
-    return tuple(names)
-
-
-def module_name_for(fn, mode, wrt, signature, form=PLAIN, route=Route.DIRECT):
-    sig = "any" if signature is None else sanitize("_".join(str(k) for k in signature)) or "noargs"
-    if len(sig) > 40:
-        sig = "sig" + hashlib.sha256(sig.encode()).hexdigest()[:10]
-    if mode is Mode.REVERSE and route is Route.TRANSPOSE:
-        mode = "reverse_transposed"
-    parts = [rule_prefix(fn), mode, "_".join(wrt) or "none", sig]
-    return "__".join(parts + ([sanitize(str(form))] if form != PLAIN else []))
-
-
-def rule_prefix(fn):
-    """How the names of the modules of ``fn``'s rules start (``mymodel__loss``)."""
-    module = "main" if fn.__module__ == "__main__" else fn.__module__ or "main"
-    if name_in_cache(module):  # a derived rule differentiated again: its module's own name,
-        module = name_in_cache(module)  # not the cache directory's
-    # the code's own qualname: a functools.wraps wrapper must not share its wrapped function's
-    # modules
-    qualname = getattr(fn.__code__, "co_qualname", fn.__qualname__)
-    if fn.__code__.co_name == "<lambda>":  # lambdas share a name: where it is sets them apart
-        node = lambda_node(fn.__code__)
-        qualname = f"{qualname}_line{node.lineno}_col{node.col_offset}"
-    return f"{sanitize(module)}__{qualname_part(qualname)}"
 
 
 @dataclass
@@ -533,108 +481,16 @@ def rule_again(fn, mode, wrt, signature, form, directory, route="direct"):
     return session.rule(fn, mode, wrt, signature, form)
 
 
-class DerivedRule:
-    """A derived rule: its module on disk, imported.
-
-    ``source`` is the module text, ``path`` the file. Forward rules are called
-    as ``rule(*args, *tangents) -> (out, tangent_out)``; reverse rules expose
-    ``rule.fwd(*args) -> (out, saved)`` and ``rule.bwd(saved, ct) -> cotangents``.
-    """
-
-    def __init__(
-        self, fn, mode, wrt, signature, module, path, rules_used=(), form=PLAIN, dependencies=None
-    ):
-        self.fn = fn
-        self.dependencies = dependencies if dependencies is not None else dependencies_of(fn)
-        self.mode = mode
-        self.wrt = wrt
-        self.signature = signature
-        self.module = module
-        self.path = path
-        self.rules_used = set(rules_used)
-        header = read_header(path.read_text())
-        self.route = Route.of(header.get("route", Route.DIRECT.value))
-        self._place = (str(path.parent), self.route.value)  # where a pickle loads it from
-        # lines of except clauses the rule leaves to the primal (api.guarded refuses a call
-        # that runs one)
-        self.handler_lines = header.get("exception-handlers", "").partition("  ")[0]
-        params = flat_params(fn, form)
-        self.form = form
-        # (position, name) of the arguments the function updates in place
-        updated = header.get("updates-in-place", "").partition("  ")[0].split()
-        self.updates = tuple((params.index(p), p) for p in updated)
-        self.params = params
-        base = rule_base(fn)
-        if mode is Mode.FORWARD:
-            self.jvp = getattr(module, f"{base}_jvp")
-        else:
-            self.fwd = getattr(module, f"{base}_fwd")
-            self.bwd = getattr(module, f"{base}_bwd")
-
-    def _repr_html_(self):
-        """In a notebook: the rule's module, highlighted."""
-        return f"<p>{html.escape(repr(self))}</p>" + highlighted(self.source)
-
-    def __reduce__(self):
-        """Pickled by reference: the function (itself by reference), mode, wrt, signature and
-        cache directory; another process loads the module from there or derives it again."""
-        return (
-            rule_again,
-            (self.fn, self.mode.value, self.wrt, self.signature, self.form, *self._place),
-        )
-
-    @property
-    def source(self):
-        return self.path.read_text()
-
-    def check_arguments(self, args):
-        """Refuse an argument updated in place that shares memory with another one:
-        the rule treats them as separate values, but the function would see one change the other."""
-        if not self.updates:
-            return
-
-        for i, p in self.updates:
-            for j, other in enumerate(args[: len(self.params)]):
-                if j != i and (
-                    (isinstance(other, list) and other is args[i])
-                    or (
-                        isinstance(other, np.ndarray)
-                        and isinstance(args[i], np.ndarray)
-                        and np.may_share_memory(args[i], other)
-                    )
-                ):
-                    raise TangentAstError(
-                        f"{self.fn.__qualname__} updates its argument {p!r} in place, and it "
-                        "shares memory "
-                        f"with argument {self.params[j]!r}: the derivative would treat them as "
-                        "two separate "
-                        "values",
-                        hint=f"pass a copy: {p}.copy()",
-                    )
-
-    def __call__(self, *args):
-        return self.jvp(*args) if self.mode is Mode.FORWARD else self.fwd(*args)
-
-    def __repr__(self):
-        return (
-            f"<{self.mode} rule of {self.fn.__qualname__} wrt {', '.join(self.wrt)} at {self.path}>"
-        )
-
-
-class Session:
-    """Derived rules of this process, keyed by function, mode, wrt and signature.
+class Session(RuleCache):
+    """Derived rules of this process, keyed by function, mode, wrt and signature: found in
+    the cache (:class:`~tangent_ast.cached.RuleCache`), else derived.
 
     A rule is used again only while the program it was derived from is unchanged
     (``live.Dependencies.current``); otherwise it is derived or loaded again."""
 
     def __init__(self, directory=None, strict=False, route=None):
-        self.directory = cache_dir(directory)
-        self.strict = strict
-        self.route = Route.of(route)  # how reverse rules are derived
-        self.rules = {}
+        super().__init__(directory, strict, route)
         self.in_progress = set()
-        self._dependencies = {}
-        self.rule_values = {}  # module name -> loader-bound values its rules read
 
     def rule(self, fn, mode=Mode.FORWARD, wrt=0, signature=None, form=PLAIN):
         """The rule of ``fn`` for calls of ``form`` with arguments of ``signature``."""
@@ -655,57 +511,7 @@ class Session:
         dependencies = self.dependencies(fn)
         module_name = module_name_for(fn, mode, wrt, signature, form, self.route)
         generated = self.ensure(fn, mode, wrt, signature, module_name, form)
-        # The module imports the rules of its callees (``from .g__reverse... import g_fwd``):
-        # load them first, with their own bindings and as they are now on disk.
-        self.load_callees(module_name, dependencies, {module_name})
-        module = import_module(
-            self.directory, module_name, self.bindings(fn, module_name), reload=True
-        )
-        rule = DerivedRule(
-            fn,
-            mode,
-            wrt,
-            signature,
-            module,
-            self.directory / f"{module_name}.py",
-            generated.rules_used if generated else (),
-            form,
-            dependencies,
-        )
-        self.rules[key] = rule
-        return rule
-
-    def dependencies(self, fn):
-        """``live.Dependencies`` of ``fn`` as the program is now (computed again once it
-        changed)."""
-        known = self._dependencies.get(fn)
-        if known is None or not known.current():
-            known = self._dependencies[fn] = dependencies_of(fn)
-        return known
-
-    def load_callees(self, module_name, dependencies, loading):
-        """Import the callee rules ``module_name`` imports, each with the values its loader
-        binds."""
-        path = self.directory / f"{module_name}.py"
-        try:
-            text = path.read_text()
-        except OSError:
-            return
-        for callee_module in relative_imports(text):
-            g = function_of(callee_module, _by_prefix(dependencies))
-            if callee_module in loading or g is None:
-                continue  # not a rule of a function we know: Python's import finds it
-            loading.add(callee_module)
-            self.load_callees(callee_module, dependencies, loading)
-            import_module(
-                self.directory, callee_module, self.bindings(g, callee_module), reload=True
-            )
-
-    def bindings(self, fn, module_name):
-        """What the loader sets in ``module_name``: ``fn``'s own values, and those of the rules
-        inlined in it as its latest derivation in this process found them."""
-        path = self.directory / f"{module_name}.py"
-        return loader_values(path, fn, self.rule_values.get(module_name, {}))
+        return self.load(key, module_name, dependencies, generated.rules_used if generated else ())
 
     def ensure(self, fn, mode, wrt, signature, module_name, form=PLAIN):
         """Make the module on disk current; return the GeneratedModule if it was (re)derived."""
@@ -715,7 +521,7 @@ class Session:
         if state in (OnDisk.FRESH, OnDisk.EDITED, OnDisk.EDITED_STALE):
             if state is OnDisk.EDITED_STALE:
                 warn_stale(path, fn.__qualname__, self.strict)
-            callees = _by_prefix(self.dependencies(fn))
+            callees = by_prefix(self.dependencies(fn))
             if not loadable(self.directory, module_name, fn, self.rule_values, callees):
                 # a callee's module deleted, or values its rules read not met yet: derived in
                 # memory (callee modules written, values learnt), its own file kept as it is
@@ -735,25 +541,6 @@ class Session:
         self.rule_values[generated.name] = generated.rule_values
         return generated
 
-    def expected_header(self, fn):
-        """Header fields a fresh module of ``fn`` has, or None if they cannot be known cheaply.
-
-        ``depends`` and ``reads`` cover the functions it reaches and the values it reads:
-        a module derived against an older callee or a value of another kind is stale."""
-        try:
-            source = inspect.getsource(fn.__code__)
-        except (OSError, TypeError):
-            return None
-
-        dependencies = self.dependencies(fn)
-        return {
-            "source-hash": source_hash(textwrap.dedent(source)),
-            "rules-hash": rule_source_hash(),
-            "tangent-ast-version": __version__,
-            "depends": dependencies.depends_field(),
-            "reads": dependencies.reads_field(),
-        }
-
     def callee(self, fn, mode, positions, kinds, where, caller_module, form=PLAIN, caller=None):
         params = flat_params(fn, form)
         wrt = tuple(params[i] for i in positions)
@@ -763,11 +550,6 @@ class Session:
             self.ensure(fn, mode, wrt, signature, module_name, form)
         cyclic = caller is not None and caller in self.dependencies(fn).functions
         return CalleeRule(fn, module_name, module_name == caller_module, cyclic)
-
-
-def _by_prefix(dependencies):
-    """How the names of the rule modules of each function ``dependencies`` reaches start."""
-    return {rule_prefix(g) + "__": g for g in dependencies.functions}
 
 
 def program_changed():

@@ -28,12 +28,13 @@ import inspect
 from typing import ClassVar
 
 from .errors import NoSourceError
-from .live import is_library
+from .live import is_library, user_rules
 from .load import import_module, write_atomic
 from .naming import sanitize
-from .rules.binding import signature_of
-from .rules.binding import takes as entry_takes
-from .rules.registry import lookup, qualified_name, version
+
+# The rule tables are imported when a function given is not the user's own Python function
+# (a primitive, a partial, a function with rules): a program that differentiates its own
+# functions, their rules on disk, never imports them (see tangent_ast.cached).
 
 _WRAPPERS: dict = {}  # (function, bound positions, bound keywords) -> its def
 
@@ -48,7 +49,9 @@ def as_function(f, directory):
         # A function of the user's with registered rules: differentiated through a call, so
         # that its rules are used, as they are where other code calls it (its body may be
         # what the rules are there to avoid: overflow, a non-differentiable point).
-        return f if lookup(f) is None else _rules_wrapper(f, directory)
+        return f if user_rules(f) is None else _rules_wrapper(f, directory)
+    from .rules.registry import lookup
+
     if lookup(f) is not None and not isinstance(f, tuple):
         return _wrapper(f, (), {}, directory)
     return f
@@ -86,6 +89,9 @@ def _rules_wrapper(fn, directory):
     """The def around user function ``fn``, which has registered rules: its parameters, but
     the optional ones its rules do not take (a value other than the default would be refused
     in every call), forwarded as given."""
+    from .rules.binding import takes as entry_takes
+    from .rules.registry import lookup, qualified_name, version
+
     key = (fn, "rules", version())
     known = _WRAPPERS.get(key)
     if known is not None:
@@ -151,6 +157,8 @@ class _Reference:
 
 def _reference(fn):
     """``numpy.linalg.det`` when that dotted name is ``fn``; else a name the loader binds."""
+    from .rules.registry import qualified_name
+
     dotted = qualified_name(fn)
     module, _, rest = dotted.partition(".")
     try:
@@ -167,6 +175,9 @@ def _reference(fn):
 def _free_parameters(fn, n_bound, bound_keywords):
     """The parameters a call must still give: required ones, after the bound positions and
     without the bound keywords."""
+    from .rules.binding import signature_of
+    from .rules.registry import lookup, qualified_name
+
     entry = lookup(fn)
     signature = signature_of(entry) if entry is not None else _signature(fn)
     if signature is None:

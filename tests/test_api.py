@@ -353,3 +353,65 @@ def test_one_grad_object_derives_again_after_a_callee_is_redefined(tmp_path, mon
         np.testing.assert_allclose(df(x), [3.0, 12.0])
     finally:
         sys.modules.pop("api_fast_path_callee", None)
+
+
+def test_one_grad_object_sees_new_defaults_and_class_attributes(tmp_path, monkeypatch):
+    """The currency check behind every call (one generated expression of the lookups the
+    derivation made) sees a function's defaults rebound and a class attribute it reaches
+    rebound or deleted, on scalar and array arguments alike."""
+    from .test_live import run_cell
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "api_fast_path_class.py").write_text(
+        textwrap.dedent("""
+            import numpy as np
+
+            class Ops:
+                @staticmethod
+                def g(x):
+                    return x * x
+
+            def f(x, scale=2.0):
+                return np.sum(Ops.g(x)) * scale
+        """)
+    )
+    importlib.invalidate_caches()
+    mod = importlib.import_module("api_fast_path_class")
+    try:
+        df = ta.grad(mod.f)
+        x = np.array([1.0, 2.0])
+        assert df(3.0) == 12.0
+        np.testing.assert_allclose(df(x), [4.0, 8.0])
+        mod.f.__defaults__ = (1.0,)
+        assert df(3.0) == 6.0
+        np.testing.assert_allclose(df(x), [2.0, 4.0])
+        run_cell(mod, "def cube(x):\n    return x * x * x\nOps.g = staticmethod(cube)\n", 1)
+        assert df(3.0) == 27.0
+        np.testing.assert_allclose(df(x), [3.0, 12.0])
+        del mod.Ops.g  # the rule reaches Ops.g: it is derived again, and f has no Ops.g
+        with pytest.raises(AttributeError):
+            df(3.0)
+    finally:
+        sys.modules.pop("api_fast_path_class", None)
+
+
+def test_one_grad_object_sees_a_closure_cell_emptied():
+    def make():
+        scale = 2.0
+
+        def h(x):
+            return scale * x
+
+        def forget():
+            nonlocal scale
+            del scale
+
+        return h, forget
+
+    h, forget = make()
+    vg = ta.value_and_grad(h)
+    assert vg(1.0) == (2.0, 2.0)
+    forget()
+    # seen as a change: derived again, which finds the name unbound (not a stale gradient)
+    with pytest.raises(ta.TangentAstError, match="name 'scale' is not defined"):
+        vg(1.0)

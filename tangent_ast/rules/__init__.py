@@ -18,6 +18,10 @@ from .registry import (
 with registry.deferred():  # the tables' rules are parsed when first used
     from . import builtins, linalg, math, numpy, operators, runtime_helpers  # noqa: F401
 
+# The registry's version once the built-in tables are registered: a table still at it holds
+# no rule of the program's, and its rules hash is the one of this install (tangent_ast.cached)
+BUILT_IN_VERSION = registry.version()
+
 __all__ = [
     "all_primitives",
     "broadcasting",

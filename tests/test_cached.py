@@ -1,0 +1,249 @@
+"""A rule found on disk in a new process: loaded without the transformer, and derived again
+for every reason it was before (tangent_ast/cached.py). Each case runs fresh interpreters."""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import gast
+import numpy as np
+import pytest
+
+import tangent_ast as ta
+from tangent_ast.free_names import free_reads, function_tree
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TRANSFORMER = ("gast", "tangent_ast.pipeline", "tangent_ast.rules.registry", "tangent_ast.emit")
+
+MODEL = textwrap.dedent('''
+    import numpy as np
+
+    SCALE = 2.0
+
+
+    def g(x):
+        return SCALE * np.sin(x)
+
+
+    def f(x, a):
+        y = g(x) * a
+        return np.sum(y * x)
+''')
+
+RUN = textwrap.dedent('''
+    import json, sys
+    import numpy as np
+    import tangent_ast as ta
+    {before}
+    import model
+    rule = ta.derive(model.f, "reverse", 0, args=(np.linspace(0.1, 1.0, 4), 0.5))
+    out, saved = rule.fwd(np.linspace(0.1, 1.0, 4), 0.5)
+    print(json.dumps({{
+        "loaded": [m for m in {transformer!r} if m in sys.modules],
+        "gradient": rule.bwd(saved, 1.0).tolist(),
+        "text": rule.source,
+    }}))
+''')
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "model.py").write_text(MODEL)
+    return tmp_path
+
+
+def run(project, before=""):
+    """Derive ``model.f``'s reverse rule in a new interpreter: what it imported, the
+    gradient, the module's text."""
+    environment = dict(os.environ, TANGENT_AST_CACHE=str(project / "cache"))
+    environment["PYTHONPATH"] = os.pathsep.join([str(project / "src"), str(REPO_ROOT)])
+    environment.pop("TANGENT_AST_ROUTE", None)
+    code = RUN.format(before=before, transformer=TRANSFORMER)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def rule_file(project):
+    (path,) = (project / "cache").glob("model__f__reverse__*.py")
+    return path
+
+
+def test_a_cache_hit_in_a_new_process_imports_no_transformer(project):
+    first = run(project)
+    assert "tangent_ast.pipeline" in first["loaded"]  # derived
+    again = run(project)
+    assert again["loaded"] == []
+    assert again["gradient"] == first["gradient"]
+    assert again["text"] == first["text"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("model.py", "return np.sum(y * x)", "return np.sum(y * x * x)"),  # its source
+        ("model.py", "return SCALE * np.sin(x)", "return SCALE * np.cos(x)"),  # a callee's
+        ("model.py", "SCALE = 2.0", "SCALE = 2"),  # the kind of a value a callee reads
+    ],
+)
+def test_a_changed_program_is_derived_again(project, change):
+    run(project)
+    _, old, new = change
+    path = project / "src" / "model.py"
+    path.write_text(path.read_text().replace(old, new))
+    again = run(project)
+    assert "tangent_ast.pipeline" in again["loaded"]
+    assert again["text"] == rule_file(project).read_text()
+    assert run(project)["loaded"] == []  # and found on disk from then on
+
+
+@pytest.mark.parametrize("field", ["rules-hash", "tangent-ast-version", "source-hash", "depends"])
+def test_a_module_of_other_rules_or_version_is_derived_again(project, field):
+    run(project)
+    path = rule_file(project)
+    text = path.read_text()
+    line = next(x for x in text.splitlines() if x.startswith(f"# {field}: "))
+    path.write_text(text.replace(line, f"# {field}: 0123456789abcdef"))
+    again = run(project)
+    assert "tangent_ast.pipeline" in again["loaded"]
+    assert line in path.read_text().splitlines()
+
+
+def test_other_rule_files_are_not_taken_for_these(project):
+    """A fingerprint of the rule tables not recorded (a rule file edited, NumPy upgraded):
+    the rules hash is computed from the tables, not assumed."""
+    run(project)
+    forged = 'import tangent_ast.header as h; h._FINGERPRINT[:] = ["0123456789abcdef"]'
+    assert "tangent_ast.rules.registry" in run(project, before=forged)["loaded"]
+
+
+def test_a_rule_registered_by_the_program_changes_the_rules_hash(project):
+    run(project)
+    (project / "src" / "myrules.py").write_text(
+        "import tangent_ast as ta\n\n\ndef twice(x):\n    return 2.0 * x\n\n\n"
+        "ta.defvjp(twice, lambda ct, ans, x: 2.0 * ct)\n"
+    )
+    again = run(project, before="import myrules")
+    assert "tangent_ast.pipeline" in again["loaded"]  # derived against a table of other rules
+
+
+def test_an_edited_module_is_used_as_it_is_without_the_transformer(project):
+    run(project)
+    path = rule_file(project)
+    edited = path.read_text().replace("\ndef ", "\n# edited by hand\ndef ", 1)
+    path.write_text(edited)
+    again = run(project)
+    assert again["loaded"] == []
+    assert path.read_text() == edited == again["text"]
+
+
+def test_the_built_in_tables_give_rules_to_library_and_runtime_functions_only():
+    """What live.user_rules relies on to leave the tables unimported (in a new process: the
+    tests register rules of their own)."""
+    code = textwrap.dedent("""
+        import inspect
+        from tangent_ast.live import is_library
+        from tangent_ast.rules import registry
+
+        for entry in registry.all_primitives():
+            fn = entry.fn
+            if inspect.isfunction(fn) and not is_library(fn.__module__):
+                assert fn.__module__.startswith("tangent_ast.runtime"), fn
+        print(len(registry.all_primitives()))
+    """)
+    environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) > 100
+
+
+def _gast_free_reads(fn):
+    """live's walk as it was, over the gast tree of the parse stage."""
+    from tangent_ast.parse import parse
+    from tangent_ast.resolve import assigned_names
+
+    node = parse(fn).node
+    local = assigned_names(node)
+    found = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Attribute):
+            chain, base = [], n
+            while isinstance(base, gast.Attribute):
+                chain.append(base.attr)
+                base = base.value
+            if isinstance(base, gast.Name) and base.id not in local:
+                found.add((base.id, tuple(reversed(chain))))
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in local:
+            found.add((n.id, ()))
+    return found
+
+
+# free names tricky reads
+THRESHOLD, outer_value, width = 0.0, 1.0, 4
+np_module = np
+
+
+class Point:
+    __match_args__ = ("px", "py")
+
+
+def tricky(x, *rest, scale=1.0, **options):
+    """Every way a name is assigned or read."""
+    import math
+
+    global COUNT
+    COUNT = 1
+    try:
+        y = math.sqrt(x)
+    except ValueError as error:
+        y = error
+    with open(x) as handle:
+        del handle
+    total = sum(v for v in rest if v > THRESHOLD)
+    squares = [w * w for w in options.values()]
+    if (n := len(squares)) > 0:
+        total += n
+    for i, (a, b) in enumerate(zip(rest, rest)):
+        total += a * b * i
+    _ = np_module.linalg.norm(x).real.imag
+
+    def inner(q, *more):
+        return q * total + more[0] + outer_value
+
+    match x:
+        case [first, *others]:
+            total += first
+        case {"k": value, **remaining}:
+            total += value
+        case Point(px, py) as point:
+            total += px
+    lam = lambda z, *zs: z + y + zs[0]
+    return f"{total!r} {scale:{width}}" + inner(lam(x)) + others + remaining + point + py
+
+
+def test_free_reads_without_gast_are_those_of_the_gast_tree():
+    import tangent_ast.api
+    import tangent_ast.cached
+    import tangent_ast.live
+    import tangent_ast.load
+
+    functions = [tricky, tricky.__wrapped__ if hasattr(tricky, "__wrapped__") else tricky]
+    for module in (ta.api, tangent_ast.cached, tangent_ast.live, tangent_ast.load):
+        functions += [
+            f
+            for f in vars(module).values()
+            if callable(f) and getattr(f, "__module__", None) == module.__name__
+            and hasattr(f, "__code__")
+        ]
+    for fn in functions:
+        assert set(free_reads(function_tree(fn))) == _gast_free_reads(fn), fn.__qualname__
+    assert isinstance(function_tree(tricky), ast.FunctionDef)
