@@ -13,6 +13,7 @@ Kind(tag=<Tag.ARRAY: 'array'>, ndim=2, dtype='f', shape=None, elements=None, cls
 'float, array1f'
 """
 
+import sys
 import types
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -118,7 +119,9 @@ def kind_of(value):
         return FLOAT
     if isinstance(value, (complex, np.complexfloating)):
         return Kind(Tag.COMPLEX)
-    if isinstance(value, np.ma.MaskedArray):
+    # numpy.ma is imported on first use (some 9 ms): where nothing has, no masked array exists
+    masked = sys.modules.get("numpy.ma")
+    if masked is not None and isinstance(value, masked.MaskedArray):
         return Kind(Tag.OBJECT)  # masked values have no rules: never differentiated as an array
     if isinstance(value, np.ndarray):
         return Kind(Tag.ARRAY, value.ndim, value.dtype.kind)
