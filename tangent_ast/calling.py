@@ -247,15 +247,7 @@ def flatten(parsed, form=PLAIN):
         )
         spread.keywords[args.kwarg.id] = items
     spread.rebound = stored & (set(spread.positional) | set(spread.keywords))
-    node.args = gast.arguments(
-        args=[gast.Name(n, gast.Param(), None, None) for n in names],
-        posonlyargs=[],
-        vararg=None,
-        kwonlyargs=[],
-        kw_defaults=[],
-        kwarg=None,
-        defaults=[],
-    )
+    node.args = positional(gast.Name(n, gast.Param(), None, None) for n in names)
     for a in node.args.args:
         a.lineno, a.col_offset = node.lineno, node.col_offset
     docstring = (
@@ -268,3 +260,18 @@ def flatten(parsed, form=PLAIN):
     )
     node.body = docstring + prologue + node.body[len(docstring) :]
     return spread
+
+
+def positional(params):
+    """The ``gast.arguments`` of a function taking ``params`` (gast Names) positionally."""
+    import gast  # as above: only a derivation builds trees
+
+    return gast.arguments(
+        args=list(params),
+        posonlyargs=[],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=[],
+    )

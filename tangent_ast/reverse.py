@@ -41,6 +41,7 @@ import gast
 import numpy as np
 
 from .activity import assignments
+from .calling import positional
 from .checkpoints import check_recomputable_call
 from .derivatives import unsupported_call
 from .kind_inference import KindInference
@@ -50,7 +51,7 @@ from .rules.template import as_value
 from .runtime.checkpoints import is_checkpointed
 from .simplify import MAX_LINE
 from .simplify import line_length as _length
-from .syntax import assign, name, positional
+from .syntax import assign, name
 
 
 def _at(new, old):

@@ -39,19 +39,6 @@ def assign(target, value, at=None):
     return located(node, at) if at is not None else node
 
 
-def positional(params):
-    """The ``gast.arguments`` of a function taking ``params`` (gast Names) positionally."""
-    return gast.arguments(
-        args=list(params),
-        posonlyargs=[],
-        vararg=None,
-        kwonlyargs=[],
-        kw_defaults=[],
-        kwarg=None,
-        defaults=[],
-    )
-
-
 def is_atom(expr, scope):
     if isinstance(expr, (gast.Name, gast.Constant)):
         return True

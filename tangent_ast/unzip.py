@@ -35,8 +35,9 @@ import copy
 
 import gast
 
+from .calling import positional
 from .emit import to_ast
-from .syntax import name, positional, unparse
+from .syntax import name, unparse
 
 
 def unzipped(jvp, tangents, namer):
