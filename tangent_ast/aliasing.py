@@ -37,6 +37,7 @@ import inspect
 import gast
 import numpy as np
 
+from . import runtime
 from .checks import unsupported
 from .kinds import Tag
 from .local_functions import local_functions
@@ -664,7 +665,8 @@ def append_call(value, scope):
 
 def fresh_array(value, scope):
     """A value that is a new array no other name refers to: a constructor, a copy, the
-    result of arithmetic (``x * 1.0``, ``-x``, ``a @ b``) or of a ufunc (``np.sin(x)``)."""
+    result of arithmetic (``x * 1.0``, ``-x``, ``a @ b``) or of a ufunc (``np.sin(x)``),
+    the cotangent of a slice (``runtime.getitem_vjp``: reverse rules add into it)."""
     if isinstance(value, (gast.List, gast.BinOp, gast.UnaryOp)):
         return True
     if not isinstance(value, gast.Call):
@@ -673,7 +675,8 @@ def fresh_array(value, scope):
     if isinstance(func, gast.Attribute) and func.attr == "copy":
         return True
     obj = scope.lookup(func)
-
+    if obj is runtime.getitem_vjp:  # zeros with a cotangent placed: what reverse rules add into
+        return True
     if isinstance(obj, np.ufunc) and not value.keywords and len(value.args) == obj.nin:
         return True
     return any(obj is getattr(np, f, None) for f in FRESH)

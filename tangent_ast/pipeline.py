@@ -16,6 +16,8 @@
     simplify   copies, single-use temporaries, dead code, constants      simplify.py
     tapes      (reverse) save what reverse loops read, by iteration      tapes.py
     checkpoint (reverse) checkpointed loops: binomial snapshots       checkpoints.py
+    recompute  (reverse) sizes, one-pass residuals: computed again     recompute.py
+    accumulate (reverse) cotangents of slices of an array added in place accumulate.py
     emit       FunctionDefs -> module text with header and imports       emit.py
     load       write atomically to the cache, import                     load.py
 
@@ -41,6 +43,7 @@ from pathlib import Path
 import gast
 
 from . import runtime
+from .accumulate import accumulate_slices, fold_zero_starts
 from .activity import analyze
 from .aliasing import check_augmented, check_updates, check_views, copy_views
 from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
@@ -80,6 +83,7 @@ from .lowering import Normalizer
 from .modes import Mode, Route
 from .naming import Namer, rule_base
 from .parse import ParsedFunction, parse
+from .recompute import recompute_residuals
 from .residuals import pass_residuals, residuals_of
 from .resolve import Scope, resolve
 from .reverse import finish_updates, residuals_parameter, reverse
@@ -370,9 +374,13 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
             # the iterations run again in the reverse sweep are the forward sweep's loop body,
             # not yet simplified: its copies fold as the forward sweep's will
             bwd = simplified(bwd)
-        residuals = residuals_of(fwd, bwd, params, copied)
+        residuals = recompute_residuals(
+            fwd, bwd, residuals_of(fwd, bwd, params, copied), f.kinds, f.updated
+        )
         pass_residuals(fwd, bwd, residuals)
         fwd = simplify(fwd, rewritable(fwd) - set(residuals), namespace, origin=origin)
+        accumulate_slices(bwd, f.kinds, namespace)
+        fold_zero_starts(bwd, f.kinds, namespace)
         generated = [fwd, bwd]
     forbidden = set(namespace.objects) | set(namespace.relative) | set(functions)
     kept = (

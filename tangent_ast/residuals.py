@@ -89,7 +89,7 @@ def pass_residuals(fwd, bwd, residuals):
     result = fwd.body[-1].value
     params = {a.id for a in fwd.args.args}
     unpacked = _unpacked_names(bwd, residuals)
-    shapes = _shape_only_reads(bwd)
+    shapes = shape_only_reads(bwd)
     saved = gast.Tuple(
         elts=[
             _only_shape(r, shapes[unpacked[r]])
@@ -196,7 +196,7 @@ _SHAPE_READERS = {"unbroadcast": 1, "getitem_vjp": 1, "sum_vjp": 1}
 _NUMPY_SHAPE_READERS = ("full_like", "zeros_like", "ones_like")  # their first argument
 
 
-def _shape_only_reads(bwd):
+def shape_only_reads(bwd):
     """The names every read of which in ``bwd`` is for a shape: a runtime helper's shape
     argument, ``np.full_like(r, v)``, ``r.size``; each with the name the runtime module
     has in ``bwd`` (``runtime``). None if no call there names it."""

@@ -110,24 +110,21 @@ def test_reverse_rule_of_a_loop():
         def recurrence_fwd(x, h0):
             h_2_tape = []
             h_1 = h0
-            len_x = len(x)
-            for t in range(len_x):
+            for t in range(len(x)):
                 h_2 = np.tanh(0.5 * h_1 + x[t])
                 h_1 = h_2
                 h_2_tape.append(h_2)
-            return h_1, (x, h_2_tape, len_x)
+            return h_1, (x, h_2_tape)
 
 
         def recurrence_bwd(saved, ct_h):
-            x, h_2_tape, len_x = saved
+            x, h_2_tape = saved
             ct_x = np.zeros_like(x)
-            ct_x_buffer = np.zeros_like(x)
-            for t in reversed(range(len_x)):
+            for t in reversed(range(len(x))):
                 h = h_2_tape[t]
                 ct_tmp = ct_h * (1 - h ** 2)
-                ct_x_buffer[t] += ct_tmp
+                ct_x[t] += ct_tmp
                 ct_h = ct_tmp * 0.5
-            ct_x = ct_x + ct_x_buffer
             return ct_x
         """)
 
@@ -155,29 +152,26 @@ def test_reverse_rule_of_a_loop_filling_a_preallocated_array():
         def fill_preallocated_fwd(x):
             out_old_tape = []
             out = np.zeros(len(x))
-            len_x = len(x)
-            for i in range(len_x):
+            for i in range(len(x)):
                 out_old = out[i]
                 out[i] = np.sin(x[i]) * 2.0
                 out_old_tape.append(out_old)
             out_1 = np.sum(out * out)
-            return out_1, (x, out_old_tape, out, len_x)
+            return out_1, (x, out_old_tape, out)
 
 
         def fill_preallocated_bwd(saved, ct_out_1):
-            x, out_old_tape, out, len_x = saved
+            x, out_old_tape, out = saved
             out = out.copy()
             ct_out = 2 * ct_out_1 * out
             ct_x = np.zeros_like(x)
-            ct_x_buffer = np.zeros_like(x)
-            for i in reversed(range(len_x)):
+            for i in reversed(range(len(x))):
                 out_old = out_old_tape[i]
                 ct_sin_times_two = ct_out[i]
                 ct_out[i] = 0.0
                 out[i] = out_old
                 ct_x_i = ct_sin_times_two * 2.0 * np.cos(x[i])
-                ct_x_buffer[i] += ct_x_i
-            ct_x = ct_x + ct_x_buffer
+                ct_x[i] += ct_x_i
             return ct_x
         """)
 

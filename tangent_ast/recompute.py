@@ -1,0 +1,245 @@
+"""Residuals the reverse sweep computes again instead of receiving them.
+
+Takes a reverse rule's two sweeps after simplification and tapes, the residuals
+(:func:`~tangent_ast.residuals.residuals_of`), the kinds of the values and the arrays
+updated in place. A residual that costs at most one pass over an array to compute from
+other residuals is computed in the reverse sweep, where it is read, and is no longer
+returned; the forward sweep then folds it into its own use (its last simplification
+runs after this):
+
+* a size: int arithmetic on ints and on the sizes of arrays (``n = xs.shape[0]``,
+  ``len(xs) - 1``), read once by the reverse sweep;
+* a view (``x[1:]``, ``xs[k]``: an item or basic slice by ints), or one elementwise
+  ``+ - *`` of residual arrays, their views and numbers (``1.0 - y``), read once by the
+  reverse sweep once its shape reads (``r.size``, ``r.shape``, ``r.ndim``) are reads of
+  an operand of the same shape.
+
+Every name the expression reads is a residual kept or an argument, assigned once in each sweep (the
+reverse sweep does not restore it in a loop) and never updated in place, so the
+expression computes the same value in both sweeps. What is gained: an array the forward
+sweep need not keep alive until the reverse sweep runs, and a line of each sweep.
+
+    def f_fwd(y, p):                           def f_fwd(y, p):
+        one_minus_y = 1.0 - y                      out = np.sum((1.0 - y) * np.log(p))
+        out = np.sum(one_minus_y * np.log(p))      return (out, (y, p))
+        return (out, (p, one_minus_y))   ->
+                                               def f_bwd(saved, ct_out):
+    def f_bwd(saved, ct_out):                      y, p = saved
+        p, one_minus_y = saved                     ct_p = ct_out * (1.0 - y) / p
+        ct_p = ct_out * one_minus_y / p            return ct_p
+        return ct_p
+
+>>> import numpy as np, tangent_ast as ta
+>>> def f(y, p):
+...     return np.sum((1.0 - y) * np.log(p))
+>>> print(ta.show(f, mode="reverse", wrt="p", stage="simplify", args=(np.ones(3), np.ones(3))))
+def f_fwd(y, p):
+    out = np.sum((1.0 - y) * np.log(p))
+    return (out, (y, p))
+<BLANKLINE>
+def f_bwd(saved, ct_out):
+    y, p = saved
+    ct_p = ct_out * (1.0 - y) / p
+    return ct_p
+<BLANKLINE>
+"""
+
+import copy
+
+import gast
+
+from .kinds import UNKNOWN, Tag
+from .residuals import shape_only_reads
+
+# the operators of an elementwise pass over arrays computed again
+_ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult)
+_SIZES = ("shape", "ndim", "size")
+
+
+def recompute_residuals(fwd, bwd, residuals, kinds, updated):
+    """Write residuals cheap to compute into the reverse sweep's reads of them (see the
+    module's docstring); returns the residuals left."""
+    fwd_names, bwd_names = _Names(fwd), _Names(bwd)
+    values = {
+        s.targets[0].id: s.value
+        for s in fwd.body
+        if isinstance(s, gast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], gast.Name)
+        and fwd_names.stored_once(s.targets[0].id)
+    }
+    params = [a.id for a in fwd.args.args]
+    shapes_only = shape_only_reads(bwd)  # passed as runtime.only_shape: nothing to gain
+    kept = list(residuals)
+    for r in residuals:
+        if r not in values or r in updated:
+            continue
+        # residuals, and the arguments (alive anyway: passing one costs nothing)
+        available = {
+            v
+            for v in (*kept, *params)
+            if v != r
+            and v not in updated
+            and not bwd_names.stores.get(v)
+            and (fwd_names.stored_once(v) or not fwd_names.stores.get(v))
+        }
+        # through the one-operation temporaries of the normal form: shape = xs.shape; shape[0]
+        value = _Expand({v: e for v, e in values.items() if v not in kept}).visit(
+            copy.deepcopy(values[r])
+        )
+        kind = kinds.get(r, UNKNOWN)
+        if kind.tag is Tag.INT and _size_of(value, available, kinds, fwd_names, bwd_names):
+            pass
+        elif (
+            kind.tag is Tag.ARRAY
+            and r not in shapes_only
+            and (_view(value, available, kinds) or _one_pass(value, available, kinds))
+        ):
+            _read_sizes_of_an_operand(bwd, r, value, kinds)
+        else:
+            continue
+        reads = [n for n in bwd_names.loads.get(r, []) if n.id == r]
+        if len(reads) != 1:
+            continue
+        _substitute(bwd, reads[0], value)
+        kept.remove(r)
+        read = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+        kept = [p for p in params if p in read and p not in kept] + kept
+    return sorted(kept, key=lambda v: (v not in params, params.index(v) if v in params else 0))
+
+
+class _Names:
+    """The ``Name`` nodes of a function by what they do: ``loads``, ``stores``."""
+
+    def __init__(self, fn):
+        self.loads, self.stores = {}, {}
+        for n in gast.walk(fn):
+            if isinstance(n, gast.Name):
+                by = self.stores if isinstance(n.ctx, gast.Store) else self.loads
+                by.setdefault(n.id, []).append(n)
+
+    def stored_once(self, v):
+        return len(self.stores.get(v, ())) == 1
+
+
+class _Expand(gast.NodeTransformer):
+    """Names replaced by the expressions they are assigned, recursively."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.values:
+            return self.visit(copy.deepcopy(self.values[node.id]))
+        return node
+
+
+def _size_of(expr, available, kinds, *functions):
+    """``expr`` is int arithmetic on ints and on the sizes (``.shape[k]``, ``.ndim``,
+    ``.size``, ``len``) of arrays, all of them ``available`` names."""
+    if isinstance(expr, gast.Constant):
+        return type(expr.value) is int
+    if isinstance(expr, gast.Name):
+        return expr.id in available and kinds.get(expr.id, UNKNOWN).tag is Tag.INT
+    if isinstance(expr, gast.BinOp):
+        return isinstance(expr.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv)) and all(
+            _size_of(e, available, kinds, *functions) for e in (expr.left, expr.right)
+        )
+    if isinstance(expr, gast.Subscript) and isinstance(expr.slice, gast.Constant):
+        return (
+            type(expr.slice.value) is int
+            and isinstance(expr.value, gast.Attribute)
+            and expr.value.attr == "shape"
+            and _array(expr.value.value, available, kinds)
+        )
+    if isinstance(expr, gast.Attribute) and expr.attr in ("ndim", "size"):
+        return _array(expr.value, available, kinds)
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name):
+        return (
+            expr.func.id == "len"
+            and not any("len" in names.stores for names in functions)
+            and len(expr.args) == 1
+            and not expr.keywords
+            and _array(expr.args[0], available, kinds)
+        )
+    return False
+
+
+def _one_pass(expr, available, kinds):
+    """``expr`` is one elementwise ``+ - *`` of numbers and ``available`` arrays or views
+    of them."""
+    if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, gast.USub):
+        operands = [expr.operand]
+    elif isinstance(expr, gast.BinOp) and isinstance(expr.op, _ELEMENTWISE):
+        operands = [expr.left, expr.right]
+    else:
+        return False
+    arrays = [o for o in operands if _array(o, available, kinds) or _view(o, available, kinds)]
+    numbers = [
+        o
+        for o in operands
+        if (isinstance(o, gast.Constant) and type(o.value) in (int, float))
+        or (
+            isinstance(o, gast.Name)
+            and o.id in available
+            and kinds.get(o.id, UNKNOWN).tag in (Tag.FLOAT, Tag.INT)
+        )
+    ]
+    return bool(arrays) and len(arrays) + len(numbers) == len(operands)
+
+
+def _view(expr, available, kinds):
+    """``expr`` is a basic slice or item of an ``available`` array, by numbers: a view,
+    which costs nothing to make again."""
+    if not (isinstance(expr, gast.Subscript) and _array(expr.value, available, kinds)):
+        return False
+    parts = expr.slice.elts if isinstance(expr.slice, gast.Tuple) else [expr.slice]
+    bounds = []
+    for part in parts:
+        if isinstance(part, gast.Slice):
+            bounds += [b for b in (part.lower, part.upper, part.step) if b is not None]
+        else:
+            bounds.append(part)
+    return all(_size_of(b, available, kinds) for b in bounds)
+
+
+def _read_sizes_of_an_operand(bwd, r, value, kinds):
+    """``r.size`` -> ``y.size`` where ``y``, an operand of ``r``'s expression, has
+    ``r``'s shape: a read of a size is not a read of the values."""
+    shape = kinds.get(r, UNKNOWN).shape
+    same = [
+        n.id
+        for n in gast.walk(value)
+        if isinstance(n, gast.Name)
+        and shape is not None
+        and kinds.get(n.id, UNKNOWN).shape == shape
+    ]
+    if not same:
+        return
+    for n in gast.walk(bwd):
+        if isinstance(n, gast.Attribute) and n.attr in _SIZES and _is_name(n.value, r):
+            n.value.id = same[0]
+
+
+def _is_name(expr, id_):
+    return isinstance(expr, gast.Name) and expr.id == id_
+
+
+def _array(expr, available, kinds):
+    return (
+        isinstance(expr, gast.Name)
+        and expr.id in available
+        and kinds.get(expr.id, UNKNOWN).tag is Tag.ARRAY
+    )
+
+
+def _substitute(fn, old, new):
+    """Put ``new`` where the node ``old`` is in ``fn``."""
+    for parent in gast.walk(fn):
+        for field, value in gast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list) and any(v is old for v in value):
+                value[next(i for i, v in enumerate(value) if v is old)] = new
+                return
