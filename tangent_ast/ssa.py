@@ -202,6 +202,20 @@ class _SSA:
             if env.get(user, header) != header
         ]
 
+    def renamed(self, old, new):
+        """``old`` is now called ``new``: a loop header of the branch keeps being one (the
+        reverse sweep hands its cotangent from iteration to iteration by these names)."""
+        if old in self.info.carried:
+            self.info.carried.discard(old)
+            self.info.carried.add(new)
+        for headers in self.info.loop_headers.values():
+            if old in headers:
+                headers.discard(old)
+                headers.add(new)
+        if old in self.info.joins:
+            self.info.joins.discard(old)
+            self.info.joins.add(new)
+
     def join(self, node, env, body_env, else_env):
         for user in sorted(set(body_env) | set(else_env)):
             b, e = body_env.get(user), else_env.get(user)
@@ -216,6 +230,7 @@ class _SSA:
             joined = b if in_body else e
             if in_body and in_else:
                 _rename_block(node.orelse, e, joined)
+                self.renamed(e, joined)
             elif in_body:
                 node.orelse.append(_copy(joined, e, node))
             else:

@@ -7,7 +7,7 @@ import pytest
 import tangent_ast as ta
 from tangent_ast import runtime
 from tangent_ast.errors import TangentAstError
-from tangent_ast.testing import check_grads
+from tangent_ast.testing import check_grads, check_second_order
 
 from .corpus import calls, control_flow, language, straight_line
 
@@ -356,3 +356,19 @@ def test_jacobians_of_functions_made_by_grad():
     x = np.array([1.0, 2.0, -0.5])
     np.testing.assert_allclose(ta.jacfwd(ta.grad(cubes))(x), np.diag(6 * x))
     np.testing.assert_allclose(ta.jacrev(ta.grad(cubes))(x), np.diag(6 * x))
+
+
+def early_exit_then_loop(a):
+    if a > 1.3:
+        return a * 2.0
+    v = a * 1.0
+    for i in range(3):
+        v = v * 0.7 + np.sin(v)
+    return a + v
+
+
+def test_reverse_over_reverse_of_a_rule_with_a_loop_in_one_branch():
+    """The reverse sweep of early_exit_then_loop has its loop in one branch and sets the
+    loop's cotangent to 0.0 in the other; reverse over reverse once lost the loop."""
+    for a in (0.9, 1.5):
+        check_second_order(early_exit_then_loop, (a,))

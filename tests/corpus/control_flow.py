@@ -334,3 +334,23 @@ def reads_input_and_loop_result(a):
 
 
 CASES += [Case(reads_input_and_loop_result, (np.array([0.3, -0.5, 0.8]),))]
+
+
+def loop_in_one_branch_same_name_in_other(xs, flag, c):
+    # y is the loop's carried value in one branch and a plain value in the other, and is
+    # not read after the if: SSA gives both one name, which must stay the loop's header
+    if flag:
+        r = c * 2.0
+        y = 0.0
+    else:
+        y = c
+        for i in range(3):
+            y = y * np.cos(xs[i])
+        r = c + y
+    return r
+
+
+CASES += [
+    Case(loop_in_one_branch_same_name_in_other, (X, False, 0.9)),
+    Case(loop_in_one_branch_same_name_in_other, (X, True, 0.9)),
+]
