@@ -121,6 +121,40 @@ def loaded_names(stmts):
     return _names(stmts, gast.Load)
 
 
+def read_before_assigned(stmts, assigned=frozenset()):
+    """The names ``stmts`` may read before they assign them, in the order they run. What
+    a loop or a branch assigns counts as assigned after it only where it is assigned on
+    every path: never for a loop (it may run no iteration)."""
+    assigned, read = set(assigned), set()
+    for s in stmts:
+        if isinstance(s, (gast.For, gast.While)):
+            head = s.iter if isinstance(s, gast.For) else s.test
+            read |= loaded_names([gast.Expr(value=head)]) - assigned
+            inner = assigned | (
+                _names([s.target], gast.Store) if isinstance(s, gast.For) else set()
+            )
+            read |= read_before_assigned(s.body, inner)
+        elif isinstance(s, gast.If):
+            read |= loaded_names([gast.Expr(value=s.test)]) - assigned
+            read |= read_before_assigned(s.body, assigned) | read_before_assigned(
+                s.orelse, assigned
+            )
+            assigned |= _assigned_at_top(s.body) & _assigned_at_top(s.orelse)
+        else:
+            read |= loaded_names([s]) - assigned
+            assigned |= _names([s], gast.Store)
+    return read
+
+
+def _assigned_at_top(stmts):
+    return {
+        n
+        for s in stmts
+        if not isinstance(s, (gast.For, gast.While, gast.If))
+        for n in _names([s], gast.Store)
+    }
+
+
 def _names(stmts, context):
     return {
         n.id

@@ -59,7 +59,13 @@ import copy
 import gast
 
 from .lowering.jumps import append_fallthrough
-from .syntax import assign, loaded_names, name, stored_names, updated_arrays
+from .syntax import (
+    assign,
+    name,
+    read_before_assigned,
+    stored_names,
+    updated_arrays,
+)
 
 
 def _loops(node, wanted):
@@ -139,7 +145,9 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
         target = loop.target.id if isinstance(loop, gast.For) else None
         headers = loop_headers.get(pair.primal, set())
         assigned = stored_names(loop.body) | ({target} if target else set())
-        needed = sorted((loaded_names(back.body) - stored_names(back.body)) & assigned)
+        # what the reverse body reads before it assigns it (an inner reverse loop restores
+        # its header only after the outer body has read the inner loop's last value)
+        needed = sorted(read_before_assigned(back.body) & assigned)
         # What the reverse sweep can compute again is not saved: values that do not
         # change in the loop once, before it; scalars of the loop index in each iteration.
         # A header read by a recomputation is restored in its stead (one tape for another),

@@ -354,3 +354,31 @@ CASES += [
     Case(loop_in_one_branch_same_name_in_other, (X, False, 0.9)),
     Case(loop_in_one_branch_same_name_in_other, (X, True, 0.9)),
 ]
+
+
+def inner_loop_result_read_by_the_outer_body(x):
+    # the outer reverse body reads v's value after the inner loop before the inner reverse
+    # loop restores v iteration by iteration: the outer loop must save that value itself
+    s = 0.0
+    for j in range(3):
+        v = x * (j + 1.0)
+        for i in range(2):
+            v = v * 0.7 + np.sin(v)
+        s = s + np.cos(v)
+    return s
+
+
+def inner_loop_of_varying_length(x, c):
+    s = x
+    for j in range(3):
+        v = s * c
+        for i in range(j):  # no iteration at all when j == 0
+            v = v * 0.7 + np.sin(v)
+        s = s * np.cos(v)
+    return s
+
+
+CASES += [
+    Case(inner_loop_result_read_by_the_outer_body, (0.4,)),
+    Case(inner_loop_of_varying_length, (0.4, 1.3)),
+]
