@@ -37,7 +37,6 @@ each call, which keeps the check to a few dictionary lookups.
 """
 
 import builtins
-import hashlib
 import inspect
 import sys
 import textwrap
@@ -45,9 +44,10 @@ import types
 
 from .derived import portable_name
 from .errors import TangentAstError
-from .free_names import free_reads, function_tree, source_text
+from .free_names import free_reads_of, source_text
 from .kinds import kind_of
 from .modes import Mode
+from .naming import digest
 
 _MISSING = object()
 _LIBRARIES = frozenset(sys.stdlib_module_names) | {"numpy", "scipy", "tangent_ast", "gast"}
@@ -90,7 +90,7 @@ class Dependencies:
         """A hash of ``fn``'s source and the kinds of the data values it reads."""
         text = _source(fn) or repr(fn.__code__.co_code)
         text += "".join(f"\n{n}={_kind(v)}" for n, v in sorted(self.reads.get(fn, {}).items()))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return digest(text)
 
 
 def _identity_check(in_dicts, attributes):
@@ -193,7 +193,7 @@ def dependencies_of(fn):
         for attribute in ("__code__", "__defaults__", "__kwdefaults__"):
             attributes[(id(h), attribute)] = (h, attribute, getattr(h, attribute))
         try:
-            node = function_tree(h)
+            free = free_reads_of(h)
         except TangentAstError:
             continue  # no source: it is not derived, so only its identity matters
         own_reads = reads.setdefault(h, {})
@@ -203,7 +203,7 @@ def dependencies_of(fn):
             if _is_user_function(value):
                 queue.append(value)
 
-        for name, chain in free_reads(node):
+        for name, chain in free:
             value = _lookup_name(h, name, in_dicts, attributes)
             if value is _MISSING:
                 continue

@@ -8,8 +8,15 @@ a user's name.
 """
 
 import builtins
-import hashlib
 import re
+
+try:  # the standard library's own SHA-256 (hashlib's import loads OpenSSL: some 3 ms)
+    from _sha256 import sha256  # Python 3.11
+except ImportError:  # pragma: no cover - Python 3.12 on, or a build without it
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        from hashlib import sha256
 
 
 class Namer:
@@ -69,5 +76,10 @@ def qualname_part(qualname):
     is not the function ``Model_loss``)."""
     if qualname.isidentifier():
         return qualname
-    digest = hashlib.sha256(qualname.encode()).hexdigest()[:6]
-    return f"{sanitize(qualname)}_{digest}"
+    return f"{sanitize(qualname)}_{digest(qualname, 6)}"
+
+
+def digest(text, length=16):
+    """The first ``length`` hex digits of the SHA-256 of ``text`` (a str or bytes): the
+    hashes of the names and headers of generated modules."""
+    return sha256(text.encode() if isinstance(text, str) else text).hexdigest()[:length]

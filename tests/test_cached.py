@@ -85,6 +85,55 @@ def test_a_cache_hit_in_a_new_process_imports_no_transformer(project):
     assert again["text"] == first["text"]
 
 
+def test_a_cache_hit_reads_the_source_s_block_and_reads_from_the_memo(project):
+    """A second process neither tokenizes nor parses the function's source: what it reads
+    and where it ends are remembered under a hash of its file's text."""
+    run(project)
+    assert list((project / "cache" / "__pycache__" / "tangent_ast-sources").iterdir())
+    refuse = (
+        "import ast, inspect\n"
+        "def refused(*args, **kwargs):\n"
+        "    raise AssertionError('parsed on a cache hit')\n"
+        "inspect.getblock = ast.parse = refused"
+    )
+    again = run(project, before=refuse)
+    assert again["loaded"] == []
+
+
+def test_a_corrupt_source_memo_is_parsed_again(project):
+    first = run(project)
+    for path in (project / "cache" / "__pycache__" / "tangent_ast-sources").iterdir():
+        path.write_text(path.read_text()[:-4])  # cut short: its last name
+    again = run(project)
+    assert again["loaded"] == [] and again["gradient"] == first["gradient"]
+
+
+def test_a_memo_entry_that_is_not_whole_is_ignored():
+    from tangent_ast.free_names import _parse_entry
+
+    assert _parse_entry("4 3 2 np np.sin .") == (4, 3, [("np", ()), ("np", ("sin",))])
+    assert _parse_entry("4 3 0 .") == (4, 3, [])
+    assert _parse_entry("4 3 2 np np.s") is None  # cut short
+    assert _parse_entry("4 3 2 np .") is None
+    assert _parse_entry("4 3 1 np. .") is None
+    assert _parse_entry("4 3") is None
+
+
+def test_free_reads_of_is_free_reads_of_the_tree_from_the_memo_too(tmp_path):
+    from tangent_ast import free_names
+
+    free_names.remember_in(tmp_path)
+    try:
+        expected = free_reads(function_tree(tricky))
+        assert free_names.free_reads_of(tricky) == expected
+        free_names._SOURCES.clear()
+        free_names._MEMO.clear()
+        assert free_names.free_reads_of(tricky) == expected  # read back from tmp_path
+        assert free_names._SOURCES[tricky.__code__].reads is not None
+    finally:
+        free_names._MEMO_DIRECTORY.clear()
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -247,3 +296,24 @@ def test_free_reads_without_gast_are_those_of_the_gast_tree():
     for fn in functions:
         assert set(free_reads(function_tree(fn))) == _gast_free_reads(fn), fn.__qualname__
     assert isinstance(function_tree(tricky), ast.FunctionDef)
+
+
+def test_a_module_broken_before_its_functions_is_corrupt(tmp_path):
+    """A module whose functions are as generated is compiled only up to them (the
+    body-hash vouches for the rest): a break in its imports is still found."""
+    from tangent_ast.header import body_hash_of, read_header
+    from tangent_ast.load import OnDisk, state_of
+
+    def f(x):
+        return np.sin(x) * x
+
+    rule = ta.derive(f, "reverse", 0, args=(0.5,), cache=tmp_path)
+    text = rule.path.read_text()
+    assert state_of(rule.path, {}) is OnDisk.FRESH
+    broken = text.replace("import numpy as np\n", "import numpy as\n", 1)
+    assert body_hash_of(broken) == read_header(broken)["body-hash"]  # not an edit of its body
+    rule.path.write_text(broken)
+    assert state_of(rule.path, {}) is OnDisk.CORRUPT
+    renamed = text.replace("def f_bwd(", "def f_bwd2(")  # edited: compiled whole
+    rule.path.write_text(renamed)
+    assert state_of(rule.path, {}) is OnDisk.CORRUPT
