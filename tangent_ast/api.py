@@ -1,8 +1,6 @@
 """The public functions: derive, jvp, grad, value_and_grad, vjp, show."""
 
-import copy
 import functools
-import traceback
 import weakref
 
 import numpy as np
@@ -22,7 +20,6 @@ from .kinds import KEYS_KEPT, signature_key, signature_of
 from .load import import_module, write_atomic
 from .modes import Mode, Route
 from .naming import rule_base
-from .runtime.jacobians import jvp_of_batch, run_batched
 from .wrappers import as_function
 
 
@@ -115,6 +112,8 @@ def jvp(f, primals, tangents, *, batched=False, cache=None):
     given = [tangents[i] for i in wrt]
     if not batched:
         return guarded(f, flat, rule, lambda: rule.jvp(*flat, *given))
+    from .runtime.jacobians import jvp_of_batch  # a batch of directions only
+
     return guarded(f, flat, rule, lambda: jvp_of_batch(rule.jvp, flat, *given))
 
 
@@ -156,6 +155,8 @@ def guarded(f, args, rule, call):
 
 def _raise_for(f, args, rule, exc):
     """Raise what :func:`guarded` raises for ``exc``, raised by ``rule``'s generated code."""
+    import copy  # costs a millisecond: on a rule's error only
+
     try:
         f(*copy.deepcopy(args))
     except Exception:
@@ -190,6 +191,8 @@ def _is_complex(x):
 
 
 def internal_error(rule, exc):
+    import traceback  # costs a millisecond: on a rule's error only
+
     frames = [fr for fr in traceback.extract_tb(exc.__traceback__) if fr.filename == str(rule.path)]
     line = (
         f"{frames[-1].filename}:{frames[-1].lineno}: {frames[-1].line}"
@@ -502,11 +505,18 @@ def vjp(f, *args, wrt=None, cache=None, route=None):
     wrt = default_wrt(wrt, signature[: len(args)], "vjp")
     rule = session.rule(source_of(f, signature), Mode.REVERSE, wrt, signature, form)
     rule.check_arguments(flat)
-    point = copy.deepcopy(args) if rule.updates else args  # the rule updates them in place
+    if rule.updates:  # the rule updates them in place
+        import copy
+
+        point = copy.deepcopy(args)
+    else:
+        point = args
     out, saved = guarded(f, flat, rule, lambda: rule.fwd(*flat))
 
     def pullback(ct, *, batched=False):
         if batched:  # ct holds cotangents along a leading axis
+            from .runtime.jacobians import run_batched
+
             inputs = tuple(flat[rule.params.index(w)] for w in rule.wrt)
             cts = guarded(
                 f,

@@ -18,7 +18,6 @@ changes whenever it can; a process that
 registered rules of its own computes it (see :meth:`RuleCache.rules_hash`).
 """
 
-import html
 import importlib
 import inspect
 import sys
@@ -27,7 +26,7 @@ import textwrap
 import numpy as np
 
 from .calling import PLAIN, flat_params
-from .display import highlighted
+from .display import escaped, highlighted
 from .errors import TangentAstError
 from .free_names import remember_in, source_text
 from .header import read_header, rules_fingerprint, source_hash
@@ -293,7 +292,7 @@ class DerivedRule:
 
     def _repr_html_(self):
         """In a notebook: the rule's module, highlighted."""
-        return f"<p>{html.escape(repr(self))}</p>" + highlighted(self.source)
+        return f"<p>{escaped(repr(self))}</p>" + highlighted(self.source)
 
     def __reduce__(self):
         """Pickled by reference: the function (itself by reference), mode, wrt, signature and

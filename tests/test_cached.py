@@ -85,6 +85,30 @@ def test_a_cache_hit_in_a_new_process_imports_no_transformer(project):
     assert again["text"] == first["text"]
 
 
+def test_a_cache_hit_imports_only_the_runtime_modules_it_needs(project):
+    """The runtime package imports a module when one of its names is first read: a rule
+    calling only NumPy loads none of them but what the check itself reads (the kinds of
+    records, the errors), and neither html (a notebook's) nor hashlib (OpenSSL)."""
+    run(project)
+    extra = ("tangent_ast.runtime.arrays", "tangent_ast.runtime.linalg",
+             "tangent_ast.runtime.jacobians", "tangent_ast.runtime.batched", "html", "hashlib")
+    forbid = f"import sys; assert not [m for m in {extra!r} if m in sys.modules]"
+    code = RUN.replace("print(json.dumps", forbid + "\nprint(json.dumps", 1)
+    environment = dict(os.environ, TANGENT_AST_CACHE=str(project / "cache"))
+    environment["PYTHONPATH"] = os.pathsep.join([str(project / "src"), str(REPO_ROOT)])
+    done = subprocess.run(
+        [sys.executable, "-c", code.format(before="", transformer=TRANSFORMER)],
+        capture_output=True, text=True, env=environment, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    from tangent_ast import runtime
+
+    assert runtime.getitem_vjp.__module__ == "tangent_ast.runtime.arrays"  # read lazily
+    assert "getitem_vjp" in dir(runtime) and "getitem_vjp" in runtime.__all__
+    with pytest.raises(AttributeError):
+        runtime.no_such_helper  # noqa: B018
+
+
 def test_a_cache_hit_reads_the_source_s_block_and_reads_from_the_memo(project):
     """A second process neither tokenizes nor parses the function's source: what it reads
     and where it ends are remembered under a hash of its file's text."""
