@@ -16,7 +16,7 @@ from .errors import (
     TangentAstError,
     UnsupportedSyntaxError,
 )
-from .kinds import KEYS_KEPT, signature_key, signature_of
+from .kinds import _SCALAR_TYPES, KEYS_KEPT, signature_key, signature_of
 from .load import import_module, write_atomic
 from .modes import Mode, Route
 from .naming import rule_base
@@ -253,11 +253,12 @@ class _Reverse:
     """What a call of ``grad(f)`` uses of one reverse rule, looked up once when the rule is
     cached rather than on every call."""
 
-    __slots__ = ("bwd", "check", "count", "current", "fwd", "real", "rule")
+    __slots__ = ("bwd", "check", "count", "current", "fwd", "real", "rule", "same")
 
     def __init__(self, rule, args):
         self.rule = rule
         self.current = rule.dependencies.current
+        self.same = same_kinds(args)
         self.fwd, self.bwd = rule.fwd, rule.bwd
         # check_arguments does nothing for a rule that updates no argument in place
         self.check = rule.check_arguments if rule.updates else None
@@ -281,6 +282,43 @@ class _Reverse:
         elif self.real and _is_complex(cts):
             return real_cotangents(self.rule, cts, args)
         return cts
+
+
+def same_kinds(args):
+    """A function of a tuple of arguments: True only if they have the ``signature_key`` of
+    ``args``, a call of their rule then (False when it cannot tell cheaply).
+
+    The last rule a ``grad`` ran is tried first with it, in place of building the key and
+    looking it up. It is one expression generated for ``args``, with their types, shapes
+    and dtypes bound as its globals: a Python scalar by its type, an ndarray by its type,
+    shape and dtype object (the same object is the same dtype, so the same ``dtype.char``
+    of the key). Arguments of any other kind (containers, records, subclasses of ndarray)
+    get no such test: their key is more than their type and shape."""
+    names = {"ndarray": np.ndarray}
+    terms = [f"len(args) == {len(args)}"]
+    for i, a in enumerate(args):
+        if type(a) in _SCALAR_TYPES:
+            names[f"t{i}"] = type(a)
+            terms.append(f"type(args[{i}]) is t{i}")
+        elif type(a) is np.ndarray:
+            names[f"s{i}"], names[f"d{i}"] = a.shape, a.dtype
+            terms.append(f"type(args[{i}]) is ndarray")
+            terms.append(f"args[{i}].shape == s{i} and args[{i}].dtype is d{i}")
+        else:
+            return _never
+    text = f"def same(args):\n    return {' and '.join(terms)}\n"
+    exec(compile(text, "<tangent_ast.api same_kinds>", "exec"), names)
+    return names["same"]
+
+
+def _never(args):
+    return False
+
+
+class _NoRule:
+    """The last rule of a ``grad`` not called yet: matches no call."""
+
+    same = staticmethod(_never)
 
 
 class Made:
@@ -325,33 +363,20 @@ class _Gradient(Made):
         self._arity = plain_arity(getattr(self._f, "__func__", self._f))
         self._wrt, self._cache, self._value = wrt, cache, value
         self._rules = {}  # signature key (with the call form unless plain) -> _Reverse
+        # the rule of the latest plain call, tried first (its ``same`` test on the arguments
+        # stands for their key's lookup)
+        self._last = _NoRule
         # Whether the rule derived last was for Python scalars only: calls are then looked
         # up by the types of their arguments first (cheaper than signature_key), else by
         # signature_key at once (an array's types alone would miss)
         self._by_type = True
 
     def __call__(self, *args, **kwargs):
-        rules = self._rules
-        if kwargs or len(args) != self._arity:
-            form, args = flat_arguments(self._f, args, kwargs)
-            key = signature_key(args) if form is PLAIN else (form, signature_key(args))
-            reverse = rules.get(key)
-        else:
-            form = PLAIN
-            if self._by_type:
-                # signature_key of Python scalars is the tuple of their types, and no other
-                # key is a tuple of types only: a rule found under it is the one for these
-                # kinds, and other arguments miss it and are looked up by signature_key
-                key = tuple(map(type, args))
-                reverse = rules.get(key)
-                if reverse is None:
-                    key = signature_key(args)
-                    reverse = rules.get(key)
-            else:
-                key = signature_key(args)
-                reverse = rules.get(key)
-        if reverse is None or not reverse.current():
-            reverse = self._derive(key, args, form)
+        reverse = self._last
+        # the arguments of the latest call's kinds (same() holds only for the arity of a
+        # plain call) and the program unchanged: its rule, as the lookup would find it
+        if kwargs or not reverse.same(args) or not reverse.current():
+            reverse, args = self._find(args, kwargs)
         if reverse.check is not None:
             reverse.check(args)
         # guarded(), written out: no closure to make on each call
@@ -387,6 +412,35 @@ class _Gradient(Made):
         ):
             cts = reverse.cotangents(cts, args)
         return (out, cts) if self._value else cts
+
+    def _find(self, args, kwargs):
+        """The rule for ``args`` and ``kwargs``, looked up by their key (derived if it is not
+        there, or not current), and the arguments flattened as it takes them."""
+        rules = self._rules
+        if kwargs or len(args) != self._arity:
+            form, args = flat_arguments(self._f, args, kwargs)
+            key = signature_key(args) if form is PLAIN else (form, signature_key(args))
+            reverse = rules.get(key)
+        else:
+            form = PLAIN
+            if self._by_type:
+                # signature_key of Python scalars is the tuple of their types, and no other
+                # key is a tuple of types only: a rule found under it is the one for these
+                # kinds, and other arguments miss it and are looked up by signature_key
+                key = tuple(map(type, args))
+                reverse = rules.get(key)
+                if reverse is None:
+                    key = signature_key(args)
+                    reverse = rules.get(key)
+            else:
+                key = signature_key(args)
+                reverse = rules.get(key)
+        if reverse is None or not reverse.current():
+            reverse = self._derive(key, args, form)
+        # a plain call's rule is tried first next time (another form's arguments are
+        # flattened first: same() never holds for them as given)
+        self._last = reverse if form is PLAIN else _NoRule
+        return reverse, args
 
     def _derive(self, key, args, form):
         """The rule for ``args`` (of call ``form``) from the session, which derives it, loads
