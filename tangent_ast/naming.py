@@ -63,7 +63,11 @@ def rule_base(fn):
 
 def sanitize(text):
     """A valid identifier made from ``text`` (dots, brackets -> underscores)."""
-    name = re.sub(r"\W+", "_", str(text)).strip("_") or "t"
+    text = str(text)
+    # letters, digits and _ only: nothing to replace (and no pattern to compile, a cost
+    # a cache hit would pay for the names it looks up)
+    plain = text.isascii() and text.replace("_", "a").isalnum()
+    name = (text if plain else re.sub(r"\W+", "_", text)).strip("_") or "t"
     if name[0].isdigit():
         name = "_" + name
     return name

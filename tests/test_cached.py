@@ -341,3 +341,44 @@ def test_a_module_broken_before_its_functions_is_corrupt(tmp_path):
     renamed = text.replace("def f_bwd(", "def f_bwd2(")  # edited: compiled whole
     rule.path.write_text(renamed)
     assert state_of(rule.path, {}) is OnDisk.CORRUPT
+
+
+@pytest.mark.parametrize("directory", ["/tmp/cache", "/", "/ab", "/abcd", "/abcde", "/héllo/wörld"])
+def test_the_directory_package_name_is_base32_of_the_path(directory):
+    import base64
+
+    from tangent_ast.derived import directory_name, directory_of
+
+    encoded = base64.b32encode(os.fsencode(directory)).decode().rstrip("=").lower()
+    assert directory_name(directory) == f"d_{encoded}"
+    assert directory_of(directory_name(directory)) == directory
+
+
+def test_call_forms_are_keys_as_frozen_dataclasses_were():
+    import pickle
+
+    from tangent_ast.calling import PLAIN, CallForm
+
+    assert CallForm() == PLAIN and hash(CallForm()) == hash(PLAIN)
+    assert CallForm(1, ("tol",)) != CallForm(1, ()) and CallForm(1) != (1, ())
+    assert pickle.loads(pickle.dumps(CallForm(2, ("tol",)))) == CallForm(2, ("tol",))
+    with pytest.raises(AttributeError):
+        PLAIN.extra_positional = 1
+    assert repr(CallForm(1)) == "CallForm(extra_positional=1, extra_keywords=())"
+
+
+def test_patterns_written_out_match_as_the_patterns_did():
+    import re
+
+    from tangent_ast.load import _sibling_imports
+    from tangent_ast.naming import sanitize
+
+    text = (
+        "from .a import b\nfrom . import c\nfrom .x_1 import y\n  from .z import q\n"
+        "from .w  import e\nfrom .é2 import f\nfrom .ab.cd import g\nfrom .k import\n"
+        "from .m importx\r\nfrom .n import o"
+    )
+    assert _sibling_imports(text) == re.findall(r"^from \.(\w+) import", text, re.MULTILINE)
+    for name in ["abc", "_a_", "a.b", "array1f_a__float", "1x", "", "__", "é", "x[1]", "A_B9"]:
+        expected = re.sub(r"\W+", "_", name).strip("_") or "t"
+        assert sanitize(name) == ("_" + expected if expected[0].isdigit() else expected)
