@@ -253,12 +253,12 @@ class _Reverse:
     """What a call of ``grad(f)`` uses of one reverse rule, looked up once when the rule is
     cached rather than on every call."""
 
-    __slots__ = ("bwd", "check", "count", "current", "fwd", "real", "rule", "same")
+    __slots__ = ("bwd", "check", "count", "current", "fwd", "ready", "real", "rule")
 
     def __init__(self, rule, args):
         self.rule = rule
         self.current = rule.dependencies.current
-        self.same = same_kinds(args)
+        self.ready = same_kinds(args, rule.dependencies)
         self.fwd, self.bwd = rule.fwd, rule.bwd
         # check_arguments does nothing for a rule that updates no argument in place
         self.check = rule.check_arguments if rule.updates else None
@@ -284,16 +284,18 @@ class _Reverse:
         return cts
 
 
-def same_kinds(args):
+def same_kinds(args, dependencies=None):
     """A function of a tuple of arguments: True only if they have the ``signature_key`` of
-    ``args``, a call of their rule then (False when it cannot tell cheaply).
+    ``args`` (a call of their rule then) and, given ``dependencies``, those are current
+    (``dependencies.current()``); False when it cannot tell cheaply.
 
     The last rule a ``grad`` ran is tried first with it, in place of building the key and
     looking it up. It is one expression generated for ``args``, with their types, shapes
     and dtypes bound as its globals: a Python scalar by its type, an ndarray by its type,
     shape and dtype object (the same object is the same dtype, so the same ``dtype.char``
     of the key). Arguments of any other kind (containers, records, subclasses of ndarray)
-    get no such test: their key is more than their type and shape."""
+    get no such test: their key is more than their type and shape. The lookups of
+    ``current()`` follow in the same expression (a call less on every call of ``grad``)."""
     names = {"ndarray": np.ndarray}
     terms = [f"len(args) == {len(args)}"]
     for i, a in enumerate(args):
@@ -306,7 +308,18 @@ def same_kinds(args):
             terms.append(f"args[{i}].shape == s{i} and args[{i}].dtype is d{i}")
         else:
             return _never
-    text = f"def same(args):\n    return {' and '.join(terms)}\n"
+    if dependencies is not None:
+        identity_names, expression = dependencies.identity
+        names.update(identity_names)  # named apart: _MISSING, m0, k0, o0, w0, v0, a0, ...
+        terms.append(f"({expression})")
+    text = (
+        "def same(args):\n"
+        "    try:\n"
+        f"        return {' and '.join(terms)}\n"
+        # a closure cell emptied since (``del`` of the closed-over name): not current
+        "    except ValueError:\n"
+        "        return False\n"
+    )
     exec(compile(text, "<tangent_ast.api same_kinds>", "exec"), names)
     return names["same"]
 
@@ -318,7 +331,7 @@ def _never(args):
 class _NoRule:
     """The last rule of a ``grad`` not called yet: matches no call."""
 
-    same = staticmethod(_never)
+    ready = staticmethod(_never)
 
 
 class Made:
@@ -363,7 +376,7 @@ class _Gradient(Made):
         self._arity = plain_arity(getattr(self._f, "__func__", self._f))
         self._wrt, self._cache, self._value = wrt, cache, value
         self._rules = {}  # signature key (with the call form unless plain) -> _Reverse
-        # the rule of the latest plain call, tried first (its ``same`` test on the arguments
+        # the rule of the latest plain call, tried first (its ``ready`` test on the arguments
         # stands for their key's lookup)
         self._last = _NoRule
         # Whether the rule derived last was for Python scalars only: calls are then looked
@@ -373,9 +386,10 @@ class _Gradient(Made):
 
     def __call__(self, *args, **kwargs):
         reverse = self._last
-        # the arguments of the latest call's kinds (same() holds only for the arity of a
-        # plain call) and the program unchanged: its rule, as the lookup would find it
-        if kwargs or not reverse.same(args) or not reverse.current():
+        # the arguments of the latest call's kinds (ready() holds only for the arity of a
+        # plain call) and the program unchanged (its current(), in the same expression):
+        # its rule, as the lookup would find it
+        if kwargs or not reverse.ready(args):
             reverse, args = self._find(args, kwargs)
         if reverse.check is not None:
             reverse.check(args)
@@ -438,7 +452,7 @@ class _Gradient(Made):
         if reverse is None or not reverse.current():
             reverse = self._derive(key, args, form)
         # a plain call's rule is tried first next time (another form's arguments are
-        # flattened first: same() never holds for them as given)
+        # flattened first: ready() never holds for them as given)
         self._last = reverse if form is PLAIN else _NoRule
         return reverse, args
 

@@ -58,7 +58,7 @@ _ALWAYS_THERE = frozenset(("__code__", "__defaults__", "__kwdefaults__", "cell_c
 class Dependencies:
     """The objects a rule was derived against; :attr:`current` says whether they still are."""
 
-    __slots__ = ("attributes", "current", "functions", "in_dicts", "reads")
+    __slots__ = ("attributes", "current", "functions", "identity", "in_dicts", "reads")
 
     def __init__(self, in_dicts, attributes, functions, reads):
         self.in_dicts = tuple(in_dicts)  # (mapping, key, object): globals, module and class dicts
@@ -66,8 +66,11 @@ class Dependencies:
         self.attributes = tuple(attributes)
         self.functions = tuple(functions)  # user functions reached, the rule's own first
         self.reads = reads  # {function: {name: value}}: data values each reads
+        # (names, expression): the lookups current() makes, as an expression of ``names``,
+        # for a caller to fold into a test of its own (grad's wrapper: api.same_kinds)
+        self.identity = identity_expression(self.in_dicts, self.attributes)
         # current(): True if every lookup the derivation made still gives the same object
-        self.current = _identity_check(self.in_dicts, self.attributes)
+        self.current = _identity_check(*self.identity)
 
     def depends_field(self):
         """The header's ``depends``: ``module:qualname=fingerprint`` of every other function
@@ -93,13 +96,11 @@ class Dependencies:
         return digest(text)
 
 
-def _identity_check(in_dicts, attributes):
-    """A function of no arguments: True if each ``mapping.get(key)`` of ``in_dicts`` and each
-    ``owner.attribute`` of ``attributes`` is still its object (a missing key: still missing).
-
-    It runs before every call of a rule (``grad``'s wrapper), so it is one expression of
-    those lookups, generated for them, with the objects bound as its globals: no loop, no
-    tuple to unpack, half the time of a loop over the tuples."""
+def identity_expression(in_dicts, attributes):
+    """``(names, text)``: an expression, of the globals ``names`` (named ``_MISSING``,
+    ``m0``, ``k0``, ``o0``, ``w0``, ``v0``, ``a0``, ...), True if each ``mapping.get(key)``
+    of ``in_dicts`` and each ``owner.attribute`` of ``attributes`` is still its object (a
+    missing key: still missing). It raises ValueError for a closure cell emptied since."""
     names = {"_MISSING": _MISSING}
     terms = []
     for i, (mapping, key, obj) in enumerate(in_dicts):
@@ -113,10 +114,21 @@ def _identity_check(in_dicts, attributes):
             f"w{i}.{attribute}" if attribute in _ALWAYS_THERE else f"getattr(w{i}, a{i}, _MISSING)"
         )
         terms.append(f"{read} is v{i}")
+    return names, " and ".join(terms) or "True"
+
+
+def _identity_check(names, expression):
+    """A function of no arguments: ``expression`` (of :func:`identity_expression`), False
+    where it raises ValueError.
+
+    It runs before every call of a rule (``grad``'s wrapper), so it is one expression of
+    those lookups, generated for them, with the objects bound as its globals: no loop, no
+    tuple to unpack, half the time of a loop over the tuples."""
+    names = dict(names)
     text = (
         "def current():\n"
         "    try:\n"
-        f"        return {' and '.join(terms) or 'True'}\n"
+        f"        return {expression}\n"
         # a closure cell emptied since (``del`` of the closed-over name) raises ValueError
         "    except ValueError:\n"
         "        return False\n"

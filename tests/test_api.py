@@ -451,3 +451,30 @@ def test_the_latest_rule_is_tried_first_only_for_arguments_of_its_key():
         got = df(*args)
         np.testing.assert_allclose(got[0], np.cos(args[0]) * a, rtol=1e-6)
         assert np.shape(got[0]) == args[0].shape
+
+
+def test_the_latest_rule_is_not_run_once_what_it_was_derived_against_changed():
+    from tangent_ast.api import same_kinds
+    from tangent_ast.live import dependencies_of
+
+    def outer():
+        scale = 2.0
+
+        def f(v):
+            return np.sum(v) * scale
+
+        def set_scale(value):
+            nonlocal scale
+            scale = value
+
+        return f, set_scale
+
+    f, set_scale = outer()
+    x = np.ones(3)
+    ready = same_kinds((x,), dependencies_of(f))
+    assert ready((np.zeros(3),)) and not ready((np.zeros(4),))
+    df = ta.grad(f)
+    np.testing.assert_allclose(df(x), [2.0, 2.0, 2.0])
+    set_scale(3.0)
+    assert not ready((x,))
+    np.testing.assert_allclose(df(x), [3.0, 3.0, 3.0])
