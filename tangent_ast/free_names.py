@@ -123,16 +123,35 @@ def _remember(source):
         names = [".".join((name, *chain)) for name, chain in reads]
         lines.append(" ".join(map(str, (first, length, len(names), *names, "."))))
     directory = _MEMO_DIRECTORY[0]
+    target = os.path.join(directory, text_key)
     # written whole under a name of its own, then renamed: a reader sees a whole file
     tmp = os.path.join(directory, f".{text_key}.{os.getpid()}.{id(source)}.tmp")
     try:
         os.makedirs(directory, exist_ok=True)
+        new = not os.path.exists(target)
         with open(tmp, "w") as file:
             file.write("\n".join(lines) + "\n")
-        os.replace(tmp, os.path.join(directory, text_key))
+        os.replace(tmp, target)
+        if new:
+            _prune(directory)
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+# Every edit of a source file makes a memo file of its own (a notebook: every run of a
+# cell): past this many, the least recently written half is removed.
+MEMO_FILES_KEPT = 1000
+
+
+def _prune(directory):
+    with os.scandir(directory) as entries:
+        files = [e for e in entries if not e.name.startswith(".")]
+    if len(files) > MEMO_FILES_KEPT:
+        files.sort(key=lambda e: e.stat().st_mtime_ns)
+        for entry in files[: len(files) - MEMO_FILES_KEPT // 2]:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
 
 
 def source_lines(fn):

@@ -154,6 +154,14 @@ def test_free_reads_of_is_free_reads_of_the_tree_from_the_memo_too(tmp_path):
         free_names._MEMO.clear()
         assert free_names.free_reads_of(tricky) == expected  # read back from tmp_path
         assert free_names._SOURCES[tricky.__code__].reads is not None
+        memo = tmp_path / "__pycache__" / "tangent_ast-sources"
+        for i in range(free_names.MEMO_FILES_KEPT):
+            (memo / f"old{i}").write_text("")
+        free_names._SOURCES.clear()
+        free_names._MEMO.clear()
+        (next(p for p in memo.iterdir() if not p.name.startswith("old"))).unlink()
+        assert free_names.free_reads_of(tricky) == expected  # a new file: the old pruned
+        assert len(list(memo.iterdir())) == free_names.MEMO_FILES_KEPT // 2
     finally:
         free_names._MEMO_DIRECTORY.clear()
 
