@@ -1,8 +1,6 @@
 """The public functions: derive, jvp, grad, value_and_grad, vjp, show."""
 
-import copy
 import functools
-import traceback
 import weakref
 
 import numpy as np
@@ -18,11 +16,10 @@ from .errors import (
     TangentAstError,
     UnsupportedSyntaxError,
 )
-from .kinds import KEYS_KEPT, signature_key, signature_of
+from .kinds import _SCALAR_TYPES, KEYS_KEPT, signature_key, signature_of
 from .load import import_module, write_atomic
 from .modes import Mode, Route
 from .naming import rule_base
-from .runtime.jacobians import jvp_of_batch, run_batched
 from .wrappers import as_function
 
 
@@ -115,6 +112,8 @@ def jvp(f, primals, tangents, *, batched=False, cache=None):
     given = [tangents[i] for i in wrt]
     if not batched:
         return guarded(f, flat, rule, lambda: rule.jvp(*flat, *given))
+    from .runtime.jacobians import jvp_of_batch  # a batch of directions only
+
     return guarded(f, flat, rule, lambda: jvp_of_batch(rule.jvp, flat, *given))
 
 
@@ -156,6 +155,8 @@ def guarded(f, args, rule, call):
 
 def _raise_for(f, args, rule, exc):
     """Raise what :func:`guarded` raises for ``exc``, raised by ``rule``'s generated code."""
+    import copy  # costs a millisecond: on a rule's error only
+
     try:
         f(*copy.deepcopy(args))
     except Exception:
@@ -190,6 +191,8 @@ def _is_complex(x):
 
 
 def internal_error(rule, exc):
+    import traceback  # costs a millisecond: on a rule's error only
+
     frames = [fr for fr in traceback.extract_tb(exc.__traceback__) if fr.filename == str(rule.path)]
     line = (
         f"{frames[-1].filename}:{frames[-1].lineno}: {frames[-1].line}"
@@ -250,11 +253,12 @@ class _Reverse:
     """What a call of ``grad(f)`` uses of one reverse rule, looked up once when the rule is
     cached rather than on every call."""
 
-    __slots__ = ("bwd", "check", "count", "current", "fwd", "real", "rule")
+    __slots__ = ("bwd", "check", "count", "current", "fwd", "ready", "real", "rule")
 
     def __init__(self, rule, args):
         self.rule = rule
         self.current = rule.dependencies.current
+        self.ready = same_kinds(args, rule.dependencies)
         self.fwd, self.bwd = rule.fwd, rule.bwd
         # check_arguments does nothing for a rule that updates no argument in place
         self.check = rule.check_arguments if rule.updates else None
@@ -278,6 +282,56 @@ class _Reverse:
         elif self.real and _is_complex(cts):
             return real_cotangents(self.rule, cts, args)
         return cts
+
+
+def same_kinds(args, dependencies=None):
+    """A function of a tuple of arguments: True only if they have the ``signature_key`` of
+    ``args`` (a call of their rule then) and, given ``dependencies``, those are current
+    (``dependencies.current()``); False when it cannot tell cheaply.
+
+    The last rule a ``grad`` ran is tried first with it, in place of building the key and
+    looking it up. It is one expression generated for ``args``, with their types, shapes
+    and dtypes bound as its globals: a Python scalar by its type, an ndarray by its type,
+    shape and dtype object (the same object is the same dtype, so the same ``dtype.char``
+    of the key). Arguments of any other kind (containers, records, subclasses of ndarray)
+    get no such test: their key is more than their type and shape. The lookups of
+    ``current()`` follow in the same expression (a call less on every call of ``grad``)."""
+    names = {"ndarray": np.ndarray}
+    terms = [f"len(args) == {len(args)}"]
+    for i, a in enumerate(args):
+        if type(a) in _SCALAR_TYPES:
+            names[f"t{i}"] = type(a)
+            terms.append(f"type(args[{i}]) is t{i}")
+        elif type(a) is np.ndarray:
+            names[f"s{i}"], names[f"d{i}"] = a.shape, a.dtype
+            terms.append(f"type(args[{i}]) is ndarray")
+            terms.append(f"args[{i}].shape == s{i} and args[{i}].dtype is d{i}")
+        else:
+            return _never
+    if dependencies is not None:
+        identity_names, expression = dependencies.identity
+        names.update(identity_names)  # named apart: _MISSING, m0, k0, o0, w0, v0, a0, ...
+        terms.append(f"({expression})")
+    text = (
+        "def same(args):\n"
+        "    try:\n"
+        f"        return {' and '.join(terms)}\n"
+        # a closure cell emptied since (``del`` of the closed-over name): not current
+        "    except ValueError:\n"
+        "        return False\n"
+    )
+    exec(compile(text, "<tangent_ast.api same_kinds>", "exec"), names)
+    return names["same"]
+
+
+def _never(args):
+    return False
+
+
+class _NoRule:
+    """The last rule of a ``grad`` not called yet: matches no call."""
+
+    ready = staticmethod(_never)
 
 
 class Made:
@@ -322,33 +376,21 @@ class _Gradient(Made):
         self._arity = plain_arity(getattr(self._f, "__func__", self._f))
         self._wrt, self._cache, self._value = wrt, cache, value
         self._rules = {}  # signature key (with the call form unless plain) -> _Reverse
+        # the rule of the latest plain call, tried first (its ``ready`` test on the arguments
+        # stands for their key's lookup)
+        self._last = _NoRule
         # Whether the rule derived last was for Python scalars only: calls are then looked
         # up by the types of their arguments first (cheaper than signature_key), else by
         # signature_key at once (an array's types alone would miss)
         self._by_type = True
 
     def __call__(self, *args, **kwargs):
-        rules = self._rules
-        if kwargs or len(args) != self._arity:
-            form, args = flat_arguments(self._f, args, kwargs)
-            key = signature_key(args) if form is PLAIN else (form, signature_key(args))
-            reverse = rules.get(key)
-        else:
-            form = PLAIN
-            if self._by_type:
-                # signature_key of Python scalars is the tuple of their types, and no other
-                # key is a tuple of types only: a rule found under it is the one for these
-                # kinds, and other arguments miss it and are looked up by signature_key
-                key = tuple(map(type, args))
-                reverse = rules.get(key)
-                if reverse is None:
-                    key = signature_key(args)
-                    reverse = rules.get(key)
-            else:
-                key = signature_key(args)
-                reverse = rules.get(key)
-        if reverse is None or not reverse.current():
-            reverse = self._derive(key, args, form)
+        reverse = self._last
+        # the arguments of the latest call's kinds (ready() holds only for the arity of a
+        # plain call) and the program unchanged (its current(), in the same expression):
+        # its rule, as the lookup would find it
+        if kwargs or not reverse.ready(args):
+            reverse, args = self._find(args, kwargs)
         if reverse.check is not None:
             reverse.check(args)
         # guarded(), written out: no closure to make on each call
@@ -384,6 +426,35 @@ class _Gradient(Made):
         ):
             cts = reverse.cotangents(cts, args)
         return (out, cts) if self._value else cts
+
+    def _find(self, args, kwargs):
+        """The rule for ``args`` and ``kwargs``, looked up by their key (derived if it is not
+        there, or not current), and the arguments flattened as it takes them."""
+        rules = self._rules
+        if kwargs or len(args) != self._arity:
+            form, args = flat_arguments(self._f, args, kwargs)
+            key = signature_key(args) if form is PLAIN else (form, signature_key(args))
+            reverse = rules.get(key)
+        else:
+            form = PLAIN
+            if self._by_type:
+                # signature_key of Python scalars is the tuple of their types, and no other
+                # key is a tuple of types only: a rule found under it is the one for these
+                # kinds, and other arguments miss it and are looked up by signature_key
+                key = tuple(map(type, args))
+                reverse = rules.get(key)
+                if reverse is None:
+                    key = signature_key(args)
+                    reverse = rules.get(key)
+            else:
+                key = signature_key(args)
+                reverse = rules.get(key)
+        if reverse is None or not reverse.current():
+            reverse = self._derive(key, args, form)
+        # a plain call's rule is tried first next time (another form's arguments are
+        # flattened first: ready() never holds for them as given)
+        self._last = reverse if form is PLAIN else _NoRule
+        return reverse, args
 
     def _derive(self, key, args, form):
         """The rule for ``args`` (of call ``form``) from the session, which derives it, loads
@@ -502,11 +573,18 @@ def vjp(f, *args, wrt=None, cache=None, route=None):
     wrt = default_wrt(wrt, signature[: len(args)], "vjp")
     rule = session.rule(source_of(f, signature), Mode.REVERSE, wrt, signature, form)
     rule.check_arguments(flat)
-    point = copy.deepcopy(args) if rule.updates else args  # the rule updates them in place
+    if rule.updates:  # the rule updates them in place
+        import copy
+
+        point = copy.deepcopy(args)
+    else:
+        point = args
     out, saved = guarded(f, flat, rule, lambda: rule.fwd(*flat))
 
     def pullback(ct, *, batched=False):
         if batched:  # ct holds cotangents along a leading axis
+            from .runtime.jacobians import run_batched
+
             inputs = tuple(flat[rule.params.index(w)] for w in rule.wrt)
             cts = guarded(
                 f,

@@ -18,8 +18,6 @@ changes whenever it can; a process that
 registered rules of its own computes it (see :meth:`RuleCache.rules_hash`).
 """
 
-import hashlib
-import html
 import importlib
 import inspect
 import sys
@@ -28,9 +26,9 @@ import textwrap
 import numpy as np
 
 from .calling import PLAIN, flat_params
-from .display import highlighted
+from .display import escaped, highlighted
 from .errors import TangentAstError
-from .free_names import source_text
+from .free_names import remember_in, source_text
 from .header import read_header, rules_fingerprint, source_hash
 from .kinds import canonical
 from .live import dependencies_of
@@ -48,7 +46,7 @@ from .load import (
     write_atomic,
 )
 from .modes import Mode, Route
-from .naming import qualname_part, rule_base, sanitize
+from .naming import digest, qualname_part, rule_base, sanitize
 from .version import __version__
 
 # Lines "fingerprint rules-hash". Kept with the directory's bytecode: a value derived from the
@@ -83,7 +81,7 @@ def wrt_names(params, wrt, qualname, where=None):
 def module_name_for(fn, mode, wrt, signature, form=PLAIN, route=Route.DIRECT):
     sig = "any" if signature is None else sanitize("_".join(str(k) for k in signature)) or "noargs"
     if len(sig) > 40:
-        sig = "sig" + hashlib.sha256(sig.encode()).hexdigest()[:10]
+        sig = "sig" + digest(sig, 10)
     if mode is Mode.REVERSE and route is Route.TRANSPOSE:
         mode = "reverse_transposed"
     parts = [rule_prefix(fn), mode, "_".join(wrt) or "none", sig]
@@ -117,6 +115,7 @@ class RuleCache:
 
     def __init__(self, directory=None, strict=False, route=None):
         self.directory = cache_dir(directory)
+        remember_in(self.directory)
         self.strict = strict
         self.route = Route.of(route)  # how reverse rules are derived
         self.rules = {}
@@ -293,7 +292,7 @@ class DerivedRule:
 
     def _repr_html_(self):
         """In a notebook: the rule's module, highlighted."""
-        return f"<p>{html.escape(repr(self))}</p>" + highlighted(self.source)
+        return f"<p>{escaped(repr(self))}</p>" + highlighted(self.source)
 
     def __reduce__(self):
         """Pickled by reference: the function (itself by reference), mode, wrt, signature and

@@ -22,7 +22,6 @@ defaults, so one function called in two forms has two rules, and a call
 """
 
 import inspect
-from dataclasses import dataclass, field
 
 from .errors import TangentAstError
 
@@ -33,12 +32,41 @@ _NAMED = (
 )
 
 
-@dataclass(frozen=True)
+# CallForm and Spread are written out rather than made by @dataclass, which generates their
+# methods by compiling their text when this module is imported: ~1 ms of every program
+# that loads a rule from the cache.
 class CallForm:
-    """What a call passes beyond the named parameters."""
+    """What a call passes beyond the named parameters: immutable, and equal (and hashed) by
+    its fields, a key of rules (what ``@dataclass(frozen=True)`` would make)."""
 
-    extra_positional: int = 0  # into *args
-    extra_keywords: tuple = ()  # into **kwargs, sorted
+    __match_args__ = ("extra_positional", "extra_keywords")
+
+    def __init__(self, extra_positional=0, extra_keywords=()):
+        object.__setattr__(self, "extra_positional", extra_positional)  # into *args
+        object.__setattr__(self, "extra_keywords", extra_keywords)  # into **kwargs, sorted
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def _fields(self):
+        return (self.extra_positional, self.extra_keywords)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self):
+        return hash(self._fields())
+
+    def __repr__(self):
+        return (
+            f"CallForm(extra_positional={self.extra_positional!r}, "
+            f"extra_keywords={self.extra_keywords!r})"
+        )
 
     def __str__(self):
         parts = [f"args{self.extra_positional}"] if self.extra_positional else []
@@ -49,13 +77,33 @@ class CallForm:
 PLAIN = CallForm()
 
 
-@dataclass
 class Spread:
     """Packed parameters of a flattened function, by the names they were flattened into."""
 
-    positional: dict = field(default_factory=dict)  # "rest" -> ["rest0", "rest1"]
-    keywords: dict = field(default_factory=dict)  # "options" -> {"tol": "options_tol"}
-    rebound: set = field(default_factory=set)  # packed names assigned in the body: not spread
+    def __init__(self, positional=None, keywords=None, rebound=None):
+        # "rest" -> ["rest0", "rest1"]
+        self.positional = {} if positional is None else positional
+        # "options" -> {"tol": "options_tol"}
+        self.keywords = {} if keywords is None else keywords
+        # packed names assigned in the body: not spread
+        self.rebound = set() if rebound is None else rebound
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.positional, self.keywords, self.rebound) == (
+            other.positional,
+            other.keywords,
+            other.rebound,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass's
+
+    def __repr__(self):
+        return (
+            f"Spread(positional={self.positional!r}, keywords={self.keywords!r}, "
+            f"rebound={self.rebound!r})"
+        )
 
     def describe(self):
         """``*rest -> rest0, rest1; **options -> options_tol`` for a module header."""

@@ -11,8 +11,6 @@ True
 True
 """
 
-import html
-
 
 class SourceText(str):
     """Python source that a notebook shows highlighted."""
@@ -28,5 +26,13 @@ def highlighted(source):
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import PythonLexer
     except ImportError:
-        return f"<pre>{html.escape(source)}</pre>"
+        return f"<pre>{escaped(source)}</pre>"
     return highlight(source, PythonLexer(), HtmlFormatter(noclasses=True, nowrap=False))
+
+
+def escaped(text):
+    """``html.escape(text)``: html imported only for a notebook (it costs 2 ms, which a
+    program loading its rules from the cache would pay for nothing)."""
+    import html
+
+    return html.escape(text)

@@ -8,12 +8,12 @@ on disk imports nothing of the transformer (see :mod:`tangent_ast.cached`).
 {'source-hash': '5aed805cb838d912', 'mode': 'reverse'}
 """
 
-import hashlib
 import os
 import sys
 
 import numpy as np
 
+from .naming import digest, sha256
 from .version import __version__
 
 
@@ -34,11 +34,11 @@ def body_hash_of(text):
     """The hash of the function bodies of a module text, as written in its header."""
     start = text.find("\ndef ")
     bodies = text[start + 1 :] if start >= 0 else ""
-    return hashlib.sha256(bodies.rstrip("\n").encode() + b"\n").hexdigest()[:16]
+    return digest(bodies.rstrip("\n").encode() + b"\n")
 
 
 def source_hash(text):
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return digest(text)
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -64,7 +64,7 @@ def rules_fingerprint():
     some 40 ``stat`` calls, once per process, where the rules hash costs the import and
     parsing of the tables."""
     if not _FINGERPRINT:
-        h = hashlib.sha256(
+        h = sha256(
             f"{__version__}\0{sys.version}\0{sys.implementation.cache_tag}\0{_PACKAGE}\0"
             f"{np.__version__}".encode()
         )

@@ -46,6 +46,9 @@ class Tag(str, Enum):
 
 @dataclass(frozen=True)
 class Kind:
+    """What is known of a value's type (with a docstring, @dataclass does not build one
+    from the class's signature: ``inspect.signature`` on import, some 0.3 ms)."""
+
     tag: Tag
     ndim: int | None = None
     dtype: str | None = None  # numpy dtype kind of arrays: f c i u b

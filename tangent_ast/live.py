@@ -37,7 +37,6 @@ each call, which keeps the check to a few dictionary lookups.
 """
 
 import builtins
-import hashlib
 import inspect
 import sys
 import textwrap
@@ -45,9 +44,10 @@ import types
 
 from .derived import portable_name
 from .errors import TangentAstError
-from .free_names import free_reads, function_tree, source_text
+from .free_names import free_reads_of, source_text
 from .kinds import kind_of
 from .modes import Mode
+from .naming import digest
 
 _MISSING = object()
 _LIBRARIES = frozenset(sys.stdlib_module_names) | {"numpy", "scipy", "tangent_ast", "gast"}
@@ -58,7 +58,7 @@ _ALWAYS_THERE = frozenset(("__code__", "__defaults__", "__kwdefaults__", "cell_c
 class Dependencies:
     """The objects a rule was derived against; :attr:`current` says whether they still are."""
 
-    __slots__ = ("attributes", "current", "functions", "in_dicts", "reads")
+    __slots__ = ("attributes", "current", "functions", "identity", "in_dicts", "reads")
 
     def __init__(self, in_dicts, attributes, functions, reads):
         self.in_dicts = tuple(in_dicts)  # (mapping, key, object): globals, module and class dicts
@@ -66,8 +66,11 @@ class Dependencies:
         self.attributes = tuple(attributes)
         self.functions = tuple(functions)  # user functions reached, the rule's own first
         self.reads = reads  # {function: {name: value}}: data values each reads
+        # (names, expression): the lookups current() makes, as an expression of ``names``,
+        # for a caller to fold into a test of its own (grad's wrapper: api.same_kinds)
+        self.identity = identity_expression(self.in_dicts, self.attributes)
         # current(): True if every lookup the derivation made still gives the same object
-        self.current = _identity_check(self.in_dicts, self.attributes)
+        self.current = _identity_check(*self.identity)
 
     def depends_field(self):
         """The header's ``depends``: ``module:qualname=fingerprint`` of every other function
@@ -90,16 +93,14 @@ class Dependencies:
         """A hash of ``fn``'s source and the kinds of the data values it reads."""
         text = _source(fn) or repr(fn.__code__.co_code)
         text += "".join(f"\n{n}={_kind(v)}" for n, v in sorted(self.reads.get(fn, {}).items()))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return digest(text)
 
 
-def _identity_check(in_dicts, attributes):
-    """A function of no arguments: True if each ``mapping.get(key)`` of ``in_dicts`` and each
-    ``owner.attribute`` of ``attributes`` is still its object (a missing key: still missing).
-
-    It runs before every call of a rule (``grad``'s wrapper), so it is one expression of
-    those lookups, generated for them, with the objects bound as its globals: no loop, no
-    tuple to unpack, half the time of a loop over the tuples."""
+def identity_expression(in_dicts, attributes):
+    """``(names, text)``: an expression, of the globals ``names`` (named ``_MISSING``,
+    ``m0``, ``k0``, ``o0``, ``w0``, ``v0``, ``a0``, ...), True if each ``mapping.get(key)``
+    of ``in_dicts`` and each ``owner.attribute`` of ``attributes`` is still its object (a
+    missing key: still missing). It raises ValueError for a closure cell emptied since."""
     names = {"_MISSING": _MISSING}
     terms = []
     for i, (mapping, key, obj) in enumerate(in_dicts):
@@ -113,10 +114,21 @@ def _identity_check(in_dicts, attributes):
             f"w{i}.{attribute}" if attribute in _ALWAYS_THERE else f"getattr(w{i}, a{i}, _MISSING)"
         )
         terms.append(f"{read} is v{i}")
+    return names, " and ".join(terms) or "True"
+
+
+def _identity_check(names, expression):
+    """A function of no arguments: ``expression`` (of :func:`identity_expression`), False
+    where it raises ValueError.
+
+    It runs before every call of a rule (``grad``'s wrapper), so it is one expression of
+    those lookups, generated for them, with the objects bound as its globals: no loop, no
+    tuple to unpack, half the time of a loop over the tuples."""
+    names = dict(names)
     text = (
         "def current():\n"
         "    try:\n"
-        f"        return {' and '.join(terms) or 'True'}\n"
+        f"        return {expression}\n"
         # a closure cell emptied since (``del`` of the closed-over name) raises ValueError
         "    except ValueError:\n"
         "        return False\n"
@@ -193,7 +205,7 @@ def dependencies_of(fn):
         for attribute in ("__code__", "__defaults__", "__kwdefaults__"):
             attributes[(id(h), attribute)] = (h, attribute, getattr(h, attribute))
         try:
-            node = function_tree(h)
+            free = free_reads_of(h)
         except TangentAstError:
             continue  # no source: it is not derived, so only its identity matters
         own_reads = reads.setdefault(h, {})
@@ -203,7 +215,7 @@ def dependencies_of(fn):
             if _is_user_function(value):
                 queue.append(value)
 
-        for name, chain in free_reads(node):
+        for name, chain in free:
             value = _lookup_name(h, name, in_dicts, attributes)
             if value is _MISSING:
                 continue

@@ -29,7 +29,6 @@ import contextlib
 import importlib
 import importlib.util
 import os
-import re
 import sys
 import time
 import types
@@ -39,7 +38,7 @@ from pathlib import Path
 
 from . import derived
 from .errors import TangentAstError
-from .free_names import free_reads, function_tree
+from .free_names import free_reads_of
 from .header import body_hash_of, read_header
 from .modes import Mode
 from .naming import sanitize
@@ -130,19 +129,35 @@ def state_of(path, expected):
     header = read_header(text)
     if "body-hash" not in header or "source-hash" not in header:
         return OnDisk.CORRUPT
-    try:
-        tree = compile(text, str(path), "exec", ast.PyCF_ONLY_AST)
-        compile(tree, str(path), "exec")
-    except SyntaxError:
-        return OnDisk.CORRUPT
-    # e.g. truncated after a whole function: it compiles but lacks the rest
-    if not _rule_functions(header) <= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}:
+    edited = body_hash_of(text) != header["body-hash"]
+    if not _complete(text, path, header, edited):
         return OnDisk.CORRUPT
     fresh = all(header.get(k) == v for k, v in expected.items())
-    edited = body_hash_of(text) != header["body-hash"]
     if edited:
         return OnDisk.EDITED if fresh else OnDisk.EDITED_STALE
     return OnDisk.FRESH if fresh else OnDisk.STALE
+
+
+def _complete(text, path, header, edited):
+    """Whether ``text`` compiles and defines the functions of its rule (a module truncated
+    after a whole function compiles but lacks the rest).
+
+    A module whose functions are as generated (``edited`` False: their text hashes to the
+    header's body-hash) compiled when it was written, and has them all: only what comes
+    before them, the docstring and imports the body-hash leaves out, is compiled again.
+    Compiling the whole of a long rule costs as much as the rest of a cache hit."""
+    start = text.find("\ndef ")
+    whole = edited or start < 0
+    try:
+        tree = compile(text if whole else text[:start], str(path), "exec", ast.PyCF_ONLY_AST)
+        compile(tree, str(path), "exec")
+    except (SyntaxError, ValueError):  # ValueError: a null byte, before Python 3.12
+        return False
+    if whole:
+        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    else:
+        defined = {n for n in _rule_functions(header) if f"\ndef {n}(" in text}
+    return _rule_functions(header) <= defined
 
 
 def _rule_functions(header):
@@ -205,8 +220,23 @@ def _stat(path):
 def _load_state(package, path):
     """What a module was loaded from: its text, and the sibling modules it imports."""
     text = path.read_text() if path.exists() else ""
-    siblings = re.findall(r"^from \.(\w+) import", text, re.MULTILINE)
+    siblings = _sibling_imports(text)
     return text, {name: sys.modules.get(f"{package}.{name}") for name in siblings}
+
+
+def _sibling_imports(text):
+    """``re.findall(r"^from \\.(\\w+) import", text, re.MULTILINE)``, written out: a pattern
+    costs its compilation once per process, on the path of every cache hit."""
+    found = []
+    for line in text.split("\n"):
+        if line.startswith("from ."):
+            rest = line[len("from .") :]
+            end = 0
+            while end < len(rest) and (rest[end].isalnum() or rest[end] == "_"):  # \w
+                end += 1
+            if end and rest.startswith(" import", end):
+                found.append(rest[:end])
+    return found
 
 
 def _as_loaded(module, package, path):
@@ -323,10 +353,10 @@ def own_names(fn):
     """The free names ``fn`` reads itself (in its nested functions and lambdas too), as the
     derivation resolves them: a name the loader binds beyond them is a rule's."""
     try:
-        node = function_tree(fn)
+        free = free_reads_of(fn)
     except TangentAstError:
         return set(fn.__code__.co_freevars) | set(fn.__code__.co_names)
-    return {name for name, _ in free_reads(node)}
+    return {name for name, _ in free}
 
 
 def bound_by_loader(path):

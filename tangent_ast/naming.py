@@ -8,8 +8,15 @@ a user's name.
 """
 
 import builtins
-import hashlib
 import re
+
+try:  # the standard library's own SHA-256 (hashlib's import loads OpenSSL: some 3 ms)
+    from _sha256 import sha256  # Python 3.11
+except ImportError:  # pragma: no cover - Python 3.12 on, or a build without it
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        from hashlib import sha256
 
 
 class Namer:
@@ -56,7 +63,11 @@ def rule_base(fn):
 
 def sanitize(text):
     """A valid identifier made from ``text`` (dots, brackets -> underscores)."""
-    name = re.sub(r"\W+", "_", str(text)).strip("_") or "t"
+    text = str(text)
+    # letters, digits and _ only: nothing to replace (and no pattern to compile, a cost
+    # a cache hit would pay for the names it looks up)
+    plain = text.isascii() and text.replace("_", "a").isalnum()
+    name = (text if plain else re.sub(r"\W+", "_", text)).strip("_") or "t"
     if name[0].isdigit():
         name = "_" + name
     return name
@@ -69,5 +80,10 @@ def qualname_part(qualname):
     is not the function ``Model_loss``)."""
     if qualname.isidentifier():
         return qualname
-    digest = hashlib.sha256(qualname.encode()).hexdigest()[:6]
-    return f"{sanitize(qualname)}_{digest}"
+    return f"{sanitize(qualname)}_{digest(qualname, 6)}"
+
+
+def digest(text, length=16):
+    """The first ``length`` hex digits of the SHA-256 of ``text`` (a str or bytes): the
+    hashes of the names and headers of generated modules."""
+    return sha256(text.encode() if isinstance(text, str) else text).hexdigest()[:length]

@@ -22,7 +22,6 @@ array([[1., 1., 1.],
 """
 
 import functools
-import hashlib
 import importlib
 import inspect
 from typing import ClassVar
@@ -30,7 +29,7 @@ from typing import ClassVar
 from .errors import NoSourceError
 from .live import is_library, user_rules
 from .load import import_module, write_atomic
-from .naming import sanitize
+from .naming import digest, sanitize
 
 # The rule tables are imported when a function given is not the user's own Python function
 # (a primitive, a partial, a function with rules): a program that differentiates its own
@@ -207,7 +206,7 @@ def _signature(fn):
 def _load(directory, source, bindings, name):
     """The function ``name`` of a wrapper module of ``source``, written to ``directory`` under
     a name its text decides (unless there already) and imported with ``bindings``."""
-    module_name = "wrapper__" + hashlib.sha256(source.encode()).hexdigest()[:12]
+    module_name = "wrapper__" + digest(source, 12)
     path = directory / f"{module_name}.py"
     if not path.exists() or path.read_text() != source:
         write_atomic(path, source)

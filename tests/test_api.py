@@ -415,3 +415,66 @@ def test_one_grad_object_sees_a_closure_cell_emptied():
     # seen as a change: derived again, which finds the name unbound (not a stale gradient)
     with pytest.raises(ta.TangentAstError, match="name 'scale' is not defined"):
         vg(1.0)
+
+
+def test_the_latest_rule_is_tried_first_only_for_arguments_of_its_key():
+    """grad's wrapper runs the rule of its latest call when ``same_kinds`` holds: only for
+    arguments whose signature_key is that call's (type, shape and dtype of arrays)."""
+    from tangent_ast.api import same_kinds
+    from tangent_ast.kinds import signature_key
+
+    class Sub(np.ndarray):
+        pass
+
+    x, a = np.zeros((2, 3)), 0.5
+    same = same_kinds((x, a))
+    assert same((np.ones((2, 3)), 1.5))
+    others = [
+        (np.ones((3, 2)), 1.5),  # another shape
+        (np.ones((2, 3), dtype=np.float32), 1.5),  # another dtype
+        (np.ones((2, 3)), 1),  # an int for a float
+        (np.ones((2, 3)).view(Sub), 1.5),  # a subclass of ndarray
+        (np.ones((2, 3)),),  # fewer arguments
+        (np.ones((2, 3)), 1.5, 2.0),
+    ]
+    for args in others:
+        assert not same(args)
+        assert signature_key(args) != signature_key((x, a))
+    assert not same_kinds(([1.0], 2.0))(([1.0], 2.0))  # containers: looked up by their key
+    assert same_kinds(())(())
+
+    def f(v, s):
+        return np.sum(np.sin(v)) * s
+
+    df = ta.grad(f, wrt=(0, 1))
+    for args in [(x, a), (np.ones(4), a), (np.ones(4, dtype=np.float32), a), (x, a)]:
+        got = df(*args)
+        np.testing.assert_allclose(got[0], np.cos(args[0]) * a, rtol=1e-6)
+        assert np.shape(got[0]) == args[0].shape
+
+
+def test_the_latest_rule_is_not_run_once_what_it_was_derived_against_changed():
+    from tangent_ast.api import same_kinds
+    from tangent_ast.live import dependencies_of
+
+    def outer():
+        scale = 2.0
+
+        def f(v):
+            return np.sum(v) * scale
+
+        def set_scale(value):
+            nonlocal scale
+            scale = value
+
+        return f, set_scale
+
+    f, set_scale = outer()
+    x = np.ones(3)
+    ready = same_kinds((x,), dependencies_of(f))
+    assert ready((np.zeros(3),)) and not ready((np.zeros(4),))
+    df = ta.grad(f)
+    np.testing.assert_allclose(df(x), [2.0, 2.0, 2.0])
+    set_scale(3.0)
+    assert not ready((x,))
+    np.testing.assert_allclose(df(x), [3.0, 3.0, 3.0])

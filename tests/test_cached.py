@@ -85,6 +85,87 @@ def test_a_cache_hit_in_a_new_process_imports_no_transformer(project):
     assert again["text"] == first["text"]
 
 
+def test_a_cache_hit_imports_only_the_runtime_modules_it_needs(project):
+    """The runtime package imports a module when one of its names is first read: a rule
+    calling only NumPy loads none of them but what the check itself reads (the kinds of
+    records, the errors), and neither html (a notebook's) nor hashlib (OpenSSL)."""
+    run(project)
+    extra = ("tangent_ast.runtime.arrays", "tangent_ast.runtime.linalg",
+             "tangent_ast.runtime.jacobians", "tangent_ast.runtime.batched", "html", "hashlib")
+    forbid = f"import sys; assert not [m for m in {extra!r} if m in sys.modules]"
+    code = RUN.replace("print(json.dumps", forbid + "\nprint(json.dumps", 1)
+    environment = dict(os.environ, TANGENT_AST_CACHE=str(project / "cache"))
+    environment["PYTHONPATH"] = os.pathsep.join([str(project / "src"), str(REPO_ROOT)])
+    done = subprocess.run(
+        [sys.executable, "-c", code.format(before="", transformer=TRANSFORMER)],
+        capture_output=True, text=True, env=environment, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    from tangent_ast import runtime
+
+    assert runtime.getitem_vjp.__module__ == "tangent_ast.runtime.arrays"  # read lazily
+    assert "getitem_vjp" in dir(runtime) and "getitem_vjp" in runtime.__all__
+    with pytest.raises(AttributeError):
+        runtime.no_such_helper  # noqa: B018
+
+
+def test_a_cache_hit_reads_the_source_s_block_and_reads_from_the_memo(project):
+    """A second process neither tokenizes nor parses the function's source: what it reads
+    and where it ends are remembered under a hash of its file's text."""
+    run(project)
+    assert list((project / "cache" / "__pycache__" / "tangent_ast-sources").iterdir())
+    refuse = (
+        "import ast, inspect\n"
+        "def refused(*args, **kwargs):\n"
+        "    raise AssertionError('parsed on a cache hit')\n"
+        "inspect.getblock = ast.parse = refused"
+    )
+    again = run(project, before=refuse)
+    assert again["loaded"] == []
+
+
+def test_a_corrupt_source_memo_is_parsed_again(project):
+    first = run(project)
+    for path in (project / "cache" / "__pycache__" / "tangent_ast-sources").iterdir():
+        path.write_text(path.read_text()[:-4])  # cut short: its last name
+    again = run(project)
+    assert again["loaded"] == [] and again["gradient"] == first["gradient"]
+
+
+def test_a_memo_entry_that_is_not_whole_is_ignored():
+    from tangent_ast.free_names import _parse_entry
+
+    assert _parse_entry("4 3 2 np np.sin .") == (4, 3, [("np", ()), ("np", ("sin",))])
+    assert _parse_entry("4 3 0 .") == (4, 3, [])
+    assert _parse_entry("4 3 2 np np.s") is None  # cut short
+    assert _parse_entry("4 3 2 np .") is None
+    assert _parse_entry("4 3 1 np. .") is None
+    assert _parse_entry("4 3") is None
+
+
+def test_free_reads_of_is_free_reads_of_the_tree_from_the_memo_too(tmp_path):
+    from tangent_ast import free_names
+
+    free_names.remember_in(tmp_path)
+    try:
+        expected = free_reads(function_tree(tricky))
+        assert free_names.free_reads_of(tricky) == expected
+        free_names._SOURCES.clear()
+        free_names._MEMO.clear()
+        assert free_names.free_reads_of(tricky) == expected  # read back from tmp_path
+        assert free_names._SOURCES[tricky.__code__].reads is not None
+        memo = tmp_path / "__pycache__" / "tangent_ast-sources"
+        for i in range(free_names.MEMO_FILES_KEPT):
+            (memo / f"old{i}").write_text("")
+        free_names._SOURCES.clear()
+        free_names._MEMO.clear()
+        (next(p for p in memo.iterdir() if not p.name.startswith("old"))).unlink()
+        assert free_names.free_reads_of(tricky) == expected  # a new file: the old pruned
+        assert len(list(memo.iterdir())) == free_names.MEMO_FILES_KEPT // 2
+    finally:
+        free_names._MEMO_DIRECTORY.clear()
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -247,3 +328,65 @@ def test_free_reads_without_gast_are_those_of_the_gast_tree():
     for fn in functions:
         assert set(free_reads(function_tree(fn))) == _gast_free_reads(fn), fn.__qualname__
     assert isinstance(function_tree(tricky), ast.FunctionDef)
+
+
+def test_a_module_broken_before_its_functions_is_corrupt(tmp_path):
+    """A module whose functions are as generated is compiled only up to them (the
+    body-hash vouches for the rest): a break in its imports is still found."""
+    from tangent_ast.header import body_hash_of, read_header
+    from tangent_ast.load import OnDisk, state_of
+
+    def f(x):
+        return np.sin(x) * x
+
+    rule = ta.derive(f, "reverse", 0, args=(0.5,), cache=tmp_path)
+    text = rule.path.read_text()
+    assert state_of(rule.path, {}) is OnDisk.FRESH
+    broken = text.replace("import numpy as np\n", "import numpy as\n", 1)
+    assert body_hash_of(broken) == read_header(broken)["body-hash"]  # not an edit of its body
+    rule.path.write_text(broken)
+    assert state_of(rule.path, {}) is OnDisk.CORRUPT
+    renamed = text.replace("def f_bwd(", "def f_bwd2(")  # edited: compiled whole
+    rule.path.write_text(renamed)
+    assert state_of(rule.path, {}) is OnDisk.CORRUPT
+
+
+@pytest.mark.parametrize("directory", ["/tmp/cache", "/", "/ab", "/abcd", "/abcde", "/héllo/wörld"])
+def test_the_directory_package_name_is_base32_of_the_path(directory):
+    import base64
+
+    from tangent_ast.derived import directory_name, directory_of
+
+    encoded = base64.b32encode(os.fsencode(directory)).decode().rstrip("=").lower()
+    assert directory_name(directory) == f"d_{encoded}"
+    assert directory_of(directory_name(directory)) == directory
+
+
+def test_call_forms_are_keys_as_frozen_dataclasses_were():
+    import pickle
+
+    from tangent_ast.calling import PLAIN, CallForm
+
+    assert CallForm() == PLAIN and hash(CallForm()) == hash(PLAIN)
+    assert CallForm(1, ("tol",)) != CallForm(1, ()) and CallForm(1) != (1, ())
+    assert pickle.loads(pickle.dumps(CallForm(2, ("tol",)))) == CallForm(2, ("tol",))
+    with pytest.raises(AttributeError):
+        PLAIN.extra_positional = 1
+    assert repr(CallForm(1)) == "CallForm(extra_positional=1, extra_keywords=())"
+
+
+def test_patterns_written_out_match_as_the_patterns_did():
+    import re
+
+    from tangent_ast.load import _sibling_imports
+    from tangent_ast.naming import sanitize
+
+    text = (
+        "from .a import b\nfrom . import c\nfrom .x_1 import y\n  from .z import q\n"
+        "from .w  import e\nfrom .é2 import f\nfrom .ab.cd import g\nfrom .k import\n"
+        "from .m importx\r\nfrom .n import o"
+    )
+    assert _sibling_imports(text) == re.findall(r"^from \.(\w+) import", text, re.MULTILINE)
+    for name in ["abc", "_a_", "a.b", "array1f_a__float", "1x", "", "__", "é", "x[1]", "A_B9"]:
+        expected = re.sub(r"\W+", "_", name).strip("_") or "t"
+        assert sanitize(name) == ("_" + expected if expected[0].isdigit() else expected)

@@ -11,7 +11,6 @@ TangentTuple((3.0, 3.0))
 array([2., 2., 2.])
 """
 
-import copy
 import dataclasses
 import types
 
@@ -146,6 +145,8 @@ def rebuild(x, values):
     if isinstance(x, tuple) and hasattr(type(x), "_fields"):
         return type(x)(*values)
     if dataclasses.is_dataclass(x):
+        import copy  # a millisecond to import: not on every program's start-up
+
         new = copy.copy(x)
         for name, value in zip(record_fields(x), values, strict=True):
             object.__setattr__(new, name, value)
