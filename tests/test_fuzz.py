@@ -11,8 +11,11 @@ import pytest
 from tangent_ast.fuzz import Outcome, check_program, generate, shrink
 from tangent_ast.fuzz.__main__ import run
 
-SLICE = range(0, 300)  # programs whose arrays' axes all have length 3
-MIXED_SLICE = range(0, 200)  # programs of lengths 3, 4 and 1 (about as long to check)
+SLICE = range(0, 260)  # programs whose arrays' axes all have length 3
+MIXED_SLICE = range(0, 170)  # programs of lengths 3, 4 and 1 (about as long to check)
+# second derivatives too (forward over reverse, reverse over reverse), both lengths: this
+# slice held a loop in one branch of a reverse rule and nested loops (checkpoints)
+SECOND_ORDER_SLICE = range(100, 140)
 
 
 def test_same_seed_same_program():
@@ -96,3 +99,14 @@ def test_fixed_seed_slice_has_no_wrong_derivative_and_no_internal_error(seeds, l
         "\n\n".join(f"seed {seed}: {r.outcome.value}: {r.detail}\n{p.source(preamble=False)}"
                     for seed, r, p in failures)
     assert counts[Outcome.PASS] > 0.8 * len(seeds)
+
+
+def test_second_derivatives_of_a_fixed_seed_slice():
+    counts, _, failures = run(
+        SECOND_ORDER_SLICE, shrink_failures=False, echo=lambda *a: None, lengths="both",
+        second_order=True,
+    )
+    assert counts[Outcome.WRONG] == 0 and counts[Outcome.INTERNAL] == 0, \
+        "\n\n".join(f"seed {seed}: {r.outcome.value}: {r.detail}\n{p.source(preamble=False)}"
+                    for seed, r, p in failures)
+    assert counts[Outcome.PASS] > 0.5 * 2 * len(SECOND_ORDER_SLICE)

@@ -372,3 +372,16 @@ def test_reverse_over_reverse_of_a_rule_with_a_loop_in_one_branch():
     loop's cotangent to 0.0 in the other; reverse over reverse once lost the loop."""
     for a in (0.9, 1.5):
         check_second_order(early_exit_then_loop, (a,))
+
+
+def dict_built_twice(b):
+    d = {"a": b, "b": b}
+    v = d["a"] - d["b"] * 2.0
+    d = {"a": b, "b": v * v}
+    return np.sum(d["a"] - d["b"] * 2.0)
+
+
+def test_second_derivatives_through_cotangents_of_dicts():
+    """The reverse rule sums cotangents of dicts with add_tangents: differentiated again,
+    those sums are dicts too (their kind is the dict's), never added with +."""
+    check_second_order(dict_built_twice, (np.array([0.3, -0.2]),))

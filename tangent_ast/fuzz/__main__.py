@@ -1,6 +1,7 @@
 """``python -m tangent_ast.fuzz --count N --seed S`` (or ``--minutes M``): random programs
 through every mode; counts by outcome, refusals by frequency, shrunk failures. Each seed
-gives a program of equal lengths and one of mixed lengths (``--lengths`` picks one)."""
+gives a program of equal lengths and one of mixed lengths (``--lengths`` picks one);
+``--second-order`` checks Hessian-vector products as well."""
 
 from __future__ import annotations
 
@@ -26,9 +27,18 @@ def _refusal_class(message):
     return re.sub(r"\d+", "N", message)[:140]
 
 
-def run(seeds, deadline=None, out=None, shrink_failures=True, echo=print, lengths="equal"):
+def run(
+    seeds,
+    deadline=None,
+    out=None,
+    shrink_failures=True,
+    echo=print,
+    lengths="equal",
+    second_order=False,
+):
     """Check the program of each seed (of ``lengths``: "equal", "mixed", or "both": two
-    programs a seed); the counts by outcome, the refusals by class and the failures."""
+    programs a seed; with ``second_order``, its second derivatives too); the counts by
+    outcome, the refusals by class and the failures."""
     counts = collections.Counter()
     refusals = collections.Counter()
     failures = []
@@ -37,14 +47,17 @@ def run(seeds, deadline=None, out=None, shrink_failures=True, echo=print, length
         if deadline is not None and time.monotonic() > deadline:
             break
         program = generate(seed, lengths=kind)
-        result = check_program(program)
+        result = check_program(program, second_order)
         counts[result.outcome] += 1
         if result.outcome is Outcome.REFUSED:
             refusals[_refusal_class(result.detail)] += 1
         if result.failed:
             small = (
                 shrink(
-                    program, lambda p, outcome=result.outcome: check_program(p).outcome is outcome
+                    program,
+                    lambda p, outcome=result.outcome: (
+                        check_program(p, second_order).outcome is outcome
+                    ),
                 )
                 if shrink_failures
                 else program
@@ -83,13 +96,20 @@ def main(argv=None):
         default="both",
         help="arrays of length 3 only, of lengths 3, 4 and 1, or a program of each a seed",
     )
+    parser.add_argument(
+        "--second-order",
+        action="store_true",
+        help="check Hessian-vector products too (forward over reverse, reverse over reverse)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("TANGENT_AST_CACHE", tempfile.mkdtemp(prefix="tangent_ast_fuzz_cache_"))
     if args.minutes is not None:
         seeds, deadline = range(args.seed, sys.maxsize), time.monotonic() + 60 * args.minutes
     else:
         seeds, deadline = range(args.seed, args.seed + args.count), None
-    counts, _, _ = run(seeds, deadline, args.out, lengths=args.lengths)
+    counts, _, _ = run(
+        seeds, deadline, args.out, lengths=args.lengths, second_order=args.second_order
+    )
     return 1 if counts[Outcome.WRONG] or counts[Outcome.INTERNAL] else 0
 
 

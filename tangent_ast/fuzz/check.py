@@ -5,9 +5,10 @@ it as plain Python first (a program that raises or gives a non-finite value is
 ``SKIPPED``), then checks ``check_grads`` in both modes (finite differences at several
 steps, the dot-product test, the arguments' state) and the public API: ``grad``,
 ``value_and_grad`` and ``jvp`` against the function's value, ``vjp`` with its pullback
-called twice. A numeric disagreement is checked again at a nearby point: one that goes
-away there was a kink the point happened to sit on (``SKIPPED``), one that stays is
-``WRONG``.
+called twice; with ``second_order``, ``check_second_order`` too (``hvp`` against differences
+of the gradient and against reverse over reverse). A numeric disagreement is checked
+again at a nearby point: one that goes away there was a kink the point happened to sit
+on (``SKIPPED``), one that stays is ``WRONG``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import numpy as np
 
 import tangent_ast as ta
 from tangent_ast.errors import InternalError, TangentAstError
-from tangent_ast.testing import GradientCheckError, check_grads
+from tangent_ast.testing import GradientCheckError, check_grads, check_second_order
 
 
 class Outcome(enum.Enum):
@@ -115,7 +116,7 @@ def _perturbed(args, seed):
     )
 
 
-def _check_at(f, args):
+def _check_at(f, args, second_order=False):
     check_grads(f, copy.deepcopy(args), modes=("forward", "reverse"), rtol=1e-4, atol=1e-6)
     if len(args) > 1:  # with respect to one argument only: the others carry no derivative
         check_grads(
@@ -127,10 +128,14 @@ def _check_at(f, args):
             atol=1e-6,
         )
     _api_checks(f, args)
+    if second_order:
+        # forward over reverse against differences of the gradient, and reverse over reverse
+        check_second_order(f, copy.deepcopy(args), rtol=1e-3, atol=1e-5)
 
 
-def check_program(program):
-    """The :class:`Result` of ``program`` in every mode."""
+def check_program(program, second_order=False):
+    """The :class:`Result` of ``program`` in every mode (and, with ``second_order``, its
+    Hessian-vector products by forward over reverse and by reverse over reverse)."""
     try:
         module = load(program)
     except SyntaxError as exc:
@@ -149,33 +154,33 @@ def check_program(program):
             return Result(
                 Outcome.SKIPPED, "the program's value is too large to check by differences"
             )
-        return _classify(f, args, program.seed)
+        return _classify(f, args, program.seed, second_order)
 
 
-def _classify(f, args, seed):
+def _classify(f, args, seed, second_order=False):
     try:
-        _check_at(f, args)
+        _check_at(f, args, second_order)
         return Result(Outcome.PASS)
     except InternalError as exc:
         return Result(Outcome.INTERNAL, str(exc).splitlines()[0])
     except TangentAstError as exc:
         return Result(Outcome.REFUSED, str(exc).splitlines()[0])
     except GradientCheckError as exc:
-        return _numeric(f, args, seed, exc)
+        return _numeric(f, args, seed, exc, second_order)
     except Exception as exc:
         frames = traceback.extract_tb(exc.__traceback__)
         where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
         return Result(Outcome.INTERNAL, f"{type(exc).__name__} at {where}: {exc}")
 
 
-def _numeric(f, args, seed, exc):
+def _numeric(f, args, seed, exc, second_order=False):
     """A disagreement that disappears a little way off was a kink, not a bug."""
     nearby = _perturbed(args, seed)
     try:
         value = f(*copy.deepcopy(nearby))
         if not _finite(value):
             return Result(Outcome.SKIPPED, "not finite nearby")
-        _check_at(f, nearby)
+        _check_at(f, nearby, second_order)
     except (GradientCheckError, AssertionError):
         return Result(Outcome.WRONG, str(exc).splitlines()[0])
     except Exception:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
+from ..kinds import UNKNOWN, Tag
 from .registry import (
     ZERO,
     def_jointly_linear,
@@ -22,6 +23,7 @@ from .registry import (
     handles,
     holds_for_complex,
     nondifferentiable,
+    primitive,
 )
 
 _fn: Any  # the loop variable of the tables below
@@ -101,9 +103,28 @@ defvjp(runtime.transpose_vjp, lambda ct, ans, g, axes=None: np.transpose(ct, axe
 def_jointly_linear(runtime.add_tangents, 0, 1)
 
 defvjp(runtime.add_tangents, lambda ct, ans, a, b: ct, lambda ct, ans, a, b: ct)
+handles(runtime.add_tangents, sequences=True)  # of tuples, lists, dicts, records: item by item
 
 # zeros carry no derivative, nor a value kept only for its shape
 nondifferentiable(runtime.zero_tangent, runtime.zeros_like, runtime.only_shape)
+
+
+def _tangent_of(x):
+    """The kind of a (co)tangent of a container ``x``: its structure (a list's tangent is
+    a TangentTuple), so that a rule differentiated again adds two of them with
+    ``add_tangents``, never ``+``, which would concatenate or fail on dicts."""
+    if not x.container:
+        return UNKNOWN
+    return x if x.tag is not Tag.LIST else x.__class__(Tag.TUPLE, elements=x.elements)
+
+
+primitive(runtime.getitem_vjp).kind = lambda ct, x, index: _tangent_of(x)
+primitive(runtime.getattr_vjp).kind = lambda ct, x, name: _tangent_of(x)
+primitive(runtime.zero_tangent).kind = _tangent_of
+primitive(runtime.only_shape).kind = lambda x: x  # x itself, or an array of its shape and dtype
+primitive(runtime.add_tangents).kind = lambda a, b: (
+    _tangent_of(a) if a.container else _tangent_of(b)
+)
 
 handles([runtime.sum_vjp, runtime.mean_vjp], "axis", "keepdims")
 handles(runtime.transpose_vjp, "axes")
