@@ -17,6 +17,7 @@ from .errors import (
     UnsupportedSyntaxError,
 )
 from .kinds import _SCALAR_TYPES, KEYS_KEPT, signature_key, signature_of
+from .live import generated_test
 from .load import import_module, write_atomic
 from .modes import Mode, Route
 from .naming import rule_base
@@ -312,16 +313,7 @@ def same_kinds(args, dependencies=None):
         identity_names, expression = dependencies.identity
         names.update(identity_names)  # named apart: _MISSING, m0, k0, o0, w0, v0, a0, ...
         terms.append(f"({expression})")
-    text = (
-        "def same(args):\n"
-        "    try:\n"
-        f"        return {' and '.join(terms)}\n"
-        # a closure cell emptied since (``del`` of the closed-over name): not current
-        "    except ValueError:\n"
-        "        return False\n"
-    )
-    exec(compile(text, "<tangent_ast.api same_kinds>", "exec"), names)
-    return names["same"]
+    return generated_test("args", " and ".join(terms), names, "<tangent_ast.api same_kinds>")
 
 
 def _never(args):

@@ -50,6 +50,7 @@ import gast
 
 from .kinds import UNKNOWN, Tag
 from .residuals import shape_only_reads
+from .syntax import replace_node
 
 # the operators of an elementwise pass over arrays computed again
 _ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult)
@@ -101,7 +102,7 @@ def recompute_residuals(fwd, bwd, residuals, kinds, updated):
         reads = [n for n in bwd_names.loads.get(r, []) if n.id == r]
         if len(reads) != 1:
             continue
-        _substitute(bwd, reads[0], value)
+        replace_node(bwd, reads[0], value)
         kept.remove(r)
         read = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
         kept = [p for p in params if p in read and p not in kept] + kept
@@ -231,15 +232,3 @@ def _array(expr, available, kinds):
         and expr.id in available
         and kinds.get(expr.id, UNKNOWN).tag is Tag.ARRAY
     )
-
-
-def _substitute(fn, old, new):
-    """Put ``new`` where the node ``old`` is in ``fn``."""
-    for parent in gast.walk(fn):
-        for field, value in gast.iter_fields(parent):
-            if value is old:
-                setattr(parent, field, new)
-                return
-            if isinstance(value, list) and any(v is old for v in value):
-                value[next(i for i, v in enumerate(value) if v is old)] = new
-                return

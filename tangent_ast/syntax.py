@@ -121,6 +121,20 @@ def loaded_names(stmts):
     return _names(stmts, gast.Load)
 
 
+def replace_node(root, old, new):
+    """Put ``new`` where the node ``old`` is under ``root`` (its first place)."""
+    for parent in gast.walk(root):
+        for field, value in gast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list):
+                for k, item in enumerate(value):
+                    if item is old:
+                        value[k] = new
+                        return
+
+
 def read_before_assigned(stmts, assigned=frozenset()):
     """The names ``stmts`` may read before they assign them, in the order they run. What
     a loop or a branch assigns counts as assigned after it only where it is assigned on

@@ -63,6 +63,7 @@ from .syntax import (
     assign,
     name,
     read_before_assigned,
+    replace_node,
     stored_names,
     updated_arrays,
 )
@@ -290,22 +291,8 @@ def _fold_single_uses(block, recomputed):
             or updated_arrays(between) & operands
         ):
             continue
-        _replace(user, use, st.value)
+        replace_node(user, use, st.value)
         del block[at]
-
-
-def _replace(root, old, new):
-    """Put ``new`` where the node ``old`` is under ``root``."""
-    for parent in gast.walk(root):
-        for field, value in gast.iter_fields(parent):
-            if value is old:
-                setattr(parent, field, new)
-                return
-            if isinstance(value, list):
-                for k, item in enumerate(value):
-                    if item is old:
-                        value[k] = new
-                        return
 
 
 def unset_before(fn, node, names):

@@ -291,8 +291,9 @@ def _statement(w):
             "early",
             "comprehension",
             "checkpointed",
+            "nested",
         ],
-        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1],
+        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1],
     )[0]
     shape = _shape_for(w, kind)
     if shape is None:
@@ -318,6 +319,21 @@ def _statement(w):
             lines += ["    if i == 2:", "        break"]
         lines += [f"    {name} = {name} * 0.7 + np.sin({name}) * (i + 1.0)"]
         return w.emit(lines, name, shape)
+    if kind == "nested":  # the outer body reads what the inner loop made, nonlinearly
+        a = w.pick(shape)
+        n, inner = rng.randint(1, 3), rng.choice(["2", "j", "3 - j"])
+        return w.emit(
+            [
+                f"{name} = {a} * 1.0",
+                f"for j in range({n}):",
+                f"    {name}_in = {name} * 0.5",
+                f"    for i in range({inner}):",
+                f"        {name}_in = {name}_in * 0.7 + np.sin({name}_in)",
+                f"    {name} = {name} * np.cos({name}_in) + 0.1 * {name}_in",
+            ],
+            name,
+            shape,
+        )
     if kind == "checkpointed":  # a long loop: one or two levels of snapshots
         a, b = w.pick(shape), w.pick(SCALAR)
         n, k = rng.randint(0, 9), rng.randint(1, 8)
