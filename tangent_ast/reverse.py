@@ -197,7 +197,9 @@ class Reverse:
         self.loops = []  # per enclosing reverse loop: {"outer": names, "buffers": {name: buffer}}
         # arrays whose ct_ variable is an array this rule owns (updated in place)
         self.owned = set()
-        self.term_lines = {}  # id(term) -> the primal line whose adjoint produced it
+        # id(term) -> (the primal line whose adjoint produced it, the term): the term is
+        # kept so that its id is not reused by a later node (a name made for a sum)
+        self.term_lines = {}
         self.line = None  # the primal line being transposed
         self.calls = {}  # id(statement) -> how a call to a user function is swept (or None)
         self.old_values = {}  # id(update statement) -> name of the saved overwritten slot
@@ -475,12 +477,13 @@ class Reverse:
         return out
 
     def add_term(self, v, expr, pending):
-        self.term_lines[id(expr)] = self.line
+        self.term_lines[id(expr)] = (self.line, expr)
         pending.setdefault(v, []).append(expr)
 
     def _cite(self, stmt, terms, at):
         """Cite the user's line a sum comes from (its first term's), not where it is added up."""
-        line = next((self.term_lines.get(id(t)) for t in terms if self.term_lines.get(id(t))), None)
+        lines = (self.term_lines.get(id(t), (None, None))[0] for t in terms)
+        line = next((n for n in lines if n), None)
         stmt.lineno = line if line is not None else getattr(at, "lineno", None)
         return stmt
 
