@@ -83,6 +83,15 @@ class _Fold(gast.NodeTransformer):
         self.same_shape = same_shape
         # names bound once to a spread scalar, ``ct = np.full_like(a, s)``: ``(a, s)``
         self.spreads = spreads or {}
+        self.changed = False  # a visit returned another node: the expression was rewritten
+
+    def visit(self, node):
+        # every rewrite below returns a new node (or a child) in place of the one visited,
+        # and changes no node in place
+        new = super().visit(node)
+        if new is not node:
+            self.changed = True
+        return new
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
@@ -328,22 +337,24 @@ class Simplifier:
         self.origin = origin or {}
         self.namespace = namespace
         self.dropped = False  # set by _drop when it changes the code
+        # set by every rewrite: a round that leaves it unset changed nothing, so the next
+        # round would change nothing either (printing the function before and after each
+        # round to compare them cost as much as a pass)
+        self.changed = False
         self.spreads = {}
 
     def run(self):
-        # each round ends with the function's dump, which the next round starts from
-        before = gast.dump(self.fn)
         for _ in range(50):
+            self.changed = False
             self.spreads = self._spreads()
             self.fn.body = self.fold(self.fn.body)
             self.coalesce_block(self.fn.body)
             self.propagate_copies()
             self.propagate_local_block(self.fn.body)
             self.inline_block(self.fn.body)
-            after = self.remove_dead()
-            if after == before:
+            self.remove_dead()
+            if not self.changed:
                 break
-            before = after
         return self.fn
 
     def _spreads(self):
@@ -430,6 +441,7 @@ class Simplifier:
                         n.id = a
                 index.update(index.position(k))
             index.delete(p)
+            self.changed = True
             # What decides whether a copy goes changed only for the copies that now read or
             # write ``a`` (``b`` is gone): if one comes before ``p``, go back to it, as
             # scanning the block again from its start would.
@@ -479,12 +491,14 @@ class Simplifier:
                             n.id = b
                         replaced += len(here)
                         index.update(q)
+                        self.changed = True
                     elif here:
                         break
                     if stores_b:  # later statements read the new b
                         break
                 if replaced == loads.get(a, 0):  # every read renamed: the copy goes
                     index.delete(p)
+                    self.changed = True
                     continue
             p += 1
 
@@ -496,7 +510,9 @@ class Simplifier:
                 and isinstance(s.targets[0], gast.Name)
                 and s.targets[0].id in self.rewritable
             ):
-                s.value = _Fold(self.namespace, self.same_shape, self.spreads).visit(s.value)
+                folding = _Fold(self.namespace, self.same_shape, self.spreads)
+                s.value = folding.visit(s.value)
+                self.changed |= folding.changed
             elif isinstance(s, gast.If):
                 s.body = self.fold(s.body)
                 s.orelse = self.fold(s.orelse)
@@ -532,7 +548,11 @@ class Simplifier:
             return n
 
         for n in _names_loaded(self.fn):
-            n.id = resolve(n.id)
+            source = resolve(n.id)
+            if source != n.id:
+                n.id = source
+                self.changed = True
+        self.dropped = False
         self.fn.body = self._drop(
             self.fn.body,
             lambda s: (
@@ -541,11 +561,12 @@ class Simplifier:
                 and s.targets[0].id in copies
             ),
         )
+        self.changed |= self.dropped
 
     def _drop(self, stmts, predicate):
         """``stmts`` without those ``predicate`` marks (nor ``a = a``), branches emptied
         and loops idle. Sets ``self.dropped`` when that changes anything: then the code
-        differs, which ``remove_dead`` tells from that instead of printing it again."""
+        differs, which ``remove_dead`` and a round tell from that instead of printing it."""
         out = []
         for s in stmts:
             if predicate(s) or (_is_copy(s) and s.targets[0].id == s.value.id):
@@ -607,6 +628,7 @@ class Simplifier:
                 target = s.targets[0].id
                 if self._inline_into(index, i, target, s.value):
                     index.delete(i)
+                    self.changed = True
                     continue
             i += 1
 
@@ -651,8 +673,7 @@ class Simplifier:
         return True
 
     def remove_dead(self):
-        """Drop what nothing reads, until nothing more goes; returns ``gast.dump`` of the
-        function as it is then."""
+        """Drop what nothing reads, until nothing more goes."""
         while True:
             used = {n.id for n in _names_loaded(self.fn)}
             dead = lambda s, used=used: (
@@ -664,7 +685,8 @@ class Simplifier:
             self.dropped = False
             self.fn.body = self._drop(self.fn.body, dead)
             if not self.dropped:  # the function is as it was: nothing more is dead
-                return gast.dump(self.fn)
+                return
+            self.changed = True
 
 
 def _blocks(stmt):
