@@ -135,11 +135,12 @@ class BlockIndex:
     removed (``delete``) or rewritten in place (``update``), never inserted, so keys keep
     the order of the statements."""
 
-    def __init__(self, stmts, counts=None):
+    def __init__(self, stmts, counts=None, facts=None):
         self.stmts = stmts
         self.counts = counts
         self.keys = list(range(len(stmts)))
-        self.facts = [Facts(s) for s in stmts]  # by key
+        # by key; ``facts``: those of ``stmts`` as they are, known already
+        self.facts = [Facts(s) for s in stmts] if facts is None else facts
         for table, _ in _TABLES:
             setattr(self, table, {})
         for key, facts in enumerate(self.facts):

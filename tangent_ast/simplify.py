@@ -400,20 +400,44 @@ class Simplifier:
     def _same_variable(self, a, b):
         return b in self.rewritable or (self.origin.get(a, a) == self.origin.get(b, b))
 
-    def _counts(self):
-        facts = Facts(self.fn)
-        return Counts(facts.loads, facts.stores)
+    def _counts(self, facts):
+        """The function's read and write counts: its parameters' and those of the ``facts``
+        of its statements, so that a pass that indexes the body walks it once."""
+        body, self.fn.body = self.fn.body, []
+        head = Facts(self.fn)
+        self.fn.body = body
+        counts = Counts(head.loads, head.stores)
+        for f in facts:
+            counts.add(f, 1)
+        return counts
+
+    def _body_facts(self, stmts, counts):
+        """``(counts, facts of stmts)``: the function's counts, and the facts its body's
+        index starts from, when ``stmts`` is the body (``counts`` None); else ``counts``."""
+        if counts is not None:
+            return counts, None
+        facts = [Facts(s) for s in stmts]
+        return self._counts(facts), facts
+
+    def _nested(self, stmts, rewrite, counts, facts):
+        """``rewrite`` each block nested in ``stmts``; ``facts`` of ``stmts`` if still true
+        after that (nothing changed), else None."""
+        changed, self.changed = self.changed, False
+        for s in stmts:
+            for block in _blocks(s):
+                rewrite(block, counts)
+        current = facts if not self.changed else None
+        self.changed |= changed
+        return current
 
     def coalesce_block(self, stmts, counts=None):
         """``b = e; ...; a = b`` with ``b`` used nowhere else -> ``a = e; ...``.
 
         This undoes SSA where it only added copies: loop headers and branch
         joins read as the user wrote them (``s = s + x``)."""
-        counts = counts or self._counts()
-        for s in stmts:
-            for block in _blocks(s):
-                self.coalesce_block(block, counts)
-        index = BlockIndex(stmts, counts)
+        counts, facts = self._body_facts(stmts, counts)
+        facts = self._nested(stmts, self.coalesce_block, counts, facts)
+        index = BlockIndex(stmts, counts, facts)
         p = 0
         while p < len(stmts):
             copy_stmt = stmts[p]
@@ -451,13 +475,11 @@ class Simplifier:
 
     def propagate_local_block(self, stmts, counts=None):
         """``a = b`` (``a`` assigned once) -> uses of ``a`` read ``b`` while ``b`` is unchanged."""
-        counts = counts or self._counts()
-        for s in stmts:
-            for block in _blocks(s):
-                self.propagate_local_block(block, counts)
+        counts, facts = self._body_facts(stmts, counts)
+        facts = self._nested(stmts, self.propagate_local_block, counts, facts)
         # the counts before this block's rewrites decide which copies go
         stores, loads = dict(counts.stores), dict(counts.loads)
-        index = BlockIndex(stmts, counts)
+        index = BlockIndex(stmts, counts, facts)
         p = 0
         while p < len(stmts):
             s = stmts[p]
@@ -614,8 +636,8 @@ class Simplifier:
         return ranges and loop.target.id not in {n.id for n in _names_loaded(self.fn)}
 
     def inline_block(self, stmts, counts=None):
-        counts = counts or self._counts()
-        index = BlockIndex(stmts, counts)
+        counts, facts = self._body_facts(stmts, counts)
+        index = BlockIndex(stmts, counts, facts)
         i = 0
         while i < len(stmts):
             s = stmts[i]
