@@ -48,24 +48,33 @@ MAX_LINE = 88
 
 
 def _names_loaded(node):
-    return [n for n in nodes(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+    return _loads_among(nodes(node))
 
 
-def _stores(stmts):
-    """How often each name is written: bound, or updated in place (``a[i] = v`` writes ``a``).
+def _loads_among(every):
+    return [n for n in every if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+
+
+def _stores(every):
+    """How often each name is written among the nodes ``every`` (``nodes(tree)``): bound, or
+    updated in place (``a[i] = v`` writes ``a``).
 
     Counting updates as writes is what keeps every rewrite here from moving a read
     of an array past an in-place update of it."""
     counts = {}
-    for s in stmts:
-        for n in nodes(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
-                counts[n.id] = counts.get(n.id, 0) + 1
-            elif isinstance(n, (gast.Assign, gast.AugAssign)):
-                for t in n.targets if isinstance(n, gast.Assign) else [n.target]:
-                    if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
-                        counts[t.value.id] = counts.get(t.value.id, 0) + 1
+    for n in every:
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
+            counts[n.id] = counts.get(n.id, 0) + 1
+        elif isinstance(n, (gast.Assign, gast.AugAssign)):
+            for t in n.targets if isinstance(n, gast.Assign) else [n.target]:
+                if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                    counts[t.value.id] = counts.get(t.value.id, 0) + 1
     return counts
+
+
+def _name_assignments(every):
+    """The ``name = ...`` statements among the nodes ``every``, in their order."""
+    return [s for s in every if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)]
 
 
 def _is_const(e, value=None):
@@ -364,22 +373,15 @@ class Simplifier:
         so the spread array is never made when every use is such a product."""
         if self.same_shape is None:
             return {}
-        stores = _stores([self.fn])
-        loads = _load_counts(self.fn)
-        assigned = {
-            s.targets[0].id
-            for s in gast.walk(self.fn)
-            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-        }
+        every = nodes(self.fn)  # walked once, read four times
+        stores = _stores(every)
+        loads = _load_counts(every)
+        assignments = _name_assignments(every)
+        assigned = {s.targets[0].id for s in assignments}
         probe = _Fold(self.namespace)
         spreads = {}
-        for s in gast.walk(self.fn):
-            if not (
-                isinstance(s, gast.Assign)
-                and isinstance(s.targets[0], gast.Name)
-                and s.targets[0].id in self.rewritable
-                and stores.get(s.targets[0].id) == 1
-            ):
+        for s in assignments:
+            if not (s.targets[0].id in self.rewritable and stores.get(s.targets[0].id) == 1):
                 continue
             spread = probe.spread_of(s.value)
             if (
@@ -544,14 +546,11 @@ class Simplifier:
         return out
 
     def propagate_copies(self):
-        stores = _stores([self.fn])
+        every = nodes(self.fn)
+        stores = _stores(every)
         copies = {}
-        for s in gast.walk(self.fn):
-            if (
-                isinstance(s, gast.Assign)
-                and isinstance(s.targets[0], gast.Name)
-                and isinstance(s.value, gast.Name)
-            ):
+        for s in _name_assignments(every):
+            if isinstance(s.value, gast.Name):
                 target, source = s.targets[0].id, s.value.id
                 if (
                     target in self.rewritable
@@ -569,7 +568,7 @@ class Simplifier:
                 n = copies[n]
             return n
 
-        for n in _names_loaded(self.fn):
+        for n in _loads_among(every):
             source = resolve(n.id)
             if source != n.id:
                 n.id = source
@@ -727,9 +726,9 @@ def _is_copy(stmt):
     )
 
 
-def _load_counts(node):
+def _load_counts(every):
     counts = {}
-    for n in _names_loaded(node):
+    for n in _loads_among(every):
         counts[n.id] = counts.get(n.id, 0) + 1
     return counts
 
@@ -741,7 +740,8 @@ def restore_names(fn, forbidden, kept=frozenset()):
     Run last, on a finished function: it must not see names shared with another
     function (residuals are passed positionally, so each function is on its own)."""
 
-    names = {n.id for n in gast.walk(fn) if isinstance(n, gast.Name)}
+    every = [n for n in nodes(fn) if isinstance(n, gast.Name)]
+    names = {n.id for n in every}
     stems = {}
     for n in names:
         stem = re.sub(r"_\d+$", "", n)
@@ -757,8 +757,8 @@ def restore_names(fn, forbidden, kept=frozenset()):
             and stem != fn.name
         ):
             renames[versions.pop()] = stem
-    for n in gast.walk(fn):
-        if isinstance(n, gast.Name) and n.id in renames:
+    for n in every:
+        if n.id in renames:
             n.id = renames[n.id]
 
 
