@@ -90,6 +90,7 @@ from .simplify import is_pure, restore_names, simplify
 from .ssa import SSAInfo, to_ssa
 from .syntax import name, unparse
 from .tapes import install_tapes
+from .tree_copy import copy_tree
 from .unzip import unzipped
 from .version import __version__
 
@@ -141,12 +142,12 @@ def front(fn, signature, trace=False, form=PLAIN):
     if lists and scope.free.get("runtime") is not runtime:
         scope.free[namer.fresh("runtime")] = runtime
     normalizer = Normalizer(parsed, scope, namer, updated & set(params), lists, spread)
-    normalized = normalizer.function(copy.deepcopy(parsed.node))
+    normalized = normalizer.function(copy_tree(parsed.node))
     temps = namer.taken - scope.locals - set(scope.free)
     snapshots = {"parse": parsed.source} if trace else {}
     if trace:
         snapshots["normalize"] = _source(normalized)
-    ssa_fn = copy.deepcopy(normalized)
+    ssa_fn = copy_tree(normalized)
     checkpoints = _same_loops(normalizer.checkpoints, normalized, ssa_fn)
     info = to_ssa(ssa_fn, namer)
     scope.locals |= set(info.origin) | temps
@@ -216,7 +217,7 @@ def result_kind(fn, arg_kinds, form=PLAIN):
 
 
 def _source(fn):
-    return unparse(to_ast(copy.deepcopy(fn))) + "\n"
+    return unparse(to_ast(copy_tree(fn))) + "\n"
 
 
 @dataclass

@@ -42,13 +42,12 @@ def f_jvp(x, dx):
 array([ 8., 72., 72.])
 """
 
-import copy
-
 import gast
 
 from .aliasing import fresh_array, view_base
 from .kinds import Tag
 from .syntax import located, name
+from .tree_copy import copy_tree
 
 
 def follow_shared_updates(fn, origin, kinds, scope, augmented, namer):
@@ -123,7 +122,7 @@ def _follow(fn, k, s, kinds, scope, namer):
     kinds[base_new] = kinds[base]
     scope.locals.add(base_new)
     copied = gast.BinOp(left=name(base), op=gast.Mult(), right=gast.Constant(1.0, None))
-    part = gast.Subscript(value=name(base_new), slice=copy.deepcopy(value.slice), ctx=gast.Store())
+    part = gast.Subscript(value=name(base_new), slice=copy_tree(value.slice), ctx=gast.Store())
     inserted = [
         located(
             gast.Assign(targets=[name(base_new, gast.Store())], value=copied, type_comment=None),
@@ -236,7 +235,7 @@ def follow_argument_aliases(node, array_params):
     rewritten function (a copy), or ``node`` when there is nothing to rewrite."""
     if not array_params:
         return node
-    new = copy.deepcopy(node)
+    new = copy_tree(node)
     stores = _plain_stores(new)
     changed = False
     for s in list(new.body):
@@ -267,12 +266,12 @@ def follow_argument_aliases(node, array_params):
             for t in later:
                 body.append(t)
                 if _augments(t, alias):  # v *= 2.0 -> x[1:] *= 2.0; v = x[1:]
-                    part = copy.deepcopy(value)
+                    part = copy_tree(value)
                     part.ctx = gast.Store()
                     t.target = part
                     again = gast.Assign(
                         targets=[name(alias, gast.Store())],
-                        value=copy.deepcopy(value),
+                        value=copy_tree(value),
                         type_comment=None,
                     )
                     body.append(located(again, t))

@@ -32,7 +32,6 @@ def f_bwd(saved, ct_out):
 """
 
 import builtins
-import copy
 import re
 
 import gast
@@ -43,6 +42,7 @@ from .block_index import BlockIndex, Counts, Facts, clone, nodes
 from .emit import to_ast
 from .rules.registry import is_pure_function
 from .syntax import unparse
+from .tree_copy import copy_tree
 
 MAX_LINE = 88
 
@@ -221,7 +221,7 @@ class _Fold(gast.NodeTransformer):
 def _shape_reads_moved(expr, a, b):
     """``expr`` with ``a.size``/``a.shape``/``a.ndim`` read from ``b`` (of the same shape),
     or None if ``expr`` reads ``a`` otherwise (``ct / r_sq.size`` -> ``ct / r.size``)."""
-    expr = copy.deepcopy(expr)
+    expr = copy_tree(expr)
     for n in gast.walk(expr):
         if (
             isinstance(n, gast.Attribute)
