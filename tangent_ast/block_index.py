@@ -22,24 +22,9 @@ from bisect import bisect_left, bisect_right, insort
 
 import gast
 
+from .trees import walk
+
 _AST = gast.AST
-
-
-def nodes(tree):
-    """Every node of ``tree``, in ``gast.walk``'s order, as a list: the same walk without
-    a generator per node, which is most of what a pass that reads whole functions costs."""
-    out = [tree]
-    i = 0
-    while i < len(out):
-        node = out[i]
-        i += 1
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, list):
-                out.extend(v for v in value if isinstance(v, _AST))
-            elif isinstance(value, _AST):
-                out.append(value)
-    return out
 
 
 def clone(tree):
@@ -65,7 +50,7 @@ class Facts:
         # names written, how often: bound, or updated in place (``a[i] = v`` writes ``a``)
         self.stores: dict[str, int] = {}
         self.names: set[str] = set()  # every name, in any context
-        for n in nodes(stmt):
+        for n in walk(stmt):
             if isinstance(n, gast.Name):
                 self.names.add(n.id)
                 if isinstance(n.ctx, gast.Load):
@@ -85,7 +70,7 @@ class Facts:
             self.body_loads = {
                 n.id
                 for b in stmt.body
-                for n in nodes(b)
+                for n in walk(b)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
             }
 

@@ -91,7 +91,7 @@ from .runtime import EFFECTFUL
 from .runtime.checkpoints import checkpointed
 from .syntax import assign, loaded_names, name, stored_names, updated_arrays
 from .tapes import unset_before
-from .tree_copy import copy_tree
+from .trees import copy_tree, walk
 
 _LIBRARIES = ("numpy", "builtins", "math")
 
@@ -101,7 +101,7 @@ def checkpoint_loops(fwd, bwd, loops, tapes_of, primal, namespace):
     ``tapes_of``: what install_tapes returned; ``primal``: the pipeline's ``Front`` of the
     function (its loops in SSA form, their snapshots, its scope and namer); ``namespace``:
     the generated module's globals (it imports the runtime). True if it rewrote one."""
-    loops_by_id = {id(n): n for n in gast.walk(primal.function) if isinstance(n, gast.For)}
+    loops_by_id = {id(n): n for n in walk(primal.function) if isinstance(n, gast.For)}
     rewritten = False
     for pair in loops:
         if pair.primal in primal.checkpoints:

@@ -51,7 +51,7 @@ from .rules.registry import ZERO, SameCall, lookup, qualified_name
 from .rules.template import literal
 from .syntax import name
 from .transpose import transpose_refusal, transposed
-from .tree_copy import copy_tree
+from .trees import copy_tree, walk
 
 
 @dataclass
@@ -216,9 +216,9 @@ class Derivation:
         for i, a in enumerate(site.args):
             if entry is not None and _never_changes_with(entry, i):
                 continue  # np.full_like(a, v) reads only a's shape: no derivative flows from a
-            names |= {n.id for n in gast.walk(a) if isinstance(n, gast.Name)}
+            names |= {n.id for n in walk(a) if isinstance(n, gast.Name)}
         for kw in site.keywords:
-            names |= {n.id for n in gast.walk(kw.value) if isinstance(n, gast.Name)}
+            names |= {n.id for n in walk(kw.value) if isinstance(n, gast.Name)}
         return names
 
     def bind_user_call(self, node, site):
@@ -542,7 +542,7 @@ class Derivation:
             for s in statements:
                 target = _target_name(s)
                 if has_complex(self.kinds.get(target, UNKNOWN)) or any(
-                    self.may_be_complex(n) for n in gast.walk(s.value)
+                    self.may_be_complex(n) for n in walk(s.value)
                 ):
                     involved.add(target)
             if len(involved) == before:
@@ -572,7 +572,7 @@ class Derivation:
         what it captures as constants: refuse one that captures a value carrying a
         derivative (it would get none)."""
         for s in assignments(fn.body):
-            for lam in (n for n in gast.walk(s.value) if isinstance(n, gast.Lambda)):
+            for lam in (n for n in walk(s.value) if isinstance(n, gast.Lambda)):
                 params = {a.id for a in lam.args.args}
                 for n in gast.walk(lam.body):
                     if (

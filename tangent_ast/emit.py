@@ -43,6 +43,7 @@ import gast
 from .header import body_hash_of, read_header  # noqa: F401  (where the stages find them)
 from .rules import registry
 from .syntax import unparse
+from .trees import walk
 
 
 @dataclass(frozen=True)
@@ -191,12 +192,12 @@ def _used_globals(functions):
     for f in functions:
         local = {
             n.id
-            for n in gast.walk(f)
+            for n in walk(f)
             if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))
         }
         used |= {
             n.id
-            for n in gast.walk(f)
+            for n in walk(f)
             if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)
             and n.id not in local
@@ -280,7 +281,7 @@ def _primal_lines(gast_node, ast_node):
     the gast tree may hold a few more nodes at its end (not strict)."""
     return {
         id(a): g.lineno
-        for g, a in zip(gast.walk(gast_node), ast.walk(ast_node), strict=False)
+        for g, a in zip(walk(gast_node), walk(ast_node), strict=False)
         if hasattr(g, "lineno")
     }
 

@@ -31,7 +31,7 @@ from . import runtime
 from .modes import Mode
 from .rules.registry import lookup
 from .syntax import assign, name
-from .tree_copy import copy_tree
+from .trees import copy_tree
 
 
 class Forward:

@@ -90,7 +90,7 @@ from .simplify import is_pure, restore_names, simplify
 from .ssa import SSAInfo, to_ssa
 from .syntax import name, unparse
 from .tapes import install_tapes
-from .tree_copy import copy_tree
+from .trees import copy_tree, walk
 from .unzip import unzipped
 from .version import __version__
 
@@ -185,7 +185,7 @@ def _same_loops(by_loop, original, copied):
         return {}
 
     def loops(fn):
-        return [n for n in gast.walk(fn) if isinstance(n, gast.For)]
+        return [n for n in walk(fn) if isinstance(n, gast.For)]
 
     return {
         id(twin): by_loop[id(loop)]
@@ -346,7 +346,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     user_names = {v for v, user in f.ssa_info.origin.items() if user not in f.temps} | set(params)
 
     def rewritable(fn_def):
-        return {n.id for n in gast.walk(fn_def) if isinstance(n, gast.Name)} - user_names
+        return {n.id for n in walk(fn_def) if isinstance(n, gast.Name)} - user_names
 
     origin = dict(f.ssa_info.origin)
     for primal, tangent in d.tangent_names.items():
@@ -465,7 +465,7 @@ def _final_states(f):
     """Names holding the arguments' states after the call: arrays updated in place keep
     their names; a list argument's last value is written back (runtime.write_list)."""
     names = {a.id for a in f.function.args.args if a.id in f.changed_args}
-    for n in gast.walk(f.function):
+    for n in walk(f.function):
         if (
             isinstance(n, gast.Expr)
             and isinstance(n.value, gast.Call)

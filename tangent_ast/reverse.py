@@ -52,7 +52,7 @@ from .runtime.checkpoints import is_checkpointed
 from .simplify import MAX_LINE
 from .simplify import line_length as _length
 from .syntax import assign, name
-from .tree_copy import copy_tree
+from .trees import copy_tree, walk
 
 
 def _at(new, old):
@@ -63,7 +63,7 @@ def _at(new, old):
 def _update_targets(stmt):
     return [
         n.targets[0]
-        for n in gast.walk(stmt)
+        for n in walk(stmt)
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Subscript)
     ]
 
@@ -72,13 +72,13 @@ def finish_updates(bwd, restores):
     """Restores of overwritten slots are needed only if the reverse sweep reads the
     array; then it works on its own copy, so the caller's result is left alone and
     the pullback can run again. Otherwise the restores go (and with them the saves)."""
-    present = {id(n) for n in gast.walk(bwd)}
+    present = {id(n) for n in walk(bwd)}
     restores = [r for r in restores if id(r.statement) in present]  # simplify kept them
     copied = set()
     for array in sorted({r.array for r in restores}):
         reads = [
             n
-            for n in gast.walk(bwd)
+            for n in walk(bwd)
             if isinstance(n, gast.Name) and n.id == array and isinstance(n.ctx, gast.Load)
         ]
         in_restores = sum(1 for r in restores if r.array == array)
@@ -747,7 +747,7 @@ def reverse(derivation, fn, wrt):
         n.id
         for s in assignments(fn.body)
         if isinstance(s.targets[0], gast.Name) and derivation.activity.active(s.targets[0].id)
-        for n in gast.walk(s.value)
+        for n in walk(s.value)
         if isinstance(n, gast.Name)
     }
     result = fn.body[-1].value.id

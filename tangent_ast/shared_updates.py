@@ -47,7 +47,7 @@ import gast
 from .aliasing import fresh_array, view_base
 from .kinds import Tag
 from .syntax import located, name
-from .tree_copy import copy_tree
+from .trees import copy_tree, walk
 
 
 def follow_shared_updates(fn, origin, kinds, scope, augmented, namer):
@@ -158,7 +158,7 @@ def _defined_once_at_top(fn, names, definitions):
     """Each of ``names`` is assigned exactly once in ``fn``, by a statement at its top (not
     in a loop or branch), before the update: not a parameter, not a join of paths."""
     stores = {}
-    for n in gast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in names:
             stores[n.id] = stores.get(n.id, 0) + 1
     return all(v in definitions and stores.get(v) == 1 for v in names)
@@ -168,8 +168,8 @@ def _shared(fn, names, scope, k, view=None):
     """Whether the array named ``names`` is reachable in a way the rewrite cannot follow:
     updated in place, or held in a container or viewed by another name than ``view``
     before the update at ``fn.body[k]`` (one made after it holds the new value)."""
-    before = {id(n) for s in fn.body[:k] for n in gast.walk(s)}
-    for n in gast.walk(fn):
+    before = {id(n) for s in fn.body[:k] for n in walk(s)}
+    for n in walk(fn):
         if (
             id(n) in before
             and isinstance(n, (gast.Tuple, gast.List, gast.Dict))
@@ -283,7 +283,7 @@ def follow_argument_aliases(node, array_params):
 def _plain_stores(node):
     """How many times each name is assigned by ``=`` (a function parameter is not)."""
     stores = {}
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Assign):
             for t in n.targets:
                 for m in gast.walk(t):

@@ -38,17 +38,17 @@ import gast
 import numpy as np
 
 from . import runtime
-from .block_index import BlockIndex, Counts, Facts, clone, nodes
+from .block_index import BlockIndex, Counts, Facts, clone
 from .emit import to_ast
 from .rules.registry import is_pure_function
 from .syntax import unparse
-from .tree_copy import copy_tree
+from .trees import copy_tree, walk
 
 MAX_LINE = 88
 
 
 def _names_loaded(node):
-    return _loads_among(nodes(node))
+    return _loads_among(walk(node))
 
 
 def _loads_among(every):
@@ -56,7 +56,7 @@ def _loads_among(every):
 
 
 def _stores(every):
-    """How often each name is written among the nodes ``every`` (``nodes(tree)``): bound, or
+    """How often each name is written among the nodes ``every`` (``walk(tree)``): bound, or
     updated in place (``a[i] = v`` writes ``a``).
 
     Counting updates as writes is what keeps every rewrite here from moving a read
@@ -373,7 +373,7 @@ class Simplifier:
         so the spread array is never made when every use is such a product."""
         if self.same_shape is None:
             return {}
-        every = nodes(self.fn)  # walked once, read four times
+        every = walk(self.fn)  # walked once, read four times
         stores = _stores(every)
         loads = _load_counts(every)
         assignments = _name_assignments(every)
@@ -462,7 +462,7 @@ class Simplifier:
                 p += 1
                 continue
             for k in index.between(index.named, b, k_q, k_p):
-                for n in nodes(stmts[index.position(k)]):
+                for n in walk(stmts[index.position(k)]):
                     if isinstance(n, gast.Name) and n.id == b:
                         n.id = a
                 index.update(index.position(k))
@@ -546,7 +546,7 @@ class Simplifier:
         return out
 
     def propagate_copies(self):
-        every = nodes(self.fn)
+        every = walk(self.fn)
         stores = _stores(every)
         copies = {}
         for s in _name_assignments(every):
@@ -740,7 +740,7 @@ def restore_names(fn, forbidden, kept=frozenset()):
     Run last, on a finished function: it must not see names shared with another
     function (residuals are passed positionally, so each function is on its own)."""
 
-    every = [n for n in nodes(fn) if isinstance(n, gast.Name)]
+    every = [n for n in walk(fn) if isinstance(n, gast.Name)]
     names = {n.id for n in every}
     stems = {}
     for n in names:

@@ -23,7 +23,7 @@ import linecache
 import gast
 
 from .errors import NoSourceError
-from .tree_copy import copy_tree
+from .trees import copy_tree
 
 _PARSED: dict[tuple[str, str], dict[int, list]] = {}  # (file, hash of its text) -> lambdas by line
 _AS_GAST: dict[int, gast.Lambda] = {}  # id of a lambda of _PARSED -> it as gast

@@ -58,7 +58,7 @@ import gast
 
 from .lowering.jumps import append_fallthrough
 from .syntax import assign, loaded_names, name, stored_names, updated_arrays
-from .tree_copy import copy_tree
+from .trees import copy_tree
 
 
 def _loops(node, wanted):

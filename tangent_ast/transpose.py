@@ -67,7 +67,7 @@ from .resolve import Pack, Scope, callee
 from .rules.binding import CallRefused, bind_call
 from .rules.registry import ZERO, SameCall, lookup
 from .syntax import name, unparse
-from .tree_copy import copy_tree
+from .trees import copy_tree
 
 TANGENT = "tangent__"  # the tangent of the argument being transposed, in the forward rule
 RESULT = "result__"  # the primal result of a linear operation in it: not known

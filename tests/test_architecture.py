@@ -33,7 +33,7 @@ TOP = {
     "higher_order",
     "linearization",
 }
-VOCABULARY = {"kinds", "modes", "calling", "errors", "naming", "source", "tree_copy", "version"}
+VOCABULARY = {"kinds", "modes", "calling", "errors", "naming", "source", "trees", "version"}
 LAYERS = ["runtime", "vocabulary", "rules", "stages", "pipeline", "top"]
 
 

@@ -24,7 +24,7 @@ import gast
 
 from ..errors import NoSourceError, TangentAstError
 from ..source import lambda_node
-from ..tree_copy import copy_tree
+from ..trees import copy_tree
 
 _LITERALS = (type(None), bool, int, float, complex, str)
 
