@@ -42,6 +42,7 @@ import gast
 
 from .header import body_hash_of, read_header  # noqa: F401  (where the stages find them)
 from .rules import registry
+from .stdlib_ast import as_ast
 from .syntax import unparse
 from .trees import walk
 
@@ -241,7 +242,7 @@ def statement_lines(stmt, indent, line_of, last_line):
 
 def to_ast(fn):
     """A stdlib ``ast`` copy of a gast node (ready to unparse)."""
-    tree = gast.gast_to_ast(fn)
+    tree = as_ast(fn)
     for node in ast.walk(tree):
         if isinstance(node, (ast.If, ast.For, ast.While)) and not node.body:
             node.body = [ast.Pass()]  # a branch a stage emptied shows as ``pass``
