@@ -243,13 +243,18 @@ def statement_lines(stmt, indent, line_of, last_line):
 def to_ast(fn):
     """A stdlib ``ast`` copy of a gast node (ready to unparse)."""
     tree = as_ast(fn)
-    for node in ast.walk(tree):
+    for node in walk(tree):  # listed first: a ``pass`` put in below is placed here too
         if isinstance(node, (ast.If, ast.For, ast.While)) and not node.body:
-            node.body = [ast.Pass()]  # a branch a stage emptied shows as ``pass``
+            node.body = [_at_line_one(ast.Pass())]  # a branch a stage emptied shows as ``pass``
         if "lineno" in node._attributes:
-            node.lineno = node.end_lineno = 1
-            node.col_offset = node.end_col_offset = 0
+            _at_line_one(node)
     return tree
+
+
+def _at_line_one(node):
+    node.lineno = node.end_lineno = 1
+    node.col_offset = node.end_col_offset = 0
+    return node
 
 
 def function_source(fn, line_of):
