@@ -452,8 +452,7 @@ class Simplifier:
             later = later.iter  # evaluated once, before the loop
         elif not isinstance(later, (gast.Assign, gast.Expr)):
             return False
-        candidate = _Replace(target, value).visit(clone(later))
-        if line_length(candidate) > MAX_LINE and line_length(value) > 28:
+        if _length_replaced(later, target, value) > MAX_LINE and line_length(value) > 28:
             return False  # one operation per line reads better than a long one
         _Replace(target, value).visit(later)
         index.update(j)
@@ -531,6 +530,45 @@ def restore_names(fn, forbidden, kept=frozenset()):
 def line_length(node):
     """Length of ``node`` printed as one line of a function body."""
     return len(unparse(to_ast(node))) + 4  # to_ast makes a copy: node is left as it is
+
+
+def _length_replaced(node, target, value):
+    """``line_length(_Replace(target, value).visit(clone(node)))`` without the copy: each
+    read of ``target`` in ``node`` is swapped for ``value`` while ``node`` is printed, then
+    put back."""
+    if _is_read(node, target):
+        return line_length(value)
+    slots = []  # (list or node, index or field) of each read
+    for parent in walk(node):
+        for field in parent._fields:
+            held = getattr(parent, field, None)
+            if isinstance(held, list):
+                slots += [(held, k) for k, item in enumerate(held) if _is_read(item, target)]
+            elif _is_read(held, target):
+                slots.append((parent, field))
+    reads = [_slot(place, key) for place, key in slots]
+    try:
+        for place, key in slots:
+            _put(place, key, value)
+        return line_length(node)
+    finally:
+        for (place, key), read in zip(slots, reads, strict=True):
+            _put(place, key, read)
+
+
+def _is_read(node, name):
+    return isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id == name
+
+
+def _slot(place, key):
+    return place[key] if isinstance(place, list) else getattr(place, key)
+
+
+def _put(place, key, node):
+    if isinstance(place, list):
+        place[key] = node
+    else:
+        setattr(place, key, node)
 
 
 class _Replace(gast.NodeTransformer):
