@@ -121,6 +121,9 @@ class KnownFacts:
         # name -> ids of statements that held it when their facts were kept (some since
         # forgotten or renewed: forgetting one of those again only costs a recomputation)
         self.by_name: dict[str, set] = {}
+        # ids of known statements simplify's fold left as they were: folding one again
+        # changes nothing while it is unchanged and so are the spreads fold reads
+        self.folded: set[int] = set()
 
     def of(self, stmt):
         known = self.by_id.get(id(stmt))
@@ -129,6 +132,7 @@ class KnownFacts:
         return self.renew(stmt)
 
     def renew(self, stmt):
+        self.folded.discard(id(stmt))
         facts = Facts(stmt)
         if self.enabled and isinstance(stmt, _SIMPLE):
             self.by_id[id(stmt)] = (stmt, facts)
@@ -138,11 +142,22 @@ class KnownFacts:
 
     def forget(self, stmt):
         self.by_id.pop(id(stmt), None)
+        self.folded.discard(id(stmt))
 
     def forget_names(self, names):
         for name in names:
             for key in self.by_name.pop(name, ()):
                 self.by_id.pop(key, None)
+                self.folded.discard(key)
+
+    def mark_folded(self, stmt):
+        """``stmt`` folded to itself (a simple statement is then known)."""
+        self.of(stmt)
+        if id(stmt) in self.by_id:
+            self.folded.add(id(stmt))
+
+    def is_folded(self, stmt):
+        return id(stmt) in self.folded and self.by_id[id(stmt)][0] is stmt
 
 
 # the per-name tables of a BlockIndex, and the Facts field each one is built from

@@ -106,6 +106,7 @@ class Simplifier:
         self.changed = False
         self.spreads = {}
         self.known = KnownFacts(enabled=False)
+        self.folded_with = {}  # the spreads (printed) of the statements fold left alone
 
     def run(self):
         # facts kept across passes are those of statements that share no node with another
@@ -115,6 +116,10 @@ class Simplifier:
         for _ in range(50):
             self.changed = False
             self.spreads = self._spreads()
+            spreads = {k: (a, gast.dump(v)) for k, (a, v) in self.spreads.items()}
+            if spreads != self.folded_with:  # fold reads them: what it left may fold now
+                self.known.folded.clear()
+                self.folded_with = spreads
             self.fn.body = self.fold(self.fn.body)
             self.coalesce_block(self.fn.body)
             self.propagate_copies()
@@ -295,11 +300,16 @@ class Simplifier:
                 and isinstance(s.targets[0], gast.Name)
                 and s.targets[0].id in self.rewritable
             ):
+                if self.known.is_folded(s):
+                    out.append(s)
+                    continue
                 folding = _Fold(self.namespace, self.same_shape, self.spreads)
                 s.value = folding.visit(s.value)
                 if folding.changed:
                     self.changed = True
                     self.known.forget(s)
+                else:
+                    self.known.mark_folded(s)
             elif isinstance(s, gast.If):
                 s.body = self.fold(s.body)
                 s.orelse = self.fold(s.orelse)
