@@ -46,13 +46,16 @@ def residuals_of(fwd, bwd, params, copied=()):
     read_first = set()
     _visit(bwd.body, set(), read_first)
     order = list(params)
+    listed = set(order)  # what ``order`` holds, to look up
     for n in walk(fwd):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in order:
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in listed:
             order.append(n.id)
+            listed.add(n.id)
     return [v for v in order if (v in read_first or v in copied) and v not in ct_params]
 
 
 def _visit(stmts, assigned, read_first):
+    assigned = set(assigned)  # this block's own: grown in place, statement by statement
     for s in stmts:
         own = [getattr(s, f) for f in ("value", "test", "iter") if getattr(s, f, None) is not None]
         if isinstance(s, gast.Assign):
@@ -67,7 +70,7 @@ def _visit(stmts, assigned, read_first):
                 and n.id not in assigned
             )
         if isinstance(s, gast.Assign):
-            assigned = assigned | {
+            assigned |= {
                 n.id
                 for t in s.targets
                 for n in walk(t)

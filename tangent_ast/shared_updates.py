@@ -233,7 +233,14 @@ def follow_argument_aliases(node, array_params):
     itself (``x += 1.0``, ``x[1:] *= 2.0; v = x[1:]``), an in-place update of an argument,
     which the derived rule leaves in the caller's array as the function does. Returns the
     rewritten function (a copy), or ``node`` when there is nothing to rewrite."""
-    if not array_params:
+    # only a name updated by ``+=`` (...) at the top of the function is followed (the names
+    # of those updates, kept as rewrites change them: a name not among them has none later)
+    augmented = {
+        t.target.id
+        for t in node.body
+        if isinstance(t, gast.AugAssign) and isinstance(t.target, gast.Name)
+    }
+    if not array_params or not augmented:
         return node
     new = copy_tree(node)
     stores = _plain_stores(new)
@@ -244,6 +251,7 @@ def follow_argument_aliases(node, array_params):
             and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name)
             and stores.get(s.targets[0].id) == 1
+            and s.targets[0].id in augmented
         ):
             continue
         k = next(i for i, t in enumerate(new.body) if t is s)
