@@ -169,13 +169,26 @@ class Simplifier:
     def _counts(self, facts):
         """The function's read and write counts: its parameters' and those of the ``facts``
         of its statements, so that a pass that indexes the body walks it once."""
-        body, self.fn.body = self.fn.body, []
-        head = Facts(self.fn)
-        self.fn.body = body
+        head = self._header_facts()
         counts = Counts(head.loads, head.stores)
         for f in facts:
             counts.add(f, 1)
         return counts
+
+    def _header_facts(self):
+        """Facts of the function without its body: its parameters, their defaults."""
+        body, self.fn.body = self.fn.body, []
+        try:
+            return Facts(self.fn)
+        finally:
+            self.fn.body = body
+
+    def _loaded(self):
+        """Every name the function reads (as ``_names_loaded``), from the kept facts."""
+        used = set(self._header_facts().loads)
+        for s in self.fn.body:
+            used.update(self.known.of(s).loads)
+        return used
 
     def _body_facts(self, stmts, counts):
         """``(counts, facts of stmts)``: the function's counts, and the facts its body's
@@ -471,7 +484,7 @@ class Simplifier:
     def remove_dead(self):
         """Drop what nothing reads, until nothing more goes."""
         while True:
-            used = {n.id for n in _names_loaded(self.fn)}
+            used = self._loaded()
             dead = lambda s, used=used: (
                 isinstance(s, gast.Assign)
                 and isinstance(s.targets[0], gast.Name)
