@@ -102,7 +102,7 @@ class Counts:
 
 
 # statements that hold no block of statements: their facts are theirs alone
-_SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return, gast.Pass)
+SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return, gast.Pass)
 
 
 class KnownFacts:
@@ -134,7 +134,7 @@ class KnownFacts:
     def renew(self, stmt):
         self.folded.discard(id(stmt))
         facts = Facts(stmt)
-        if self.enabled and isinstance(stmt, _SIMPLE):
+        if self.enabled and isinstance(stmt, SIMPLE):
             self.by_id[id(stmt)] = (stmt, facts)
             for name in facts.names:
                 self.by_name.setdefault(name, set()).add(id(stmt))

@@ -36,7 +36,7 @@ import re
 
 import gast
 
-from .block_index import BlockIndex, Counts, Facts, KnownFacts, clone
+from .block_index import SIMPLE, BlockIndex, Counts, Facts, KnownFacts, clone
 from .emit import to_ast
 from .folding import _Fold, is_pure
 from .syntax import unparse
@@ -51,23 +51,6 @@ def _names_loaded(node):
 
 def _loads_among(every):
     return [n for n in every if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
-
-
-def _stores(every):
-    """How often each name is written among the nodes ``every`` (``walk(tree)``): bound, or
-    updated in place (``a[i] = v`` writes ``a``).
-
-    Counting updates as writes is what keeps every rewrite here from moving a read
-    of an array past an in-place update of it."""
-    counts = {}
-    for n in every:
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
-            counts[n.id] = counts.get(n.id, 0) + 1
-        elif isinstance(n, (gast.Assign, gast.AugAssign)):
-            for t in n.targets if isinstance(n, gast.Assign) else [n.target]:
-                if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
-                    counts[t.value.id] = counts.get(t.value.id, 0) + 1
-    return counts
 
 
 def _name_assignments(every):
@@ -137,10 +120,7 @@ class Simplifier:
         so the spread array is never made when every use is such a product."""
         if self.same_shape is None:
             return {}
-        every = walk(self.fn)  # walked once, read four times
-        stores = _stores(every)
-        loads = _load_counts(every)
-        assignments = _name_assignments(every)
+        stores, loads, assignments = self._whole()
         assigned = {s.targets[0].id for s in assignments}
         probe = _Fold(self.namespace)
         spreads = {}
@@ -189,6 +169,37 @@ class Simplifier:
         for s in self.fn.body:
             used.update(self.known.of(s).loads)
         return used
+
+    def _whole(self):
+        """``(stores, loads, assignments)`` of the whole function: how often each name is
+        written (bound, or updated in place: ``a[i] = v`` writes ``a``, which keeps every
+        rewrite here from moving a read of an array past an update of it) and read, and its
+        ``name = ...`` statements; from the kept facts of its statements (only a loop or a
+        branch is walked)."""
+        head = self._header_facts()
+        counts = Counts(dict(head.loads), dict(head.stores))
+        assignments = []
+        for s in self.fn.body:
+            counts.add(self.known.of(s), 1)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                assignments.append(s)
+            elif not isinstance(s, SIMPLE):  # statements inside: found by walking it
+                assignments += _name_assignments(walk(s))
+        return counts.stores, counts.loads, assignments
+
+    def _loads_of(self, names):
+        """The reads of ``names`` in the function (``Name`` nodes), among others: those of
+        its parameters' defaults, of its loops and branches, of its simple statements
+        whose kept facts read one of ``names``."""
+        body, self.fn.body = self.fn.body, []
+        try:
+            found = _loads_among(walk(self.fn))
+        finally:
+            self.fn.body = body
+        for s in body:
+            if not isinstance(s, SIMPLE) or names.keys() & self.known.of(s).loads.keys():
+                found += _loads_among(walk(s))
+        return found
 
     def _body_facts(self, stmts, counts):
         """``(counts, facts of stmts)``: the function's counts, and the facts its body's
@@ -332,10 +343,9 @@ class Simplifier:
         return out
 
     def propagate_copies(self):
-        every = walk(self.fn)
-        stores = _stores(every)
+        stores, _, assignments = self._whole()
         copies = {}
-        for s in _name_assignments(every):
+        for s in assignments:
             if isinstance(s.value, gast.Name):
                 target, source = s.targets[0].id, s.value.id
                 if (
@@ -355,7 +365,7 @@ class Simplifier:
             return n
 
         renamed = set()
-        for n in _loads_among(every):
+        for n in self._loads_of(copies):
             source = resolve(n.id)
             if source != n.id:
                 renamed.add(n.id)
@@ -512,13 +522,6 @@ def _is_copy(stmt):
         and isinstance(stmt.targets[0], gast.Name)
         and isinstance(stmt.value, gast.Name)
     )
-
-
-def _load_counts(every):
-    counts = {}
-    for n in _loads_among(every):
-        counts[n.id] = counts.get(n.id, 0) + 1
-    return counts
 
 
 def restore_names(fn, forbidden, kept=frozenset()):
