@@ -115,23 +115,24 @@ def check_supported(parsed):
         for b in d.body
         if isinstance(b, gast.Nonlocal)
     }
+    every = walk(node)  # read four times below
     # f(x for x in xs): a generator as a call's argument is read as a list comprehension
     inlined |= {
         id(a)
-        for n in walk(node)
+        for n in every
         if isinstance(n, gast.Call)
         for a in n.args
         if isinstance(a, gast.GeneratorExp)
     }
-    inlined |= {id(n) for n in walk(node) if _lowered(n)}
+    inlined |= {id(n) for n in every if _lowered(n)}
     inlined |= {
         id(f)
-        for n in walk(node)
+        for n in every
         if isinstance(n, gast.Call)
         for f in functions_written_out(n)
         if isinstance(f, gast.Lambda)
     }
-    for n in walk(node):
+    for n in every:
         if (
             n is not node
             and type(n) in _UNSUPPORTED

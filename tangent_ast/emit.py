@@ -191,14 +191,11 @@ def _used_globals(functions):
     defined = {f.name for f in functions}
     used = set()
     for f in functions:
-        local = {
-            n.id
-            for n in walk(f)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))
-        }
+        names = [n for n in walk(f) if isinstance(n, gast.Name)]
+        local = {n.id for n in names if isinstance(n.ctx, (gast.Store, gast.Param))}
         used |= {
             n.id
-            for n in walk(f)
+            for n in names
             if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)
             and n.id not in local
