@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import gast
 
 from .kinds import UNKNOWN
+from .trees import walk
 
 
 @dataclass
@@ -89,7 +90,7 @@ def analyze(fn, kinds, wrt, differentiable_args, outputs=()):
         [
             (
                 updated_name(s) or s.targets[0].id,
-                {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)},
+                {n.id for n in walk(s.value) if isinstance(n, gast.Name)},
             )
             for s in assigns
         ],

@@ -22,24 +22,9 @@ from bisect import bisect_left, bisect_right, insort
 
 import gast
 
+from .trees import walk
+
 _AST = gast.AST
-
-
-def nodes(tree):
-    """Every node of ``tree``, in ``gast.walk``'s order, as a list: the same walk without
-    a generator per node, which is most of what a pass that reads whole functions costs."""
-    out = [tree]
-    i = 0
-    while i < len(out):
-        node = out[i]
-        i += 1
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, list):
-                out.extend(v for v in value if isinstance(v, _AST))
-            elif isinstance(value, _AST):
-                out.append(value)
-    return out
 
 
 def clone(tree):
@@ -65,7 +50,7 @@ class Facts:
         # names written, how often: bound, or updated in place (``a[i] = v`` writes ``a``)
         self.stores: dict[str, int] = {}
         self.names: set[str] = set()  # every name, in any context
-        for n in nodes(stmt):
+        for n in walk(stmt):
             if isinstance(n, gast.Name):
                 self.names.add(n.id)
                 if isinstance(n.ctx, gast.Load):
@@ -85,7 +70,7 @@ class Facts:
             self.body_loads = {
                 n.id
                 for b in stmt.body
-                for n in nodes(b)
+                for n in walk(b)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
             }
 
@@ -116,6 +101,65 @@ class Counts:
                     table.pop(name, None)
 
 
+# statements that hold no block of statements: their facts are theirs alone
+SIMPLE = (gast.Assign, gast.AugAssign, gast.Expr, gast.Return, gast.Pass)
+
+
+class KnownFacts:
+    """The facts of simple statements (not a loop or branch), kept from one pass of simplify
+    to the next while the statements are unchanged, so that a pass that indexes a block
+    computes only those of the statements rewritten since.
+
+    Whoever rewrites a statement says so: ``renew`` (its facts as it is now), ``forget`` (a
+    statement), ``forget_names`` (every statement holding one of the names: a renaming, in
+    whatever statements it reached). A statement is kept with its facts, so that its id is
+    not taken by another while it is known. ``enabled=False``: nothing is kept."""
+
+    def __init__(self, enabled=True):
+        self.enabled = enabled
+        self.by_id: dict[int, tuple] = {}  # id of a statement -> (it, its facts)
+        # name -> ids of statements that held it when their facts were kept (some since
+        # forgotten or renewed: forgetting one of those again only costs a recomputation)
+        self.by_name: dict[str, set] = {}
+        # ids of known statements simplify's fold left as they were: folding one again
+        # changes nothing while it is unchanged and so are the spreads fold reads
+        self.folded: set[int] = set()
+
+    def of(self, stmt):
+        known = self.by_id.get(id(stmt))
+        if known is not None and known[0] is stmt:
+            return known[1]
+        return self.renew(stmt)
+
+    def renew(self, stmt):
+        self.folded.discard(id(stmt))
+        facts = Facts(stmt)
+        if self.enabled and isinstance(stmt, SIMPLE):
+            self.by_id[id(stmt)] = (stmt, facts)
+            for name in facts.names:
+                self.by_name.setdefault(name, set()).add(id(stmt))
+        return facts
+
+    def forget(self, stmt):
+        self.by_id.pop(id(stmt), None)
+        self.folded.discard(id(stmt))
+
+    def forget_names(self, names):
+        for name in names:
+            for key in self.by_name.pop(name, ()):
+                self.by_id.pop(key, None)
+                self.folded.discard(key)
+
+    def mark_folded(self, stmt):
+        """``stmt`` folded to itself (a simple statement is then known)."""
+        self.of(stmt)
+        if id(stmt) in self.by_id:
+            self.folded.add(id(stmt))
+
+    def is_folded(self, stmt):
+        return id(stmt) in self.folded and self.by_id[id(stmt)][0] is stmt
+
+
 # the per-name tables of a BlockIndex, and the Facts field each one is built from
 _TABLES = (
     ("loaded", "loads"),
@@ -135,15 +179,19 @@ class BlockIndex:
     removed (``delete``) or rewritten in place (``update``), never inserted, so keys keep
     the order of the statements."""
 
-    def __init__(self, stmts, counts=None):
+    def __init__(self, stmts, counts=None, facts=None, known=None):
         self.stmts = stmts
         self.counts = counts
+        self.known = known if known is not None else KnownFacts(enabled=False)
         self.keys = list(range(len(stmts)))
-        self.facts = [Facts(s) for s in stmts]  # by key
-        for table, _ in _TABLES:
-            setattr(self, table, {})
-        for key, facts in enumerate(self.facts):
-            self._enter(key, facts)
+        # by key; ``facts``: those of ``stmts`` as they are, known already
+        self.facts = [self.known.of(s) for s in stmts] if facts is None else facts
+        for table, field in _TABLES:
+            keys_of = {}
+            setattr(self, table, keys_of)
+            for key, facts in enumerate(self.facts):  # keys ascending: each list stays sorted
+                for name in getattr(facts, field):
+                    keys_of.setdefault(name, []).append(key)
 
     def _enter(self, key, facts):
         for table, field in _TABLES:
@@ -167,7 +215,7 @@ class BlockIndex:
     def update(self, position):
         """The statement at ``position`` was rewritten: record what it reads and writes now."""
         key = self.keys[position]
-        old, new = self.facts[key], Facts(self.stmts[position])
+        old, new = self.facts[key], self.known.renew(self.stmts[position])
         self._leave(key, old)
         self._enter(key, new)
         self.facts[key] = new

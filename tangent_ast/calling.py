@@ -24,6 +24,7 @@ defaults, so one function called in two forms has two rules, and a call
 import inspect
 
 from .errors import TangentAstError
+from .trees import walk
 
 _NAMED = (
     inspect.Parameter.POSITIONAL_ONLY,
@@ -260,7 +261,7 @@ def flatten(parsed, form=PLAIN):
     prologue = []
     at = {"lineno": node.lineno, "col_offset": node.col_offset}
     stored = {
-        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+        n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
     }
     position = len(args.posonlyargs) + len(args.args)
     if args.vararg is not None:

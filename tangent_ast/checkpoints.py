@@ -75,7 +75,6 @@ def f_bwd(saved, ct_h):
 <BLANKLINE>
 """
 
-import copy
 import inspect
 from dataclasses import dataclass
 
@@ -92,6 +91,7 @@ from .runtime import EFFECTFUL
 from .runtime.checkpoints import checkpointed
 from .syntax import assign, loaded_names, name, stored_names, updated_arrays
 from .tapes import unset_before
+from .trees import copy_tree, walk
 
 _LIBRARIES = ("numpy", "builtins", "math")
 
@@ -101,7 +101,7 @@ def checkpoint_loops(fwd, bwd, loops, tapes_of, primal, namespace):
     ``tapes_of``: what install_tapes returned; ``primal``: the pipeline's ``Front`` of the
     function (its loops in SSA form, their snapshots, its scope and namer); ``namespace``:
     the generated module's globals (it imports the runtime). True if it rewrote one."""
-    loops_by_id = {id(n): n for n in gast.walk(primal.function) if isinstance(n, gast.For)}
+    loops_by_id = {id(n): n for n in walk(primal.function) if isinstance(n, gast.For)}
     rewritten = False
     for pair in loops:
         if pair.primal in primal.checkpoints:
@@ -163,9 +163,9 @@ class _CheckpointedLoop:
         loop, back = self.loop, self.back
         self._check_shape(refuse)
         trips = back.iter.args[0].args[0]
-        taped_body = copy.deepcopy(loop.body)
+        taped_body = copy_tree(loop.body)
         loop.body = [s for s in loop.body if not self._is_tape_append(s)]
-        plain_body = copy.deepcopy(loop.body)
+        plain_body = copy_tree(loop.body)
         state = sorted(_read_before_written(loop.body) & stored_names(loop.body))
         self._check_nothing_else_clobbered(taped_body, refuse)
         fresh = self.namer.fresh
@@ -178,7 +178,7 @@ class _CheckpointedLoop:
         # Forward sweep: the loop without tapes, keeping a snapshot where the binomial rule
         # puts one.
         self.fwd.body = [s for s in self.fwd.body if not self._is_new_tape(s)]
-        loop.body.insert(0, self._keep(kept, keep_at, copy.deepcopy(trips)))
+        loop.body.insert(0, self._keep(kept, keep_at, copy_tree(trips)))
         block, at = _place(self.fwd, loop)[-1]
         block[at:at] = [
             *unset_before(self.fwd, loop, state),
@@ -240,7 +240,7 @@ class _CheckpointedLoop:
         forward = gast.For(
             target=name(t, gast.Store()),
             iter=_call("range", [name(start), name(step)]),
-            body=[self._keep(kept, keep_at, copy.deepcopy(stop)), *plain_body],
+            body=[self._keep(kept, keep_at, copy_tree(stop)), *plain_body],
             orelse=[],
             type_comment=None,
         )
@@ -262,7 +262,7 @@ class _CheckpointedLoop:
         ]
         return gast.For(
             target=name(step, gast.Store()),
-            iter=_reversed_range(copy.deepcopy(trips)),
+            iter=_reversed_range(copy_tree(trips)),
             body=body,
             orelse=[],
             type_comment=None,
@@ -489,7 +489,7 @@ def _untaped(stmts, tapes):
     """``stmts`` of one step: ``v_tape.append(v)`` -> ``v_tape = v`` and ``v = v_tape[t]``
     -> ``v = v_tape`` (a tape of one value is the value)."""
     out = []
-    for s in copy.deepcopy(stmts):
+    for s in copy_tree(stmts):
         for n in gast.walk(s):
             for field, value in gast.iter_fields(n):
                 if (

@@ -24,6 +24,7 @@ import gast
 
 from .errors import UnsupportedSyntaxError
 from .local_functions import functions_written_out, local_functions, why_not_inlined
+from .trees import walk
 
 _MOVE_OUT = "move it outside the differentiated function"
 
@@ -114,23 +115,24 @@ def check_supported(parsed):
         for b in d.body
         if isinstance(b, gast.Nonlocal)
     }
+    every = walk(node)  # read four times below
     # f(x for x in xs): a generator as a call's argument is read as a list comprehension
     inlined |= {
         id(a)
-        for n in gast.walk(node)
+        for n in every
         if isinstance(n, gast.Call)
         for a in n.args
         if isinstance(a, gast.GeneratorExp)
     }
-    inlined |= {id(n) for n in gast.walk(node) if _lowered(n)}
+    inlined |= {id(n) for n in every if _lowered(n)}
     inlined |= {
         id(f)
-        for n in gast.walk(node)
+        for n in every
         if isinstance(n, gast.Call)
         for f in functions_written_out(n)
         if isinstance(f, gast.Lambda)
     }
-    for n in gast.walk(node):
+    for n in every:
         if (
             n is not node
             and type(n) in _UNSUPPORTED
@@ -173,7 +175,7 @@ def check_dynamic(parsed, scope):
     """Refuse code whose meaning is only known when it runs (``eval("x * 2")``, ``locals()``,
     ``getattr(m, name)`` with a computed name): its derivative cannot be read from the source,
     and treating it as a constant would give a silent zero."""
-    for n in gast.walk(parsed.node):
+    for n in walk(parsed.node):
         if not isinstance(n, gast.Call) or not isinstance(n.func, gast.Name):
             continue
         target = scope.lookup(n.func)

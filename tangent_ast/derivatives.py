@@ -24,7 +24,6 @@ def f_bwd(saved, ct_out):
 <BLANKLINE>
 """
 
-import copy
 import functools
 import inspect
 import operator
@@ -52,6 +51,7 @@ from .rules.registry import ZERO, SameCall, lookup, qualified_name
 from .rules.template import literal
 from .syntax import name
 from .transpose import transpose_refusal, transposed
+from .trees import copy_tree, walk
 
 
 @dataclass
@@ -153,10 +153,10 @@ class Derivation:
         wrt = gast.Tuple(
             elts=[gast.Constant(i, None) for i in self.active_args(site)], ctx=gast.Load()
         )
-        args = [copy.deepcopy(site.func), wrt] + [copy.deepcopy(a) for a in site.args] + list(extra)
+        args = [copy_tree(site.func), wrt] + [copy_tree(a) for a in site.args] + list(extra)
         call = gast.Call(func=self.function_values_helper(helper), args=args, keywords=[])
         call.keywords = [
-            gast.keyword(arg=kw.arg, value=copy.deepcopy(kw.value)) for kw in site.keywords
+            gast.keyword(arg=kw.arg, value=copy_tree(kw.value)) for kw in site.keywords
         ]
         return call
 
@@ -216,9 +216,9 @@ class Derivation:
         for i, a in enumerate(site.args):
             if entry is not None and _never_changes_with(entry, i):
                 continue  # np.full_like(a, v) reads only a's shape: no derivative flows from a
-            names |= {n.id for n in gast.walk(a) if isinstance(n, gast.Name)}
+            names |= {n.id for n in walk(a) if isinstance(n, gast.Name)}
         for kw in site.keywords:
-            names |= {n.id for n in gast.walk(kw.value) if isinstance(n, gast.Name)}
+            names |= {n.id for n in walk(kw.value) if isinstance(n, gast.Name)}
         return names
 
     def bind_user_call(self, node, site):
@@ -316,14 +316,14 @@ class Derivation:
                 t = (
                     gast.Constant(0.0, None)
                     if kind.tag is Tag.FLOAT
-                    else self.call_runtime("zero_tangent", [copy.deepcopy(a)])
+                    else self.call_runtime("zero_tangent", [copy_tree(a)])
                 )
             elts.append(t)
         if site.fn.kind is Tag.DICT:
             return gast.Dict(keys=[gast.Constant(k, None) for k in site.fn.keys], values=elts)
         if site.fn.replaces:  # replace(dp, W=dv): the record's tangent, those fields changed
             return gast.Call(
-                func=copy.deepcopy(site.func),
+                func=copy_tree(site.func),
                 args=[elts[0]],
                 keywords=[
                     gast.keyword(arg=k, value=v)
@@ -332,7 +332,7 @@ class Derivation:
             )
         if site.fn.kind is Tag.RECORD:  # Params(dW, db): the same class, holding tangents
             return gast.Call(
-                func=copy.deepcopy(site.func),
+                func=copy_tree(site.func),
                 args=[],
                 keywords=[
                     gast.keyword(arg=k, value=v) for k, v in zip(site.fn.keys, elts, strict=True)
@@ -542,7 +542,7 @@ class Derivation:
             for s in statements:
                 target = _target_name(s)
                 if has_complex(self.kinds.get(target, UNKNOWN)) or any(
-                    self.may_be_complex(n) for n in gast.walk(s.value)
+                    self.may_be_complex(n) for n in walk(s.value)
                 ):
                     involved.add(target)
             if len(involved) == before:
@@ -572,7 +572,7 @@ class Derivation:
         what it captures as constants: refuse one that captures a value carrying a
         derivative (it would get none)."""
         for s in assignments(fn.body):
-            for lam in (n for n in gast.walk(s.value) if isinstance(n, gast.Lambda)):
+            for lam in (n for n in walk(s.value) if isinstance(n, gast.Lambda)):
                 params = {a.id for a in lam.args.args}
                 for n in gast.walk(lam.body):
                     if (
@@ -609,7 +609,7 @@ class Derivation:
             return _call(self.bind("np", np), "real", [expr])
         if is_complex(arg) or arg.container:
             return expr
-        return self.call_runtime("real_like", [expr, copy.deepcopy(site.args[i])])
+        return self.call_runtime("real_like", [expr, copy_tree(site.args[i])])
 
     def unbroadcast(self, expr, arg, result):
         arg_kind, result_kind = self.kind(arg), self.kinds.get(result, UNKNOWN)
@@ -623,7 +623,7 @@ class Derivation:
             sum_call = _call(self.bind("np", np), "sum", [expr])
             sum_call.keywords = [gast.keyword("axis", axis if len(leading) > 1 else axis.elts[0])]
             return sum_call
-        return self.call_runtime("unbroadcast", [expr, copy.deepcopy(arg)])
+        return self.call_runtime("unbroadcast", [expr, copy_tree(arg)])
 
     def broadcast_tangent(self, expr, site, active, target):
         """Forward mode: make a tangent from smaller arguments the result's shape."""

@@ -42,7 +42,9 @@ import gast
 
 from .header import body_hash_of, read_header  # noqa: F401  (where the stages find them)
 from .rules import registry
+from .stdlib_ast import as_ast
 from .syntax import unparse
+from .trees import walk
 
 
 @dataclass(frozen=True)
@@ -189,14 +191,11 @@ def _used_globals(functions):
     defined = {f.name for f in functions}
     used = set()
     for f in functions:
-        local = {
-            n.id
-            for n in gast.walk(f)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))
-        }
+        names = [n for n in walk(f) if isinstance(n, gast.Name)]
+        local = {n.id for n in names if isinstance(n.ctx, (gast.Store, gast.Param))}
         used |= {
             n.id
-            for n in gast.walk(f)
+            for n in names
             if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)
             and n.id not in local
@@ -240,14 +239,19 @@ def statement_lines(stmt, indent, line_of, last_line):
 
 def to_ast(fn):
     """A stdlib ``ast`` copy of a gast node (ready to unparse)."""
-    tree = gast.gast_to_ast(fn)
-    for node in ast.walk(tree):
+    tree = as_ast(fn)
+    for node in walk(tree):  # listed first: a ``pass`` put in below is placed here too
         if isinstance(node, (ast.If, ast.For, ast.While)) and not node.body:
-            node.body = [ast.Pass()]  # a branch a stage emptied shows as ``pass``
+            node.body = [_at_line_one(ast.Pass())]  # a branch a stage emptied shows as ``pass``
         if "lineno" in node._attributes:
-            node.lineno = node.end_lineno = 1
-            node.col_offset = node.end_col_offset = 0
+            _at_line_one(node)
     return tree
+
+
+def _at_line_one(node):
+    node.lineno = node.end_lineno = 1
+    node.col_offset = node.end_col_offset = 0
+    return node
 
 
 def function_source(fn, line_of):
@@ -280,7 +284,7 @@ def _primal_lines(gast_node, ast_node):
     the gast tree may hold a few more nodes at its end (not strict)."""
     return {
         id(a): g.lineno
-        for g, a in zip(gast.walk(gast_node), ast.walk(ast_node), strict=False)
+        for g, a in zip(walk(gast_node), walk(ast_node), strict=False)
         if hasattr(g, "lineno")
     }
 

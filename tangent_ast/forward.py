@@ -31,6 +31,7 @@ from . import runtime
 from .modes import Mode
 from .rules.registry import lookup
 from .syntax import assign, name
+from .trees import copy_tree
 
 
 class Forward:
@@ -91,7 +92,7 @@ class Forward:
         tangent = self.tangent_of(s.value)
         store = gast.Subscript(
             value=name(self.tangent(array)),
-            slice=copy.deepcopy(s.targets[0].slice),
+            slice=copy_tree(s.targets[0].slice),
             ctx=gast.Store(),
         )
         value = tangent if tangent is not None else gast.Constant(0.0, None)
@@ -122,17 +123,13 @@ class Forward:
         if entry is not None and entry.linear_in:  # list_with(dxs, i, dv): one call on the tangents
             self.d.rules_used.add(entry.name)
             args = [
-                (self.tangent_of(a) or self.zero_of(a))
-                if i in entry.linear_in
-                else copy.deepcopy(a)
+                (self.tangent_of(a) or self.zero_of(a)) if i in entry.linear_in else copy_tree(a)
                 for i, a in enumerate(site.args)
             ]
             return [
                 s,
                 _at(
-                    assign(
-                        dtarget, gast.Call(func=copy.deepcopy(site.func), args=args, keywords=[])
-                    ),
+                    assign(dtarget, gast.Call(func=copy_tree(site.func), args=args, keywords=[])),
                     s,
                 ),
             ]
@@ -166,9 +163,7 @@ class Forward:
         rule = self.d.derive_callee(fn, Mode.FORWARD, tuple(active), kinds, self.d.where(s), form)
         self.d.callees.append(rule)
         func = rule.reference("jvp", self.d.namespace)
-        args = [copy.deepcopy(a) for a in site.args] + [
-            self.tangent_of(site.args[i]) for i in active
-        ]
+        args = [copy_tree(a) for a in site.args] + [self.tangent_of(site.args[i]) for i in active]
         call = gast.Call(func=func, args=args, keywords=[])
         targets = gast.Tuple(
             elts=[name(target, gast.Store()), name(dtarget, gast.Store())], ctx=gast.Store()
@@ -203,7 +198,7 @@ def forward(derivation, fn, wrt):
     body.append(ret)
     new = copy.copy(fn)
     new.name = f"{fn.name}_jvp"
-    new.args = copy.deepcopy(fn.args)
+    new.args = copy_tree(fn.args)
     new.args.args = new.args.args + tangent_params
     new.body = body
     return new

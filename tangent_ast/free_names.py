@@ -27,6 +27,7 @@ import textwrap
 
 from .errors import NoSourceError, UnsupportedSyntaxError
 from .naming import digest
+from .trees import walk
 
 
 class _Source:
@@ -220,7 +221,7 @@ def assigned_names(node):
     for extra in (node.args.vararg, node.args.kwarg):
         if extra is not None:
             names.add(extra.arg)
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             names.add(n.id)
         elif isinstance(n, ast.ExceptHandler) and n.name is not None:
@@ -238,7 +239,7 @@ def free_reads(node):
     ``("mod", ("g",))``, and ``("mod", ())`` for the name itself."""
     local = assigned_names(node)
     found = {}
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.Attribute):
             chain, base = [], n
             while isinstance(base, ast.Attribute):

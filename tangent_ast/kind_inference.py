@@ -46,6 +46,7 @@ from .live import is_library
 from .resolve import Pack, callee
 from .rules.registry import lookup
 from .runtime import list_with
+from .trees import walk
 
 _ARITHMETIC = {
     operator.add,
@@ -483,7 +484,7 @@ def infer(fn, scope, signature, result_kind=None):
                 block(s.body, seen)
 
     stores = {}
-    for n in gast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             stores[n.id] = stores.get(n.id, 0) + 1
     assigned_again = {n for n, count in stores.items() if count > 1}  # joins and loop headers

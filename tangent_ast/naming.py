@@ -25,6 +25,9 @@ class Namer:
     def __init__(self, taken=()):
         # Builtins are never shadowed: lowered loops call range, len and min.
         self.taken = set(taken) | set(dir(builtins))
+        # stem -> the N of the last ``stem_N`` handed out: every smaller one is taken (names
+        # are only ever added to ``taken``), so the next search starts there, not at 1
+        self._last: dict[str, int] = {}
 
     def reserve(self, *names):
         self.taken.update(names)
@@ -40,11 +43,12 @@ class Namer:
     def version(self, base):
         """The next free ``base_N`` (N >= 1), for a re-assignment of ``base``."""
         stem = re.sub(r"_\d+$", "", base) or base
-        n = 1
+        n = self._last.get(stem, 1)
         while f"{stem}_{n}" in self.taken:
             n += 1
         name = f"{stem}_{n}"
         self.taken.add(name)
+        self._last[stem] = n
         return name
 
     def tangent(self, name):

@@ -35,6 +35,7 @@ import gast
 
 from .reverse import residuals_parameter
 from .syntax import name
+from .trees import walk
 
 
 def residuals_of(fwd, bwd, params, copied=()):
@@ -45,13 +46,16 @@ def residuals_of(fwd, bwd, params, copied=()):
     read_first = set()
     _visit(bwd.body, set(), read_first)
     order = list(params)
-    for n in gast.walk(fwd):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in order:
+    listed = set(order)  # what ``order`` holds, to look up
+    for n in walk(fwd):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in listed:
             order.append(n.id)
+            listed.add(n.id)
     return [v for v in order if (v in read_first or v in copied) and v not in ct_params]
 
 
 def _visit(stmts, assigned, read_first):
+    assigned = set(assigned)  # this block's own: grown in place, statement by statement
     for s in stmts:
         own = [getattr(s, f) for f in ("value", "test", "iter") if getattr(s, f, None) is not None]
         if isinstance(s, gast.Assign):
@@ -60,16 +64,16 @@ def _visit(stmts, assigned, read_first):
         for expr in own:
             read_first.update(
                 n.id
-                for n in gast.walk(expr)
+                for n in walk(expr)
                 if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Load)
                 and n.id not in assigned
             )
         if isinstance(s, gast.Assign):
-            assigned = assigned | {
+            assigned |= {
                 n.id
                 for t in s.targets
-                for n in gast.walk(t)
+                for n in walk(t)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
             }
         for block in ("body", "orelse"):
@@ -201,7 +205,7 @@ def shape_only_reads(bwd):
     argument, ``np.full_like(r, v)``, ``r.size``; each with the name the runtime module
     has in ``bwd`` (``runtime``). None if no call there names it."""
     shape_reads, reads, modules = {}, {}, set()
-    for n in gast.walk(bwd):
+    for n in walk(bwd):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
             reads[n.id] = reads.get(n.id, 0) + 1
         arg = None

@@ -29,6 +29,7 @@ from .errors import UnsupportedSyntaxError
 from .kinds import Tag
 from .rules.binding import CallRefused
 from .rules.template import literal
+from .trees import walk
 
 BINOPS = {
     gast.Add: operator.add,
@@ -135,7 +136,7 @@ def assigned_names(node):
     for extra in (node.args.vararg, node.args.kwarg):
         if extra is not None:
             names.add(extra.id)
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
             names.add(n.id)
         elif n is not node and isinstance(n, (gast.FunctionDef, gast.Lambda)):
@@ -155,7 +156,7 @@ def resolve(parsed):
             with contextlib.suppress(ValueError):  # an empty cell: the name is not bound yet
                 cells[name] = cell.cell_contents
     free = {}
-    for n in gast.walk(parsed.node):
+    for n in walk(parsed.node):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in local:
             if n.id in cells:
                 free[n.id] = cells[n.id]

@@ -52,6 +52,7 @@ from .runtime.checkpoints import is_checkpointed
 from .simplify import MAX_LINE
 from .simplify import line_length as _length
 from .syntax import assign, name
+from .trees import copy_tree, walk
 
 
 def _at(new, old):
@@ -62,7 +63,7 @@ def _at(new, old):
 def _update_targets(stmt):
     return [
         n.targets[0]
-        for n in gast.walk(stmt)
+        for n in walk(stmt)
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Subscript)
     ]
 
@@ -71,13 +72,13 @@ def finish_updates(bwd, restores):
     """Restores of overwritten slots are needed only if the reverse sweep reads the
     array; then it works on its own copy, so the caller's result is left alone and
     the pullback can run again. Otherwise the restores go (and with them the saves)."""
-    present = {id(n) for n in gast.walk(bwd)}
+    present = {id(n) for n in walk(bwd)}
     restores = [r for r in restores if id(r.statement) in present]  # simplify kept them
     copied = set()
     for array in sorted({r.array for r in restores}):
         reads = [
             n
-            for n in gast.walk(bwd)
+            for n in walk(bwd)
             if isinstance(n, gast.Name) and n.id == array and isinstance(n.ctx, gast.Load)
         ]
         in_restores = sum(1 for r in restores if r.array == array)
@@ -197,7 +198,9 @@ class Reverse:
         self.loops = []  # per enclosing reverse loop: {"outer": names, "buffers": {name: buffer}}
         # arrays whose ct_ variable is an array this rule owns (updated in place)
         self.owned = set()
-        self.term_lines = {}  # id(term) -> the primal line whose adjoint produced it
+        # id(term) -> (the primal line whose adjoint produced it, the term): the term is
+        # kept so that its id is not reused by a later node (a name made for a sum)
+        self.term_lines = {}
         self.line = None  # the primal line being transposed
         self.calls = {}  # id(statement) -> how a call to a user function is swept (or None)
         self.old_values = {}  # id(update statement) -> name of the saved overwritten slot
@@ -258,7 +261,7 @@ class Reverse:
         if isinstance(index, gast.Constant) and index.value is Ellipsis:
             slot = name(array)
         else:
-            slot = gast.Subscript(value=name(array), slice=copy.deepcopy(index), ctx=gast.Load())
+            slot = gast.Subscript(value=name(array), slice=copy_tree(index), ctx=gast.Load())
             if self.slot_kind(target).tag is Tag.FLOAT:
                 return slot
         return gast.Call(
@@ -306,7 +309,7 @@ class Reverse:
             ct_value = self.d.namer.fresh(f"ct_{array}_slot")
             out.append(_at(assign(ct_value, slot), s))
             self.add_term(s.value.id, name(ct_value), pending)
-        zero = gast.Subscript(value=name(ct), slice=copy.deepcopy(target.slice), ctx=gast.Store())
+        zero = gast.Subscript(value=name(ct), slice=copy_tree(target.slice), ctx=gast.Store())
         out.append(
             _at(gast.Assign(targets=[zero], value=gast.Constant(0.0, None), type_comment=None), s)
         )
@@ -326,7 +329,7 @@ class Reverse:
                 out.extend(self.assign_sum(self.ct(v), self.take(v, pending, accumulated), s))
                 accumulated.add(v)
         restore = gast.Subscript(
-            value=name(array), slice=copy.deepcopy(s.targets[0].slice), ctx=gast.Store()
+            value=name(array), slice=copy_tree(s.targets[0].slice), ctx=gast.Store()
         )
         restored = gast.Assign(
             targets=[restore], value=name(self.old_values[id(s)]), type_comment=None
@@ -393,7 +396,7 @@ class Reverse:
                 self.d.callees.append(rule)
                 call = gast.Call(
                     func=rule.reference("fwd", self.d.namespace),
-                    args=[copy.deepcopy(a) for a in site.args],
+                    args=[copy_tree(a) for a in site.args],
                     keywords=[],
                 )
                 bwd = rule.reference("bwd", self.d.namespace)
@@ -422,7 +425,7 @@ class Reverse:
         again (``v_saved = g_fwd(x)[1]``) just before its reverse sweep."""
         saved = self.d.namer.fresh(f"{s.targets[0].id}_saved")
         again = gast.Subscript(value=call, slice=gast.Constant(1, None), ctx=gast.Load())
-        return CallSweep(copy.deepcopy(s), bwd, saved, active_args, _at(assign(saved, again, s), s))
+        return CallSweep(copy_tree(s), bwd, saved, active_args, _at(assign(saved, again, s), s))
 
     # -- reverse sweep --------------------------------------------------------
 
@@ -475,12 +478,13 @@ class Reverse:
         return out
 
     def add_term(self, v, expr, pending):
-        self.term_lines[id(expr)] = self.line
+        self.term_lines[id(expr)] = (self.line, expr)
         pending.setdefault(v, []).append(expr)
 
     def _cite(self, stmt, terms, at):
         """Cite the user's line a sum comes from (its first term's), not where it is added up."""
-        line = next((self.term_lines.get(id(t)) for t in terms if self.term_lines.get(id(t))), None)
+        lines = (self.term_lines.get(id(t), (None, None))[0] for t in terms)
+        line = next((n for n in lines if n), None)
         stmt.lineno = line if line is not None else getattr(at, "lineno", None)
         return stmt
 
@@ -509,9 +513,9 @@ class Reverse:
         if call is not None:
             bwd_func, saved, args = call.bwd, call.saved, call.active_args
             if call.recompute is not None:
-                out.append(copy.deepcopy(call.recompute))
+                out.append(copy_tree(call.recompute))
             cts = [self.d.namer.fresh(f"ct_{a.id}") for a in args]
-            bwd = gast.Call(func=copy.deepcopy(bwd_func), args=[name(saved), name(ct)], keywords=[])
+            bwd = gast.Call(func=copy_tree(bwd_func), args=[name(saved), name(ct)], keywords=[])
             targets = (
                 name(cts[0], gast.Store())
                 if len(cts) == 1
@@ -587,9 +591,7 @@ class Reverse:
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
         basic = all(isinstance(p, gast.Slice) or self.d.kind(p).tag is Tag.INT for p in parts)
         if basic:  # basic indexing never repeats an element: += is exact
-            target = gast.Subscript(
-                value=name(buffer), slice=copy.deepcopy(index), ctx=gast.Store()
-            )
+            target = gast.Subscript(value=name(buffer), slice=copy_tree(index), ctx=gast.Store())
             stmt = gast.AugAssign(target=target, op=gast.Add(), value=name(ct))
         else:
             np_name = self.d.bind("np", __import__("numpy"))
@@ -601,7 +603,7 @@ class Reverse:
             stmt = gast.Expr(
                 value=gast.Call(
                     func=add_at,
-                    args=[name(buffer), as_value(copy.deepcopy(index)), name(ct)],
+                    args=[name(buffer), as_value(copy_tree(index)), name(ct)],
                     keywords=[],
                 )
             )
@@ -647,9 +649,7 @@ class Reverse:
         for v in inside - set(outer):
             accumulated.discard(v)
         if any(bodies):
-            out.append(
-                _at(gast.If(test=copy.deepcopy(s.test), body=bodies[0], orelse=bodies[1]), s)
-            )
+            out.append(_at(gast.If(test=copy_tree(s.test), body=bodies[0], orelse=bodies[1]), s))
         return out
 
     def adjoint_loop(self, s, pending, accumulated):
@@ -747,7 +747,7 @@ def reverse(derivation, fn, wrt):
         n.id
         for s in assignments(fn.body)
         if isinstance(s.targets[0], gast.Name) and derivation.activity.active(s.targets[0].id)
-        for n in gast.walk(s.value)
+        for n in walk(s.value)
         if isinstance(n, gast.Name)
     }
     result = fn.body[-1].value.id
@@ -772,7 +772,7 @@ def reverse(derivation, fn, wrt):
 
     fwd = copy.copy(fn)
     fwd.name = f"{fn.name}_fwd"
-    fwd.args = copy.deepcopy(fn.args)
+    fwd.args = copy_tree(fn.args)
     fwd.body = forward_body + [fn.body[-1]]  # the return gets its residuals later
 
     bwd = copy.copy(fn)

@@ -42,13 +42,12 @@ def f_jvp(x, dx):
 array([ 8., 72., 72.])
 """
 
-import copy
-
 import gast
 
 from .aliasing import fresh_array, view_base
 from .kinds import Tag
 from .syntax import located, name
+from .trees import copy_tree, walk
 
 
 def follow_shared_updates(fn, origin, kinds, scope, augmented, namer):
@@ -123,7 +122,7 @@ def _follow(fn, k, s, kinds, scope, namer):
     kinds[base_new] = kinds[base]
     scope.locals.add(base_new)
     copied = gast.BinOp(left=name(base), op=gast.Mult(), right=gast.Constant(1.0, None))
-    part = gast.Subscript(value=name(base_new), slice=copy.deepcopy(value.slice), ctx=gast.Store())
+    part = gast.Subscript(value=name(base_new), slice=copy_tree(value.slice), ctx=gast.Store())
     inserted = [
         located(
             gast.Assign(targets=[name(base_new, gast.Store())], value=copied, type_comment=None),
@@ -159,7 +158,7 @@ def _defined_once_at_top(fn, names, definitions):
     """Each of ``names`` is assigned exactly once in ``fn``, by a statement at its top (not
     in a loop or branch), before the update: not a parameter, not a join of paths."""
     stores = {}
-    for n in gast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in names:
             stores[n.id] = stores.get(n.id, 0) + 1
     return all(v in definitions and stores.get(v) == 1 for v in names)
@@ -169,8 +168,8 @@ def _shared(fn, names, scope, k, view=None):
     """Whether the array named ``names`` is reachable in a way the rewrite cannot follow:
     updated in place, or held in a container or viewed by another name than ``view``
     before the update at ``fn.body[k]`` (one made after it holds the new value)."""
-    before = {id(n) for s in fn.body[:k] for n in gast.walk(s)}
-    for n in gast.walk(fn):
+    before = {id(n) for s in fn.body[:k] for n in walk(s)}
+    for n in walk(fn):
         if (
             id(n) in before
             and isinstance(n, (gast.Tuple, gast.List, gast.Dict))
@@ -234,9 +233,16 @@ def follow_argument_aliases(node, array_params):
     itself (``x += 1.0``, ``x[1:] *= 2.0; v = x[1:]``), an in-place update of an argument,
     which the derived rule leaves in the caller's array as the function does. Returns the
     rewritten function (a copy), or ``node`` when there is nothing to rewrite."""
-    if not array_params:
+    # only a name updated by ``+=`` (...) at the top of the function is followed (the names
+    # of those updates, kept as rewrites change them: a name not among them has none later)
+    augmented = {
+        t.target.id
+        for t in node.body
+        if isinstance(t, gast.AugAssign) and isinstance(t.target, gast.Name)
+    }
+    if not array_params or not augmented:
         return node
-    new = copy.deepcopy(node)
+    new = copy_tree(node)
     stores = _plain_stores(new)
     changed = False
     for s in list(new.body):
@@ -245,6 +251,7 @@ def follow_argument_aliases(node, array_params):
             and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name)
             and stores.get(s.targets[0].id) == 1
+            and s.targets[0].id in augmented
         ):
             continue
         k = next(i for i, t in enumerate(new.body) if t is s)
@@ -267,12 +274,12 @@ def follow_argument_aliases(node, array_params):
             for t in later:
                 body.append(t)
                 if _augments(t, alias):  # v *= 2.0 -> x[1:] *= 2.0; v = x[1:]
-                    part = copy.deepcopy(value)
+                    part = copy_tree(value)
                     part.ctx = gast.Store()
                     t.target = part
                     again = gast.Assign(
                         targets=[name(alias, gast.Store())],
-                        value=copy.deepcopy(value),
+                        value=copy_tree(value),
                         type_comment=None,
                     )
                     body.append(located(again, t))
@@ -284,7 +291,7 @@ def follow_argument_aliases(node, array_params):
 def _plain_stores(node):
     """How many times each name is assigned by ``=`` (a function parameter is not)."""
     stores = {}
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Assign):
             for t in n.targets:
                 for m in gast.walk(t):

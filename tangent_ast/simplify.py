@@ -32,279 +32,34 @@ def f_bwd(saved, ct_out):
 """
 
 import builtins
-import copy
 import re
 
 import gast
-import numpy as np
 
-from . import runtime
-from .block_index import BlockIndex, Counts, Facts, clone, nodes
+from .block_index import SIMPLE, BlockIndex, Counts, Facts, KnownFacts, clone
 from .emit import to_ast
-from .rules.registry import is_pure_function
+from .folding import _Fold, is_pure
 from .syntax import unparse
+from .trees import walk
 
 MAX_LINE = 88
 
 
 def _names_loaded(node):
-    return [n for n in nodes(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+    return _loads_among(walk(node))
 
 
-def _stores(stmts):
-    """How often each name is written: bound, or updated in place (``a[i] = v`` writes ``a``).
-
-    Counting updates as writes is what keeps every rewrite here from moving a read
-    of an array past an in-place update of it."""
-    counts = {}
-    for s in stmts:
-        for n in nodes(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
-                counts[n.id] = counts.get(n.id, 0) + 1
-            elif isinstance(n, (gast.Assign, gast.AugAssign)):
-                for t in n.targets if isinstance(n, gast.Assign) else [n.target]:
-                    if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
-                        counts[t.value.id] = counts.get(t.value.id, 0) + 1
-    return counts
+def _loads_among(every):
+    return [n for n in every if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
 
 
-def _is_const(e, value=None):
-    return (
-        isinstance(e, gast.Constant)
-        and isinstance(e.value, (int, float))
-        and not isinstance(e.value, bool)
-        and (value is None or e.value == value)
-    )
+def _name_assignments(every):
+    """The ``name = ...`` statements among the nodes ``every``, in their order."""
+    return [s for s in every if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)]
 
 
-class _Fold(gast.NodeTransformer):
-    def __init__(self, namespace=None, same_shape=None, spreads=None):
-        self.namespace = namespace
-        self.same_shape = same_shape
-        # names bound once to a spread scalar, ``ct = np.full_like(a, s)``: ``(a, s)``
-        self.spreads = spreads or {}
-
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        if isinstance(node.op, gast.Mult) and self.same_shape is not None:
-            node = self.unspread(node)
-        if isinstance(node.op, gast.Mult):
-            node = _merge_constant_factors(node)
-        elif isinstance(node.op, (gast.Add, gast.Sub)):
-            node = self.subtract_negation(node)
-        left, right, op = node.left, node.right, node.op
-        if _is_const(left) and _is_const(right) and isinstance(op, (gast.Add, gast.Sub, gast.Mult)):
-            value = {
-                gast.Add: lambda a, b: a + b,
-                gast.Sub: lambda a, b: a - b,
-                gast.Mult: lambda a, b: a * b,
-            }[type(op)](left.value, right.value)
-            return gast.Constant(value, None)
-        if isinstance(op, gast.Pow) and _is_const(right, 1):
-            return left
-        if isinstance(op, gast.Mult) and _is_const(right, 1) and isinstance(right.value, int):
-            return left
-        if isinstance(op, gast.Mult) and _is_const(left, 1) and isinstance(left.value, int):
-            return right
-        if isinstance(op, gast.Div) and _is_const(right, 1) and isinstance(right.value, int):
-            return left
-        return node
-
-    def subtract_negation(self, node):
-        """``a + -b`` -> ``a - b``, ``a - -b`` -> ``a + b``, ``-a + b`` -> ``b - a``: one
-        pass over an array instead of two (IEEE addition is commutative, and ``-``
-        rounds as ``+`` of the negation does, so the value is the same to the bit)."""
-        right = _strip_negation(node.right)
-        if right is not None:
-            op = gast.Sub() if isinstance(node.op, gast.Add) else gast.Add()
-            return gast.BinOp(left=node.left, op=op, right=right)
-        left = _strip_negation(node.left)
-        if (
-            left is not None
-            and isinstance(node.op, gast.Add)
-            and self.namespace is not None
-            and is_pure(node.left, self.namespace)
-            and is_pure(node.right, self.namespace)
-        ):
-            return gast.BinOp(left=node.right, op=gast.Sub(), right=left)
-        return node
-
-    def unspread(self, product):
-        """``np.full_like(a, s) * b`` -> ``s * b`` when ``b`` has ``a``'s shape: the product
-        broadcasts ``s`` to that shape anyway (also ``runtime.sum_vjp(s, a)``, the
-        cotangent of a whole-array sum)."""
-        factors = _factors(product)
-        names = [f.id for f in factors if isinstance(f, gast.Name)]
-        for i, f in enumerate(factors):
-            spread = self.spread_of(f)
-            like = next(
-                (b for b in names if spread is not None and self.same_shape(spread[0], b)), None
-            )
-            value = None if like is None else _shape_reads_moved(spread[1], spread[0], like)
-            if value is not None:
-                factors[i : i + 1] = _factors(value)
-                out = factors[0]
-                for g in factors[1:]:
-                    out = gast.BinOp(left=out, op=gast.Mult(), right=g)
-                return out
-        return product
-
-    def spread_of(self, call):
-        """``(a, s)`` for ``np.full_like(a, s)`` or ``runtime.sum_vjp(s, a)`` (or a name
-        bound once to one), else None."""
-        if isinstance(call, gast.Name):
-            return self.spreads.get(call.id)
-        if not (
-            isinstance(call, gast.Call)
-            and isinstance(call.func, gast.Attribute)
-            and len(call.args) == 2
-            and not call.keywords
-            and isinstance(call.func.value, gast.Name)
-        ):
-            return None
-        module = getattr(self.namespace.objects.get(call.func.value.id), "__name__", None)
-        if (
-            module == "numpy"
-            and call.func.attr == "full_like"
-            and isinstance(call.args[0], gast.Name)
-        ):
-            return call.args[0].id, call.args[1]
-        if (
-            module == "tangent_ast.runtime"
-            and call.func.attr == "sum_vjp"
-            and isinstance(call.args[1], gast.Name)
-        ):
-            return call.args[1].id, call.args[0]
-        return None
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        # getattr(dp, 'W') reads as dp.W
-        if (
-            isinstance(node.func, gast.Name)
-            and node.func.id == "getattr"
-            and len(node.args) == 2
-            and isinstance(node.args[1], gast.Constant)
-            and isinstance(node.args[1].value, str)
-            and node.args[1].value.isidentifier()
-        ):
-            return gast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=gast.Load())
-        return node
-
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        if isinstance(node.op, gast.USub):
-            inner = _strip_negation(node.operand)
-            if inner is not None:
-                return inner  # -(-e) and -(-a * b / c) read as e and a * b / c
-        return node
-
-
-def _shape_reads_moved(expr, a, b):
-    """``expr`` with ``a.size``/``a.shape``/``a.ndim`` read from ``b`` (of the same shape),
-    or None if ``expr`` reads ``a`` otherwise (``ct / r_sq.size`` -> ``ct / r.size``)."""
-    expr = copy.deepcopy(expr)
-    for n in gast.walk(expr):
-        if (
-            isinstance(n, gast.Attribute)
-            and isinstance(n.value, gast.Name)
-            and n.value.id == a
-            and n.attr in ("size", "shape", "ndim")
-        ):
-            n.value = gast.Name(b, gast.Load(), None, None)
-    if any(isinstance(n, gast.Name) and n.id == a for n in gast.walk(expr)):
-        return None
-    return expr
-
-
-def _merge_constant_factors(product):
-    """``a * 100.0 * 2 * b`` -> ``a * 200.0 * b``, ``-a * 2 * b`` -> ``a * -2 * b``: the
-    number factors of a product multiplied into one, where the first of them was, and a
-    negated factor's sign moved into it, so an array is multiplied once, not once per
-    number. Products of ints only are merged while the result stays small (an int8 array
-    times 300 is an error that ``x * 20 * 15`` is not)."""
-    factors = _factors(product)
-    numbers = [i for i, f in enumerate(factors) if _is_const(f)]
-    if not numbers:
-        return product
-    negated = [i for i, f in enumerate(factors) if _negation(f) is not None]
-    if len(numbers) + len(negated) < 2:
-        return product
-    value = 1
-    for i in numbers:
-        value *= factors[i].value
-    value *= (-1) ** len(negated)
-    if isinstance(value, int) and abs(value) > 127:
-        return product
-    merged = []
-    for i, f in enumerate(factors):
-        if i == numbers[0]:
-            merged.append(gast.Constant(value, None))
-        elif i in negated:
-            merged.extend(_factors(_negation(f)))  # -(a * b) * 2 -> a * b * -2
-        elif i not in numbers:
-            merged.append(f)
-    if len(merged) == 1:
-        return merged[0]
-    out = merged[0]
-    for g in merged[1:]:
-        out = gast.BinOp(left=out, op=gast.Mult(), right=g)
-    return out
-
-
-def _negation(e):
-    """``a`` for ``-a``, else None."""
-    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
-        return e.operand
-    return None
-
-
-def _factors(e):
-    """The factors of a product ``a * b * c``, left to right."""
-    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Mult):
-        return _factors(e.left) + _factors(e.right)
-    return [e]
-
-
-def _strip_negation(e):
-    """``e`` without its leading minus (``-a`` or ``-a * b / c``), or None if it has none."""
-    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
-        return e.operand
-    if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Mult, gast.Div)):
-        left = _strip_negation(e.left)
-        if left is not None:
-            return gast.BinOp(left=left, op=e.op, right=e.right)
-    return None
-
-
-def is_pure(expr, namespace):
-    """True if evaluating ``expr`` later, again, or not at all cannot change what it
-    computes or does: every call in it is one the rule table marks pure
-    (``registry.is_pure_function``). A call of anything else (``np.random.random()``,
-    ``rng.normal()``, a user function, ``print``) keeps its place and runs once."""
-    return all(_pure_call(n, namespace) for n in gast.walk(expr) if isinstance(n, gast.Call))
-
-
-def _pure_call(call, namespace):
-    chain, root = [], call.func
-    while isinstance(root, gast.Attribute):
-        chain.append(root.attr)
-        root = root.value
-    if not isinstance(root, gast.Name):
-        return False
-    obj = namespace.objects.get(root.id, _LOCAL)
-    if obj is _LOCAL:
-        # A method of a local value (x.sum(), x.reshape(...)): pure if it is an array
-        # method the table marks pure; a generator's rng.normal() is not one.
-        return len(chain) == 1 and is_pure_function(getattr(np.ndarray, chain[0], None))
-    for attr in reversed(chain):
-        obj = getattr(obj, attr, None)
-    if getattr(obj, "__module__", "").startswith(runtime.__name__ + "."):
-        return obj not in runtime.EFFECTFUL  # the rules' own helpers
-    return is_pure_function(obj)
-
-
-_LOCAL = object()
+# nodes that hold nothing a rewrite changes: one may be shared by several expressions
+_SHAREABLE = (gast.expr_context, gast.operator, gast.unaryop, gast.cmpop, gast.boolop)
 
 # what a spread scalar may be made of to be read again at each use (``-ct / a.size``)
 _CHEAP = (
@@ -328,22 +83,34 @@ class Simplifier:
         self.origin = origin or {}
         self.namespace = namespace
         self.dropped = False  # set by _drop when it changes the code
+        # set by every rewrite: a round that leaves it unset changed nothing, so the next
+        # round would change nothing either (printing the function before and after each
+        # round to compare them cost as much as a pass)
+        self.changed = False
         self.spreads = {}
+        self.known = KnownFacts(enabled=False)
+        self.folded_with = {}  # the spreads (printed) of the statements fold left alone
 
     def run(self):
-        # each round ends with the function's dump, which the next round starts from
-        before = gast.dump(self.fn)
+        # facts kept across passes are those of statements that share no node with another
+        # (a rewrite of one would change the other unseen): the case of generated code
+        every = [id(n) for n in walk(self.fn) if not isinstance(n, _SHAREABLE)]
+        self.known = KnownFacts(enabled=len(set(every)) == len(every))
         for _ in range(50):
+            self.changed = False
             self.spreads = self._spreads()
+            spreads = {k: (a, gast.dump(v)) for k, (a, v) in self.spreads.items()}
+            if spreads != self.folded_with:  # fold reads them: what it left may fold now
+                self.known.folded.clear()
+                self.folded_with = spreads
             self.fn.body = self.fold(self.fn.body)
             self.coalesce_block(self.fn.body)
             self.propagate_copies()
             self.propagate_local_block(self.fn.body)
             self.inline_block(self.fn.body)
-            after = self.remove_dead()
-            if after == before:
+            self.remove_dead()
+            if not self.changed:
                 break
-            before = after
         return self.fn
 
     def _spreads(self):
@@ -353,22 +120,12 @@ class Simplifier:
         so the spread array is never made when every use is such a product."""
         if self.same_shape is None:
             return {}
-        stores = _stores([self.fn])
-        loads = _load_counts(self.fn)
-        assigned = {
-            s.targets[0].id
-            for s in gast.walk(self.fn)
-            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-        }
+        stores, loads, assignments = self._whole()
+        assigned = {s.targets[0].id for s in assignments}
         probe = _Fold(self.namespace)
         spreads = {}
-        for s in gast.walk(self.fn):
-            if not (
-                isinstance(s, gast.Assign)
-                and isinstance(s.targets[0], gast.Name)
-                and s.targets[0].id in self.rewritable
-                and stores.get(s.targets[0].id) == 1
-            ):
+        for s in assignments:
+            if not (s.targets[0].id in self.rewritable and stores.get(s.targets[0].id) == 1):
                 continue
             spread = probe.spread_of(s.value)
             if (
@@ -389,20 +146,88 @@ class Simplifier:
     def _same_variable(self, a, b):
         return b in self.rewritable or (self.origin.get(a, a) == self.origin.get(b, b))
 
-    def _counts(self):
-        facts = Facts(self.fn)
-        return Counts(facts.loads, facts.stores)
+    def _counts(self, facts):
+        """The function's read and write counts: its parameters' and those of the ``facts``
+        of its statements, so that a pass that indexes the body walks it once."""
+        head = self._header_facts()
+        counts = Counts(head.loads, head.stores)
+        for f in facts:
+            counts.add(f, 1)
+        return counts
+
+    def _header_facts(self):
+        """Facts of the function without its body: its parameters, their defaults."""
+        body, self.fn.body = self.fn.body, []
+        try:
+            return Facts(self.fn)
+        finally:
+            self.fn.body = body
+
+    def _loaded(self):
+        """Every name the function reads (as ``_names_loaded``), from the kept facts."""
+        used = set(self._header_facts().loads)
+        for s in self.fn.body:
+            used.update(self.known.of(s).loads)
+        return used
+
+    def _whole(self):
+        """``(stores, loads, assignments)`` of the whole function: how often each name is
+        written (bound, or updated in place: ``a[i] = v`` writes ``a``, which keeps every
+        rewrite here from moving a read of an array past an update of it) and read, and its
+        ``name = ...`` statements; from the kept facts of its statements (only a loop or a
+        branch is walked)."""
+        head = self._header_facts()
+        counts = Counts(dict(head.loads), dict(head.stores))
+        assignments = []
+        for s in self.fn.body:
+            counts.add(self.known.of(s), 1)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                assignments.append(s)
+            elif not isinstance(s, SIMPLE):  # statements inside: found by walking it
+                assignments += _name_assignments(walk(s))
+        return counts.stores, counts.loads, assignments
+
+    def _loads_of(self, names):
+        """The reads of ``names`` in the function (``Name`` nodes), among others: those of
+        its parameters' defaults, of its loops and branches, of its simple statements
+        whose kept facts read one of ``names``."""
+        body, self.fn.body = self.fn.body, []
+        try:
+            found = _loads_among(walk(self.fn))
+        finally:
+            self.fn.body = body
+        for s in body:
+            if not isinstance(s, SIMPLE) or names.keys() & self.known.of(s).loads.keys():
+                found += _loads_among(walk(s))
+        return found
+
+    def _body_facts(self, stmts, counts):
+        """``(counts, facts of stmts)``: the function's counts, and the facts its body's
+        index starts from, when ``stmts`` is the body (``counts`` None); else ``counts``."""
+        if counts is not None:
+            return counts, None
+        facts = [self.known.of(s) for s in stmts]
+        return self._counts(facts), facts
+
+    def _nested(self, stmts, rewrite, counts, facts):
+        """``rewrite`` each block nested in ``stmts``; ``facts`` of ``stmts`` if still true
+        after that (nothing changed), else None."""
+        changed, self.changed = self.changed, False
+        for s in stmts:
+            for block in _blocks(s):
+                rewrite(block, counts)
+        current = facts if not self.changed else None
+        self.changed |= changed
+        return current
 
     def coalesce_block(self, stmts, counts=None):
         """``b = e; ...; a = b`` with ``b`` used nowhere else -> ``a = e; ...``.
 
         This undoes SSA where it only added copies: loop headers and branch
         joins read as the user wrote them (``s = s + x``)."""
-        counts = counts or self._counts()
-        for s in stmts:
-            for block in _blocks(s):
-                self.coalesce_block(block, counts)
-        index = BlockIndex(stmts, counts)
+        counts, facts = self._body_facts(stmts, counts)
+        facts = self._nested(stmts, self.coalesce_block, counts, facts)
+        index = BlockIndex(stmts, counts, facts, self.known)
         p = 0
         while p < len(stmts):
             copy_stmt = stmts[p]
@@ -424,12 +249,14 @@ class Simplifier:
             ):
                 p += 1
                 continue
+            self.known.forget_names({b})
             for k in index.between(index.named, b, k_q, k_p):
-                for n in nodes(stmts[index.position(k)]):
+                for n in walk(stmts[index.position(k)]):
                     if isinstance(n, gast.Name) and n.id == b:
                         n.id = a
                 index.update(index.position(k))
             index.delete(p)
+            self.changed = True
             # What decides whether a copy goes changed only for the copies that now read or
             # write ``a`` (``b`` is gone): if one comes before ``p``, go back to it, as
             # scanning the block again from its start would.
@@ -439,13 +266,11 @@ class Simplifier:
 
     def propagate_local_block(self, stmts, counts=None):
         """``a = b`` (``a`` assigned once) -> uses of ``a`` read ``b`` while ``b`` is unchanged."""
-        counts = counts or self._counts()
-        for s in stmts:
-            for block in _blocks(s):
-                self.propagate_local_block(block, counts)
+        counts, facts = self._body_facts(stmts, counts)
+        facts = self._nested(stmts, self.propagate_local_block, counts, facts)
         # the counts before this block's rewrites decide which copies go
         stores, loads = dict(counts.stores), dict(counts.loads)
-        index = BlockIndex(stmts, counts)
+        index = BlockIndex(stmts, counts, facts, self.known)
         p = 0
         while p < len(stmts):
             s = stmts[p]
@@ -475,16 +300,19 @@ class Simplifier:
                     here = [n for n in _names_loaded(later) if n.id == a]
                     stores_b = b in index.facts[key].stores
                     if here and (not stores_b or isinstance(later, gast.Assign)):
+                        self.known.forget_names({a})
                         for n in here:
                             n.id = b
                         replaced += len(here)
                         index.update(q)
+                        self.changed = True
                     elif here:
                         break
                     if stores_b:  # later statements read the new b
                         break
                 if replaced == loads.get(a, 0):  # every read renamed: the copy goes
                     index.delete(p)
+                    self.changed = True
                     continue
             p += 1
 
@@ -496,7 +324,16 @@ class Simplifier:
                 and isinstance(s.targets[0], gast.Name)
                 and s.targets[0].id in self.rewritable
             ):
-                s.value = _Fold(self.namespace, self.same_shape, self.spreads).visit(s.value)
+                if self.known.is_folded(s):
+                    out.append(s)
+                    continue
+                folding = _Fold(self.namespace, self.same_shape, self.spreads)
+                s.value = folding.visit(s.value)
+                if folding.changed:
+                    self.changed = True
+                    self.known.forget(s)
+                else:
+                    self.known.mark_folded(s)
             elif isinstance(s, gast.If):
                 s.body = self.fold(s.body)
                 s.orelse = self.fold(s.orelse)
@@ -506,14 +343,10 @@ class Simplifier:
         return out
 
     def propagate_copies(self):
-        stores = _stores([self.fn])
+        stores, _, assignments = self._whole()
         copies = {}
-        for s in gast.walk(self.fn):
-            if (
-                isinstance(s, gast.Assign)
-                and isinstance(s.targets[0], gast.Name)
-                and isinstance(s.value, gast.Name)
-            ):
+        for s in assignments:
+            if isinstance(s.value, gast.Name):
                 target, source = s.targets[0].id, s.value.id
                 if (
                     target in self.rewritable
@@ -531,8 +364,15 @@ class Simplifier:
                 n = copies[n]
             return n
 
-        for n in _names_loaded(self.fn):
-            n.id = resolve(n.id)
+        renamed = set()
+        for n in self._loads_of(copies):
+            source = resolve(n.id)
+            if source != n.id:
+                renamed.add(n.id)
+                n.id = source
+        self.known.forget_names(renamed)
+        self.changed |= bool(renamed)
+        self.dropped = False
         self.fn.body = self._drop(
             self.fn.body,
             lambda s: (
@@ -541,11 +381,12 @@ class Simplifier:
                 and s.targets[0].id in copies
             ),
         )
+        self.changed |= self.dropped
 
     def _drop(self, stmts, predicate):
         """``stmts`` without those ``predicate`` marks (nor ``a = a``), branches emptied
         and loops idle. Sets ``self.dropped`` when that changes anything: then the code
-        differs, which ``remove_dead`` tells from that instead of printing it again."""
+        differs, which ``remove_dead`` and a round tell from that instead of printing it."""
         out = []
         for s in stmts:
             if predicate(s) or (_is_copy(s) and s.targets[0].id == s.value.id):
@@ -593,8 +434,8 @@ class Simplifier:
         return ranges and loop.target.id not in {n.id for n in _names_loaded(self.fn)}
 
     def inline_block(self, stmts, counts=None):
-        counts = counts or self._counts()
-        index = BlockIndex(stmts, counts)
+        counts, facts = self._body_facts(stmts, counts)
+        index = BlockIndex(stmts, counts, facts, self.known)
         i = 0
         while i < len(stmts):
             s = stmts[i]
@@ -607,6 +448,7 @@ class Simplifier:
                 target = s.targets[0].id
                 if self._inline_into(index, i, target, s.value):
                     index.delete(i)
+                    self.changed = True
                     continue
             i += 1
 
@@ -643,18 +485,16 @@ class Simplifier:
             later = later.iter  # evaluated once, before the loop
         elif not isinstance(later, (gast.Assign, gast.Expr)):
             return False
-        candidate = _Replace(target, value).visit(clone(later))
-        if line_length(candidate) > MAX_LINE and line_length(value) > 28:
+        if _length_replaced(later, target, value) > MAX_LINE and line_length(value) > 28:
             return False  # one operation per line reads better than a long one
         _Replace(target, value).visit(later)
         index.update(j)
         return True
 
     def remove_dead(self):
-        """Drop what nothing reads, until nothing more goes; returns ``gast.dump`` of the
-        function as it is then."""
+        """Drop what nothing reads, until nothing more goes."""
         while True:
-            used = {n.id for n in _names_loaded(self.fn)}
+            used = self._loaded()
             dead = lambda s, used=used: (
                 isinstance(s, gast.Assign)
                 and isinstance(s.targets[0], gast.Name)
@@ -664,7 +504,8 @@ class Simplifier:
             self.dropped = False
             self.fn.body = self._drop(self.fn.body, dead)
             if not self.dropped:  # the function is as it was: nothing more is dead
-                return gast.dump(self.fn)
+                return
+            self.changed = True
 
 
 def _blocks(stmt):
@@ -683,13 +524,6 @@ def _is_copy(stmt):
     )
 
 
-def _load_counts(node):
-    counts = {}
-    for n in _names_loaded(node):
-        counts[n.id] = counts.get(n.id, 0) + 1
-    return counts
-
-
 def restore_names(fn, forbidden, kept=frozenset()):
     """``y_2`` -> ``y`` when it is the only version of ``y`` left in ``fn``
     (never for ``kept`` names: parameters like ``args_0`` and their (co)tangents).
@@ -697,7 +531,8 @@ def restore_names(fn, forbidden, kept=frozenset()):
     Run last, on a finished function: it must not see names shared with another
     function (residuals are passed positionally, so each function is on its own)."""
 
-    names = {n.id for n in gast.walk(fn) if isinstance(n, gast.Name)}
+    every = [n for n in walk(fn) if isinstance(n, gast.Name)]
+    names = {n.id for n in every}
     stems = {}
     for n in names:
         stem = re.sub(r"_\d+$", "", n)
@@ -713,14 +548,53 @@ def restore_names(fn, forbidden, kept=frozenset()):
             and stem != fn.name
         ):
             renames[versions.pop()] = stem
-    for n in gast.walk(fn):
-        if isinstance(n, gast.Name) and n.id in renames:
+    for n in every:
+        if n.id in renames:
             n.id = renames[n.id]
 
 
 def line_length(node):
     """Length of ``node`` printed as one line of a function body."""
     return len(unparse(to_ast(node))) + 4  # to_ast makes a copy: node is left as it is
+
+
+def _length_replaced(node, target, value):
+    """``line_length(_Replace(target, value).visit(clone(node)))`` without the copy: each
+    read of ``target`` in ``node`` is swapped for ``value`` while ``node`` is printed, then
+    put back."""
+    if _is_read(node, target):
+        return line_length(value)
+    slots = []  # (list or node, index or field) of each read
+    for parent in walk(node):
+        for field in parent._fields:
+            held = getattr(parent, field, None)
+            if isinstance(held, list):
+                slots += [(held, k) for k, item in enumerate(held) if _is_read(item, target)]
+            elif _is_read(held, target):
+                slots.append((parent, field))
+    reads = [_slot(place, key) for place, key in slots]
+    try:
+        for place, key in slots:
+            _put(place, key, value)
+        return line_length(node)
+    finally:
+        for (place, key), read in zip(slots, reads, strict=True):
+            _put(place, key, read)
+
+
+def _is_read(node, name):
+    return isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id == name
+
+
+def _slot(place, key):
+    return place[key] if isinstance(place, list) else getattr(place, key)
+
+
+def _put(place, key, node):
+    if isinstance(place, list):
+        place[key] = node
+    else:
+        setattr(place, key, node)
 
 
 class _Replace(gast.NodeTransformer):

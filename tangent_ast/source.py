@@ -16,7 +16,6 @@ function, and the wrong derivative would follow.
 """
 
 import ast
-import copy
 import hashlib
 import inspect
 import linecache
@@ -24,6 +23,7 @@ import linecache
 import gast
 
 from .errors import NoSourceError
+from .trees import copy_tree
 
 _PARSED: dict[tuple[str, str], dict[int, list]] = {}  # (file, hash of its text) -> lambdas by line
 _AS_GAST: dict[int, gast.Lambda] = {}  # id of a lambda of _PARSED -> it as gast
@@ -85,7 +85,7 @@ def lambda_node(code):
             where=where,
             hint="put the lambdas on separate lines, or define the function with def",
         )
-    return copy.deepcopy(candidates[0])  # the parsed file is cached: never hand it out
+    return copy_tree(candidates[0])  # the parsed file is cached: never hand it out
 
 
 def _spans(node, code):
@@ -100,7 +100,7 @@ def _spans(node, code):
 
 
 def _same_code(node, code, filename):
-    tree = ast.Expression(gast.gast_to_ast(copy.deepcopy(node)))
+    tree = ast.Expression(gast.gast_to_ast(copy_tree(node)))
     ast.fix_missing_locations(tree)
     compiled = compile(tree, filename, "eval")
     inner = next(c for c in compiled.co_consts if inspect.iscode(c))

@@ -42,6 +42,7 @@ import gast
 
 from .lowering.jumps import append_fallthrough
 from .syntax import stored_names
+from .trees import walk
 
 
 @dataclass
@@ -295,7 +296,7 @@ def verify(fn, carried=None):
         return defined
 
     assigned = {
-        n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+        n.id for n in walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
     }
     carried = carried or set()
     block(fn.body, set(params))

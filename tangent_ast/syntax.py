@@ -15,11 +15,13 @@ from typing import Any
 
 import gast
 
+from .trees import walk
+
 
 def located(new, old):
     """Give ``new`` (and its children without a position) the line of ``old``."""
     lineno = getattr(old, "lineno", None)
-    for n in gast.walk(new):
+    for n in walk(new):
         if (
             getattr(n, "lineno", None) is None
             and hasattr(n, "_attributes")

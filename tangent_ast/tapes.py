@@ -54,8 +54,6 @@ def f_bwd(saved, ct_y):
 <BLANKLINE>
 """
 
-import copy
-
 import gast
 
 from .lowering.jumps import append_fallthrough
@@ -67,6 +65,7 @@ from .syntax import (
     stored_names,
     updated_arrays,
 )
+from .trees import copy_tree
 
 
 def _loops(node, wanted):
@@ -115,7 +114,7 @@ def _append_before_breaks(stmts, tail):
 
 
 def _copies(stmts):
-    return [copy.deepcopy(s) for s in stmts]
+    return [copy_tree(s) for s in stmts]
 
 
 def _append(tape, value):
@@ -180,7 +179,7 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
             )
         ):
             needed.append(target)
-        _insert_around(bwd, back, before=[copy.deepcopy(st) for st in hoisted])
+        _insert_around(bwd, back, before=[copy_tree(st) for st in hoisted])
         # ``for i in range(n)`` without break runs backwards as ``for i in reversed(range(n))``.
         counted = (
             isinstance(loop, gast.For)
@@ -213,7 +212,7 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
         _insert_around(fwd, loop, before=unset_before(fwd, loop, at_start))
         # Trip count: the range itself, the length of a tape, or a counter.
         if counted:
-            trips = copy.deepcopy(loop.iter.args[0])
+            trips = copy_tree(loop.iter.args[0])
         elif top and tapes:
             trips = gast.Call(func=name("len"), args=[name(tapes[needed[0]])], keywords=[])
         else:
@@ -252,7 +251,7 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
             ]
         else:
             restores = []
-        recomputed = [copy.deepcopy(st) for st in again]
+        recomputed = [copy_tree(st) for st in again]
         back.body[:0] = restores + recomputed
         _fold_single_uses(back.body, recomputed)
         # A value the body ends by copying into a loop header is that header's value at

@@ -54,7 +54,6 @@ sum's forward rule is the sum itself, whose transpose is its reverse rule (``ful
 """
 
 import builtins
-import copy
 from dataclasses import dataclass
 
 import gast
@@ -68,6 +67,7 @@ from .resolve import Pack, Scope, callee
 from .rules.binding import CallRefused, bind_call
 from .rules.registry import ZERO, SameCall, lookup
 from .syntax import name, unparse
+from .trees import copy_tree
 
 TANGENT = "tangent__"  # the tangent of the argument being transposed, in the forward rule
 RESULT = "result__"  # the primal result of a linear operation in it: not known
@@ -190,7 +190,7 @@ class _Walk:
         for op, factor in factors:
             if self.kind(factor).container:
                 raise NotTransposable("a tangent multiplied by a container")
-            expr = gast.BinOp(left=expr, op=op, right=copy.deepcopy(factor))
+            expr = gast.BinOp(left=expr, op=op, right=copy_tree(factor))
             # the product has c's shape; the operand keeps it if no factor can broadcast it
             exact = exact and (
                 self.is_scalar(factor)
@@ -221,7 +221,7 @@ class _Walk:
             _sum([self.at_argument(t) for t in terms]) if terms else self.d.zero(self.arg.id)
             for terms in branches
         )
-        return Cotangent(gast.IfExp(copy.deepcopy(e.test), body, orelse), True, self.arg.id)
+        return Cotangent(gast.IfExp(copy_tree(e.test), body, orelse), True, self.arg.id)
 
     def linear_operation(self, e, c):
         """``L(..., a, ...)`` linear in ``a``: ``a``'s cotangent is ``L``'s reverse rule."""

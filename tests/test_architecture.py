@@ -33,7 +33,7 @@ TOP = {
     "higher_order",
     "linearization",
 }
-VOCABULARY = {"kinds", "modes", "calling", "errors", "naming", "source", "version"}
+VOCABULARY = {"kinds", "modes", "calling", "errors", "naming", "source", "trees", "version"}
 LAYERS = ["runtime", "vocabulary", "rules", "stages", "pipeline", "top"]
 
 

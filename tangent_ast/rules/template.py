@@ -15,7 +15,6 @@ import them under a name that does not collide with the user's.
 """
 
 import contextlib
-import copy
 import inspect
 import textwrap
 from collections.abc import Callable
@@ -25,6 +24,7 @@ import gast
 
 from ..errors import NoSourceError, TangentAstError
 from ..source import lambda_node
+from ..trees import copy_tree
 
 _LITERALS = (type(None), bool, int, float, complex, str)
 
@@ -78,9 +78,9 @@ class Template:
             return gast.Call(
                 func=gast.Name(name, gast.Load(), None, None),
                 args=call_args,
-                keywords=[copy.deepcopy(k) for k in keywords],
+                keywords=[copy_tree(k) for k in keywords],
             )
-        body = copy.deepcopy(self.body)
+        body = copy_tree(self.body)
         return _Substitute(bound, extra_pos, extra_kw, self, bind_global).visit(body)
 
     def _bind(self, leading, args, keywords):
@@ -140,7 +140,7 @@ class _Substitute(gast.NodeTransformer):
         node.value = self.visit(node.value)
         # An index may be slice syntax (x[1:3]): substitute it as syntax there.
         if isinstance(node.slice, gast.Name) and node.slice.id in self.bound:
-            node.slice = copy.deepcopy(self.bound[node.slice.id])
+            node.slice = copy_tree(self.bound[node.slice.id])
         else:
             node.slice = self.visit(node.slice)
         return node
@@ -176,17 +176,15 @@ class _Substitute(gast.NodeTransformer):
 
     def visit_Name(self, node):
         if node.id in self.bound:
-            return as_value(copy.deepcopy(self.bound[node.id]))
+            return as_value(copy_tree(self.bound[node.id]))
         if node.id == self.template.var_positional:
-            tup = gast.Tuple(
-                elts=[as_value(copy.deepcopy(e)) for e in self.extra_pos], ctx=gast.Load()
-            )
+            tup = gast.Tuple(elts=[as_value(copy_tree(e)) for e in self.extra_pos], ctx=gast.Load())
             tup._extra = True
             return tup
         if node.id == self.template.var_keyword:
             d = gast.Dict(
                 keys=[gast.Constant(kw.arg, None) for kw in self.extra_kw],
-                values=[as_value(copy.deepcopy(kw.value)) for kw in self.extra_kw],
+                values=[as_value(copy_tree(kw.value)) for kw in self.extra_kw],
             )
             d._extra = True
             return d

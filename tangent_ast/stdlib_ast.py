@@ -1,0 +1,87 @@
+"""gast trees as the standard library's ``ast`` trees, to print them: ``gast.gast_to_ast``, faster.
+
+Generated code is printed with ``ast.unparse``, whole functions by ``emit`` and single
+statements many times over (simplify and the reverse stage weigh a line's length before
+writing it). gast's converter is a ``NodeTransformer`` that calls a method per node and
+builds each node from a dict of its fields: most of the time of printing a statement.
+
+``as_ast`` makes the tree ``gast.gast_to_ast`` makes. A node gast converts field for field
+(its converter's ``generic_visit``: an expression, an operator, most statements) is
+converted here the same way, by one function; a ``Name`` or an ``Assign`` as gast's own
+methods do; any other node (function definitions, arguments, handlers, whose conversion
+depends on the Python version) by gast itself.
+
+>>> import ast, gast
+>>> tree = gast.parse("y[1:] = np.sin(x) * -2.0 if x > 0 else f(*a, k=1)")
+>>> ast.dump(as_ast(tree), include_attributes=True) == ast.dump(
+...     gast.gast_to_ast(tree), include_attributes=True)
+True
+"""
+
+import ast
+
+import gast
+
+
+def _field_for_field():
+    """gast class -> ast class, for the classes gast's converter converts field for field
+    (those it has no method of its own for, on this Python)."""
+    converter = getattr(getattr(gast, "ast3", None), "GAstToAst3", None)
+    if converter is None:  # another gast: leave every node to it
+        return {}
+    generic = (ast.NodeTransformer, ast.NodeVisitor, object)
+    own = {
+        attr[len("visit_") :]
+        for cls in converter.__mro__
+        if cls not in generic
+        for attr in vars(cls)
+        if attr.startswith("visit_")
+    }
+    classes = {}
+    for name in dir(gast):
+        cls = getattr(gast, name)
+        if (
+            isinstance(cls, type)
+            and issubclass(cls, gast.AST)
+            and cls.__module__ == gast.gast.__name__
+            and name not in own
+            and isinstance(getattr(ast, name, None), type)
+        ):
+            classes[cls] = getattr(ast, name)
+    return classes
+
+
+_FIELD_FOR_FIELD = _field_for_field()
+_MISSING = object()
+
+
+def as_ast(node):
+    """``gast.gast_to_ast(node)``: the same tree, node for node, positions included."""
+    cls = type(node)
+    target = _FIELD_FOR_FIELD.get(cls)
+    if target is not None:
+        # as gast's generic_visit: the fields the node has, converted, then its positions
+        fields = {}
+        for f in cls._fields:
+            value = getattr(node, f, _MISSING)
+            if value is not _MISSING:
+                fields[f] = _value(value)
+        new = target(**fields)
+        for attr in cls._attributes:
+            value = getattr(node, attr, _MISSING)  # end_lineno: None on the class
+            if value is not _MISSING:
+                setattr(new, attr, value)
+        return new
+    if cls is gast.Name:
+        return ast.copy_location(ast.Name(node.id, as_ast(node.ctx)), node)
+    if cls is gast.Assign:
+        return ast.copy_location(ast.Assign(_value(node.targets), _value(node.value)), node)
+    return gast.gast_to_ast(node)
+
+
+def _value(value):
+    if isinstance(value, ast.AST):
+        return as_ast(value)
+    if type(value) is list:
+        return [_value(v) for v in value]
+    return value

@@ -1,0 +1,74 @@
+"""Syntax trees copied and walked: what ``copy.deepcopy`` and ``gast.walk`` do, faster.
+
+Every stage copies trees (the parsed function before normalizing it, the normalized one
+before SSA, each rule template where it is applied) and walks whole functions, many times
+over. ``copy.deepcopy`` asks each node how it is copied (``__deepcopy__``, ``copyreg``,
+``__reduce_ex__``) and copies its ``__dict__`` as a dict; ``gast.walk`` is a generator
+that makes another generator per node for its children. Those costs, not the work, were
+most of the time of both.
+
+``copy_tree`` makes the copy ``copy.deepcopy`` makes: each node made by calling its class
+with no arguments and given copies of the values it holds, a node or a list the tree holds
+twice copied once (the copy holds its copy twice), numbers and strings shared; any other
+value (a tuple, a set) copied by ``copy.deepcopy`` itself. ``walk`` lists the nodes
+``gast.walk`` yields, in its order (for gast and ``ast`` trees alike).
+
+>>> import gast
+>>> tree = gast.parse("y = f(x) + x")
+>>> twin = copy_tree(tree)
+>>> gast.dump(twin) == gast.dump(tree), twin.body[0] is tree.body[0]
+(True, False)
+>>> [type(n).__name__ for n in walk(tree.body[0].value)] == [
+...     type(n).__name__ for n in gast.walk(tree.body[0].value)]
+True
+"""
+
+import ast
+import copy
+
+_AST = ast.AST  # gast's nodes are ast.AST too
+# values deepcopy returns as they are, without recording them in its memo
+_ATOMIC = frozenset({type(None), bool, int, float, complex, str, bytes})
+_NOTHING = object()
+
+
+def copy_tree(tree):
+    """``copy.deepcopy(tree)`` for a gast (or ast) tree, or a list of them."""
+    return _copy(tree, {})
+
+
+def _copy(value, memo):
+    cls = type(value)
+    if cls in _ATOMIC:
+        return value
+    known = memo.get(id(value), _NOTHING)
+    if known is not _NOTHING:
+        return known
+    if isinstance(value, _AST):
+        # what deepcopy does with a node (ast.AST.__reduce__: its class, no arguments, its
+        # __dict__): the class called, recorded, then its state copied into it
+        new = cls()
+        memo[id(value)] = new
+        new.__dict__.update({k: _copy(v, memo) for k, v in value.__dict__.items()})
+        return new
+    if cls is list:
+        new = []
+        memo[id(value)] = new
+        new.extend(_copy(v, memo) for v in value)
+        return new
+    return copy.deepcopy(value, memo)
+
+
+def walk(tree):
+    """Every node of ``tree``, in ``gast.walk``'s order (breadth first, each node's fields
+    in order), as a list: read it, do not rewrite the tree while reading it."""
+    out = [tree]
+    append, extend = out.append, out.extend
+    for node in out:  # the list grows as it is read: each node's children join its end
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                extend([v for v in value if isinstance(v, _AST)])
+            elif isinstance(value, _AST):
+                append(value)
+    return out
