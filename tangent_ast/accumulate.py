@@ -13,6 +13,8 @@ buffer and the others are added into their part of it:
     ct_x_1 = runtime.getitem_vjp(ct_tail, x, slice(1, None, None))
     ct_x_1[:-1] += ct_head
 
+and a later term of the same cotangent is added into the whole buffer (``ct_x += ...``).
+
 The rewrite is made only where it computes the same numbers:
 
 * ``x`` is a real float array (its cotangents are real: adding them into the buffer in
@@ -23,7 +25,10 @@ The rewrite is made only where it computes the same numbers:
   adds them with ``np.add.at``);
 * the buffer is read by nothing but the next sum, all in one block, and the sum's name is
   neither read nor assigned between the first term and the last (no other name sees the
-  buffer change).
+  buffer change);
+* the buffer has ``x``'s shape and a float dtype at least float64 (``getitem_vjp``'s), so a
+  term of ``x``'s cotangent, of ``x``'s shape or broadcast to it, adds in place exactly as
+  it adds into a new array.
 
 A buffer of a batch of cotangents (``jacrev``) is a batch too: ``getitem_vjp`` makes its
 zeros like the cotangent, and a batch is updated in place part by part.
@@ -106,8 +111,12 @@ def _next_sum(block, after, current, x, finder):
             return None
         left, right = s.value.left, s.value.right
         other = right if _is_name(left, current) else left if _is_name(right, current) else None
-        parts = finder.getitem_vjp(other) if other is not None else None
-        if parts is None or not _is_name(parts[1], x.id) or not finder.basic(parts[2]):
+        if other is None:
+            return None
+        parts = finder.getitem_vjp(other)
+        if parts is None:  # another term of x's cotangent: of x's shape, or broadcast to it
+            return position, s.targets[0].id, (other, None)
+        if not _is_name(parts[1], x.id) or not finder.basic(parts[2]):
             return None
         return position, s.targets[0].id, (parts[0], parts[2])
     return None
@@ -123,10 +132,14 @@ def _rewrite(block, start, chain):
     last = chain[-1][1]
     block[start].targets[0].id = last
     for position, _, (ct, index) in chain:
-        target = gast.Subscript(
-            value=gast.Name(id=last, ctx=gast.Load(), annotation=None, type_comment=None),
-            slice=_subscript(index),
-            ctx=gast.Store(),
+        target = (
+            gast.Name(id=last, ctx=gast.Store(), annotation=None, type_comment=None)
+            if index is None
+            else gast.Subscript(
+                value=gast.Name(id=last, ctx=gast.Load(), annotation=None, type_comment=None),
+                slice=_subscript(index),
+                ctx=gast.Store(),
+            )
         )
         update = gast.AugAssign(target=target, op=gast.Add(), value=ct)
         block[position] = gast.copy_location(update, block[position])

@@ -40,7 +40,7 @@ from .block_index import SIMPLE, BlockIndex, Counts, Facts, KnownFacts, clone
 from .emit import to_ast
 from .folding import _Fold, is_pure
 from .syntax import unparse
-from .trees import walk
+from .trees import unshare, walk
 
 MAX_LINE = 88
 
@@ -92,8 +92,11 @@ class Simplifier:
         self.folded_with = {}  # the spreads (printed) of the statements fold left alone
 
     def run(self):
+        # A stage may put one expression node in two statements (the transpose route
+        # does): renaming a read in one would rename it in the other. Each gets its own.
+        unshare(self.fn, (gast.stmt, *_SHAREABLE))
         # facts kept across passes are those of statements that share no node with another
-        # (a rewrite of one would change the other unseen): the case of generated code
+        # (a rewrite of one would change the other unseen): a statement held twice is kept
         every = [id(n) for n in walk(self.fn) if not isinstance(n, _SHAREABLE)]
         self.known = KnownFacts(enabled=len(set(every)) == len(every))
         for _ in range(50):

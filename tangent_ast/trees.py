@@ -72,3 +72,33 @@ def walk(tree):
             elif isinstance(value, _AST):
                 append(value)
     return out
+
+
+def unshare(tree, kept=()):
+    """Give each node of ``tree`` one place, in place: a node met again is replaced there
+    by a copy of itself, except the ``kept`` classes (statements, whose identity stages
+    hold on to, and contexts and operators, which hold nothing). A rewrite of a name in
+    one statement (``n.id = b``) must not rewrite another statement holding the node."""
+    seen = set()
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for i, item in enumerate(value):
+                    if isinstance(item, _AST):
+                        value[i] = item = _owned(item, seen, kept, pending)
+            elif isinstance(value, _AST):
+                setattr(node, field, _owned(value, seen, kept, pending))
+
+
+def _owned(node, seen, kept, pending):
+    """``node``, or a copy of it where it was met before; what is new is walked later."""
+    if id(node) in seen:
+        if isinstance(node, kept):
+            return node
+        node = copy_tree(node)
+    seen.add(id(node))
+    pending.append(node)
+    return node
