@@ -382,3 +382,18 @@ CASES += [
     Case(inner_loop_result_read_by_the_outer_body, (0.4,)),
     Case(inner_loop_of_varying_length, (0.4, 1.3)),
 ]
+
+
+def captured_in_a_branch_of_a_loop(v0, a):
+    # the transpose route once shared one name node between two statements of its
+    # reverse loop: renaming one read renamed the other, past a reassignment
+    v = v0
+    w = 0.0
+    for i in range(3):
+        if i == 1:
+            w = v
+        v = v * np.sin(v) * a
+    return w * v
+
+
+CASES += [Case(captured_in_a_branch_of_a_loop, (0.9, 0.8))]
