@@ -486,6 +486,11 @@ class Simplifier:
         later = index.stmts[j]
         if isinstance(later, gast.For) and target not in index.facts[use].body_loads:
             later = later.iter  # evaluated once, before the loop
+        elif isinstance(later, gast.AugAssign):
+            # into what is added (``ct_x[i] += ct``) or the index, never the array updated
+            base = later.target.value if isinstance(later.target, gast.Subscript) else None
+            if base is not None and any(_is_read(n, target) for n in walk(base)):
+                return False
         elif not isinstance(later, (gast.Assign, gast.Expr)):
             return False
         if _length_replaced(later, target, value) > MAX_LINE and line_length(value) > 28:

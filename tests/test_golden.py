@@ -170,8 +170,7 @@ def test_reverse_rule_of_a_loop_filling_a_preallocated_array():
                 ct_sin_times_two = ct_out[i]
                 ct_out[i] = 0.0
                 out[i] = out_old
-                ct_x_i = ct_sin_times_two * 2.0 * np.cos(x[i])
-                ct_x[i] += ct_x_i
+                ct_x[i] += ct_sin_times_two * 2.0 * np.cos(x[i])
             return ct_x
         """)
 
