@@ -303,6 +303,10 @@ class Derivation:
             )
         return functools.reduce(lambda a, b: self.call_runtime("add_tangents", [a, b]), terms)
 
+    def summands(self, target, terms):
+        """The terms :meth:`total` adds, equal ones merged (not for containers)."""
+        return terms if self.kinds.get(target, UNKNOWN).container else _merged(terms)
+
     def is_pack(self, site):
         return isinstance(site.fn, Pack)
 

@@ -467,7 +467,7 @@ class Reverse:
         whole = assign(ct, self.d.total(primal, terms))
         if len(terms) == 1 or _length(whole) <= MAX_LINE:
             return [self._cite(whole, terms, at)]
-        first, rest = terms[0], terms[1:]
+        first, *rest = self.d.summands(primal, terms)  # a term twice is added once, doubled
         out = (
             []
             if isinstance(first, gast.Name) and first.id == ct
