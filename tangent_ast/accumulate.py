@@ -52,6 +52,7 @@ import numpy as np
 
 from . import runtime
 from .kinds import UNKNOWN, Tag
+from .trees import walk
 
 
 def accumulate_slices(fn, kinds, namespace):
@@ -124,7 +125,7 @@ def _next_sum(block, after, current, x, finder):
 
 def _mentions(node, id_):
     """How many times ``node`` reads or assigns the name ``id_``."""
-    return sum(isinstance(n, gast.Name) and n.id == id_ for n in gast.walk(node))
+    return sum(isinstance(n, gast.Name) and n.id == id_ for n in walk(node))
 
 
 def _rewrite(block, start, chain):
@@ -237,7 +238,7 @@ def _is_none(expr):
 
 def _counts(fn):
     reads, writes = {}, {}
-    for n in gast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, gast.Name):
             counts = writes if isinstance(n.ctx, gast.Store) else reads
             counts[n.id] = counts.get(n.id, 0) + 1
@@ -302,7 +303,7 @@ def _fold_zero_start(fn, block, start, finder, reads, writes):
     ):
         return False
     for s in region:
-        for n in gast.walk(s):
+        for n in walk(s):
             if isinstance(n, gast.Name) and n.id == buffer:
                 n.id = new
     if getattr(block[start], "lineno", None) is not None:

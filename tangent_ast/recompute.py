@@ -50,7 +50,7 @@ import gast
 
 from .kinds import UNKNOWN, Tag
 from .residuals import shape_only_reads
-from .syntax import replace_node
+from .trees import walk
 
 # the operators of an elementwise pass over arrays computed again
 _ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult)
@@ -71,23 +71,23 @@ def recompute_residuals(fwd, bwd, residuals, kinds, updated):
     }
     params = [a.id for a in fwd.args.args]
     shapes_only = shape_only_reads(bwd)  # passed as runtime.only_shape: nothing to gain
-    kept = list(residuals)
+    kept = set(residuals)
+    # residuals, and the arguments (alive anyway: passing one costs nothing), that read the
+    # same value in both sweeps
+    steady = {
+        v
+        for v in (*residuals, *params)
+        if v not in updated
+        and not bwd_names.stores.get(v)
+        and (fwd_names.stored_once(v) or not fwd_names.stores.get(v))
+    }
+    expand = _Expand(values, kept)
     for r in residuals:
         if r not in values or r in updated:
             continue
-        # residuals, and the arguments (alive anyway: passing one costs nothing)
-        available = {
-            v
-            for v in (*kept, *params)
-            if v != r
-            and v not in updated
-            and not bwd_names.stores.get(v)
-            and (fwd_names.stored_once(v) or not fwd_names.stores.get(v))
-        }
+        available = (kept | set(params)) & steady - {r}
         # through the one-operation temporaries of the normal form: shape = xs.shape; shape[0]
-        value = _Expand({v: e for v, e in values.items() if v not in kept}).visit(
-            copy.deepcopy(values[r])
-        )
+        value = expand.visit(copy.deepcopy(values[r]))
         kind = kinds.get(r, UNKNOWN)
         if kind.tag is Tag.INT and _size_of(value, available, kinds, fwd_names, bwd_names):
             pass
@@ -96,41 +96,75 @@ def recompute_residuals(fwd, bwd, residuals, kinds, updated):
             and r not in shapes_only
             and (_view(value, available, kinds) or _one_pass(value, available, kinds))
         ):
-            _read_sizes_of_an_operand(bwd, r, value, kinds)
+            _read_sizes_of_an_operand(bwd_names, r, value, kinds)
         else:
             continue
-        reads = [n for n in bwd_names.loads.get(r, []) if n.id == r]
+        reads = bwd_names.reads(r)
         if len(reads) != 1:
             continue
-        replace_node(bwd, reads[0], value)
-        kept.remove(r)
-        read = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
-        kept = [p for p in params if p in read and p not in kept] + kept
-    return sorted(kept, key=lambda v: (v not in params, params.index(v) if v in params else 0))
+        bwd_names.substitute(reads[0], value)
+        kept.discard(r)
+        kept |= {n.id for n in walk(value) if isinstance(n, gast.Name)} & set(params)
+    return [v for v in dict.fromkeys((*params, *residuals)) if v in kept]
 
 
 class _Names:
-    """The ``Name`` nodes of a function by what they do: ``loads``, ``stores``."""
+    """The ``Name`` nodes of a function by what they do (``loads``, ``stores``), where
+    each read is held (``parents``), and its reads of sizes (``x.shape``) by name, kept
+    current as reads are rewritten."""
 
     def __init__(self, fn):
-        self.loads, self.stores = {}, {}
-        for n in gast.walk(fn):
-            if isinstance(n, gast.Name):
-                by = self.stores if isinstance(n.ctx, gast.Store) else self.loads
-                by.setdefault(n.id, []).append(n)
+        self.loads, self.stores, self.sizes, self.parents = {}, {}, {}, {}
+        self._add(fn)
+
+    def _add(self, tree):
+        for node in walk(tree):
+            for field in node._fields:
+                held = getattr(node, field, None)
+                for k, item in enumerate(held) if isinstance(held, list) else [(None, held)]:
+                    if isinstance(item, gast.Name):
+                        self.parents[id(item)] = (node, field, k)
+            if isinstance(node, gast.Name):
+                by = self.stores if isinstance(node.ctx, gast.Store) else self.loads
+                by.setdefault(node.id, []).append(node)
+            elif (
+                isinstance(node, gast.Attribute)
+                and node.attr in _SIZES
+                and isinstance(node.value, gast.Name)
+            ):
+                self.sizes.setdefault(node.value.id, []).append(node)
 
     def stored_once(self, v):
         return len(self.stores.get(v, ())) == 1
 
+    def reads(self, v):
+        return [n for n in self.loads.get(v, ()) if n.id == v]
+
+    def rename(self, node, new):
+        """The read ``node`` reads ``new`` instead."""
+        node.id = new
+        self.loads.setdefault(new, []).append(node)
+
+    def substitute(self, read, value):
+        """Put ``value`` where the read ``read`` is."""
+        parent, field, k = self.parents[id(read)]
+        if k is None:
+            setattr(parent, field, value)
+        else:
+            getattr(parent, field)[k] = value
+        read.id = None  # no longer in the function: no longer a read of its name
+        self._add(value)
+
 
 class _Expand(gast.NodeTransformer):
-    """Names replaced by the expressions they are assigned, recursively."""
+    """Names replaced by the expressions they are assigned, recursively, but for those
+    still ``kept`` (residuals the reverse sweep receives)."""
 
-    def __init__(self, values):
-        self.values = values
+    def __init__(self, values, kept):
+        self.values, self.kept = values, kept
 
     def visit_Name(self, node):
-        if isinstance(node.ctx, gast.Load) and node.id in self.values:
+        if isinstance(node.ctx, gast.Load) and node.id in self.values and node.id not in self.kept:
             return self.visit(copy.deepcopy(self.values[node.id]))
         return node
 
@@ -204,22 +238,23 @@ def _view(expr, available, kinds):
     return all(_size_of(b, available, kinds) for b in bounds)
 
 
-def _read_sizes_of_an_operand(bwd, r, value, kinds):
+def _read_sizes_of_an_operand(names, r, value, kinds):
     """``r.size`` -> ``y.size`` where ``y``, an operand of ``r``'s expression, has
     ``r``'s shape: a read of a size is not a read of the values."""
     shape = kinds.get(r, UNKNOWN).shape
     same = [
         n.id
-        for n in gast.walk(value)
+        for n in walk(value)
         if isinstance(n, gast.Name)
         and shape is not None
         and kinds.get(n.id, UNKNOWN).shape == shape
     ]
     if not same:
         return
-    for n in gast.walk(bwd):
-        if isinstance(n, gast.Attribute) and n.attr in _SIZES and _is_name(n.value, r):
-            n.value.id = same[0]
+    for attribute in names.sizes.get(r, ()):
+        if _is_name(attribute.value, r):
+            names.rename(attribute.value, same[0])
+            names.sizes.setdefault(same[0], []).append(attribute)
 
 
 def _is_name(expr, id_):
