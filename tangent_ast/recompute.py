@@ -152,7 +152,7 @@ class _Names:
             setattr(parent, field, value)
         else:
             getattr(parent, field)[k] = value
-        read.id = None  # no longer in the function: no longer a read of its name
+        self.loads[read.id].remove(read)
         self._add(value)
 
 

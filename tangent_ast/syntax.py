@@ -145,13 +145,13 @@ def read_before_assigned(stmts, assigned=frozenset()):
     for s in stmts:
         if isinstance(s, (gast.For, gast.While)):
             head = s.iter if isinstance(s, gast.For) else s.test
-            read |= loaded_names([gast.Expr(value=head)]) - assigned
+            read |= _names([head], gast.Load) - assigned
             inner = assigned | (
                 _names([s.target], gast.Store) if isinstance(s, gast.For) else set()
             )
             read |= read_before_assigned(s.body, inner)
         elif isinstance(s, gast.If):
-            read |= loaded_names([gast.Expr(value=s.test)]) - assigned
+            read |= _names([s.test], gast.Load) - assigned
             read |= read_before_assigned(s.body, assigned) | read_before_assigned(
                 s.orelse, assigned
             )
