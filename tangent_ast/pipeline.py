@@ -18,6 +18,7 @@
     checkpoint (reverse) checkpointed loops: binomial snapshots       checkpoints.py
     recompute  (reverse) sizes, one-pass residuals: computed again     recompute.py
     accumulate (reverse) cotangents of slices of an array added in place accumulate.py
+    literals   ints that meet floats written as floats (2.0 * x)        float_literals.py
     emit       FunctionDefs -> module text with header and imports       emit.py
     load       write atomically to the cache, import                     load.py
 
@@ -69,6 +70,7 @@ from .emit import (
     to_ast,
 )
 from .errors import InternalError, NotDifferentiableError, TangentAstError
+from .float_literals import write_float_literals
 from .forward import forward
 from .kind_inference import infer
 from .kinds import UNKNOWN, Kind, Tag, canonical, describe_signature
@@ -403,6 +405,8 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         accumulate_slices(bwd, f.kinds, namespace)
         fold_zero_starts(bwd, f.kinds, namespace)
         generated = [fwd, bwd]
+    for g in generated:
+        write_float_literals(g, _with_derivative_parameters(g, f, wrt, mode), namespace.objects)
     forbidden = set(namespace.objects) | set(namespace.relative) | set(functions)
     kept = (
         set(params)
@@ -481,6 +485,20 @@ def _final_states(f):
         ):
             names |= {a.id for a in n.value.args}
     return names
+
+
+def _with_derivative_parameters(generated, f, wrt, mode):
+    """The primal values' kinds, and those of ``generated``'s derivative parameters: a
+    tangent's is its primal's (``f_jvp(x, dx)``), the result's cotangent's the result's
+    (``f_bwd(saved, ct_out)``)."""
+    params = [a.id for a in generated.args.args]
+    if mode is Mode.FORWARD:
+        primals = dict(zip(params[len(params) - len(wrt) :], wrt, strict=True))
+    elif generated.name.endswith("_bwd"):
+        primals = {params[1]: f.function.body[-1].value.id}
+    else:
+        return f.kinds
+    return {**f.kinds, **{p: f.kinds.get(v, UNKNOWN) for p, v in primals.items()}}
 
 
 def _same_float_shape(kinds, a, b):

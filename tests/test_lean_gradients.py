@@ -44,7 +44,7 @@ def test_slices_trimming_alike_share_a_shape():
         def rosenbrock_bwd(saved, ct_out):
             x, tmp = saved
             ct_tail = ct_out * 200.0 * tmp
-            ct_head = ct_tail * -2 * x[:-1] - ct_out * 2 * (1.0 - x[:-1])
+            ct_head = ct_tail * -2 * x[:-1] - ct_out * 2.0 * (1.0 - x[:-1])
             ct_x = runtime.getitem_vjp(ct_tail, x, slice(1, None, None))
             ct_x[:-1] += ct_head
             return ct_x

@@ -83,7 +83,7 @@ def test_a_cheap_value_is_recomputed_not_taped():
             ct_a = 0.0
             for i in reversed(range(50)):
                 x_1 = x_1_tape[i]
-                ct_sin = ct_x + 2 * ct_s * x_2
+                ct_sin = ct_x + 2.0 * ct_s * x_2
                 ct_a_times_x = ct_sin * math.cos(a * x_1)
                 ct_a = ct_a + ct_a_times_x * x_1
                 ct_x = ct_sin * 0.5 + ct_a_times_x * a
