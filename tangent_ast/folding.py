@@ -14,6 +14,8 @@ later, again or not at all: what lets simplify move or drop it.
 'a * 200.0 * b - c'
 """
 
+import math
+
 import gast
 import numpy as np
 
@@ -106,10 +108,7 @@ class _Fold(gast.NodeTransformer):
             value = None if like is None else _shape_reads_moved(spread[1], spread[0], like)
             if value is not None:
                 factors[i : i + 1] = _factors(value)
-                out = factors[0]
-                for g in factors[1:]:
-                    out = gast.BinOp(left=out, op=gast.Mult(), right=g)
-                return out
+                return _product(factors)
         return product
 
     def spread_of(self, call):
@@ -187,6 +186,9 @@ def _merge_constant_factors(product):
     number. Products of ints only are merged while the result stays small (an int8 array
     times 300 is an error that ``x * 20 * 15`` is not)."""
     factors = _factors(product)
+    cancelled = _cancel_halving(factors)
+    if cancelled is not None:
+        return _product(cancelled)
     numbers = [i for i, f in enumerate(factors) if _is_const(f)]
     if not numbers:
         return product
@@ -207,10 +209,38 @@ def _merge_constant_factors(product):
             merged.extend(_factors(_negation(f)))  # -(a * b) * 2 -> a * b * -2
         elif i not in numbers:
             merged.append(f)
-    if len(merged) == 1:
-        return merged[0]
-    out = merged[0]
-    for g in merged[1:]:
+    return _product(merged)
+
+
+def _cancel_halving(factors):
+    """``2 * (a / (2 * b)) * c`` -> ``a / b * c`` (as factors), or None: a product's one
+    number cancelled against the same number in a quotient's denominator (the derivative
+    of ``sqrt`` divides by ``2 * sqrt``, the derivative of ``x * x`` multiplies by ``2``).
+    Only a power of two: multiplying and dividing by one is exact, so the value is the
+    same to the bit unless ``2 * b`` overflows or the quotient underflows."""
+    numbers = [i for i, f in enumerate(factors) if _is_const(f)]
+    if len(numbers) != 1:
+        return None
+    number = factors[numbers[0]].value
+    if not (number > 0 and math.frexp(number)[0] == 0.5):
+        return None
+    for i, f in enumerate(factors):
+        if not (isinstance(f, gast.BinOp) and isinstance(f.op, gast.Div)):
+            continue
+        below = _factors(f.right)
+        at = next((j for j, g in enumerate(below) if _is_const(g, number)), None)
+        if at is not None and len(below) > 1:
+            quotient = gast.BinOp(
+                left=f.left, op=gast.Div(), right=_product(below[:at] + below[at + 1 :])
+            )
+            return [quotient if j == i else g for j, g in enumerate(factors) if j != numbers[0]]
+    return None
+
+
+def _product(factors):
+    """``a * b * c`` from its factors, left to right."""
+    out = factors[0]
+    for g in factors[1:]:
         out = gast.BinOp(left=out, op=gast.Mult(), right=g)
     return out
 
@@ -230,13 +260,18 @@ def _factors(e):
 
 
 def _strip_negation(e):
-    """``e`` without its leading minus (``-a`` or ``-a * b / c``), or None if it has none."""
+    """``e`` without a minus of one of its factors (``-a``, ``-a * b / c``, ``a * -b``), or
+    None if it has none. A product or quotient with one factor negated is the negation of
+    the product to the bit: IEEE rounding is symmetric in the sign."""
     if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
         return e.operand
     if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Mult, gast.Div)):
         left = _strip_negation(e.left)
         if left is not None:
             return gast.BinOp(left=left, op=e.op, right=e.right)
+        right = _strip_negation(e.right)
+        if right is not None:
+            return gast.BinOp(left=e.left, op=e.op, right=right)
     return None
 
 

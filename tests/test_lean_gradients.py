@@ -98,6 +98,25 @@ def test_number_factors_of_a_product_are_merged():
     assert _folded("a * 20 * 15") == "a * 20 * 15"  # an int past int8 is not made
     assert _folded("a + -b * c") == "a - b * c"
     assert _folded("a - -b") == "a + b"
+    assert _folded("a + b * -c") == "a - b * c"  # a negated factor anywhere in a product
+    assert _folded("a - b / -c * d") == "a + b / c * d"
+
+
+def test_a_power_of_two_cancels_against_a_denominator():
+    # the derivatives of sqrt (ct / (2 * sqrt)) and of x * x (2 * x), as a person cancels them
+    assert _folded("2 * (ct / (2 * s)) * x") == "ct / s * x"
+    assert _folded("x * 0.5 * (ct / (s * 0.5))") == "x * (ct / s)"
+    assert _folded("3 * (ct / (3 * s))") == "3 * (ct / (3 * s))"  # not a power of two
+    assert _folded("2 * (ct / 2)") == "2 * (ct / 2)"  # a denominator of one number stays
+    assert _folded("2 * a * 2 * (ct / (2 * s))") == "4 * a * (ct / (2 * s))"
+    # the same numbers to the bit (away from overflow and underflow), negations too
+    rng = np.random.default_rng(3)
+    ct, s, x = (rng.standard_normal(1000) * 10.0 ** rng.integers(-30, 30, 1000) for _ in range(3))
+    for before in ("2 * (ct / (2 * s)) * x", "x * 0.5 * (ct / (s * 0.5))", "ct + s * -x"):
+        after = _folded(before)
+        assert after != before
+        values = [eval(e, {"ct": ct, "s": s, "x": x}) for e in (before, after)]
+        assert values[0].tobytes() == values[1].tobytes()
 
 
 def spread_twice(x, y):
