@@ -44,13 +44,11 @@ def f_bwd(saved, ct_out):
 <BLANKLINE>
 """
 
-import copy
-
 import gast
 
 from .kinds import UNKNOWN, Tag
 from .residuals import shape_only_reads
-from .trees import walk
+from .trees import copy_tree, walk
 
 # the operators of an elementwise pass over arrays computed again
 _ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult)
@@ -87,7 +85,7 @@ def recompute_residuals(fwd, bwd, residuals, kinds, updated):
             continue
         available = (kept | set(params)) & steady - {r}
         # through the one-operation temporaries of the normal form: shape = xs.shape; shape[0]
-        value = expand.visit(copy.deepcopy(values[r]))
+        value = expand.visit(copy_tree(values[r]))
         kind = kinds.get(r, UNKNOWN)
         if kind.tag is Tag.INT and _size_of(value, available, kinds, fwd_names, bwd_names):
             pass
@@ -165,7 +163,7 @@ class _Expand(gast.NodeTransformer):
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id in self.values and node.id not in self.kept:
-            return self.visit(copy.deepcopy(self.values[node.id]))
+            return self.visit(copy_tree(self.values[node.id]))
         return node
 
 
