@@ -8,8 +8,8 @@ builds each node from a dict of its fields: most of the time of printing a state
 ``as_ast`` makes the tree ``gast.gast_to_ast`` makes. A node gast converts field for field
 (its converter's ``generic_visit``: an expression, an operator, most statements) is
 converted here the same way, by one function; a ``Name`` or an ``Assign`` as gast's own
-methods do; any other node (function definitions, arguments, handlers, whose conversion
-depends on the Python version) by gast itself.
+methods do; a function definition by gast but for its body; any other node (arguments,
+handlers, whose conversion depends on the Python version) by gast itself.
 
 >>> import ast, gast
 >>> tree = gast.parse("y[1:] = np.sin(x) * -2.0 if x > 0 else f(*a, k=1)")
@@ -19,6 +19,7 @@ True
 """
 
 import ast
+import copy
 
 import gast
 
@@ -76,6 +77,14 @@ def as_ast(node):
         return ast.copy_location(ast.Name(node.id, as_ast(node.ctx)), node)
     if cls is gast.Assign:
         return ast.copy_location(ast.Assign(_value(node.targets), _value(node.value)), node)
+    if cls in (gast.FunctionDef, gast.AsyncFunctionDef):
+        # gast's conversion but for the body, which it converts statement by statement as
+        # here: the body is most of what emit prints
+        bare = copy.copy(node)
+        bare.body = []
+        new = gast.gast_to_ast(bare)
+        new.body = _value(node.body)
+        return new
     return gast.gast_to_ast(node)
 
 
