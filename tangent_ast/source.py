@@ -24,6 +24,7 @@ import linecache
 import gast
 
 from .errors import NoSourceError
+from .stdlib_ast import as_gast
 from .trees import copy_tree
 
 _PARSED: dict[tuple[str, str], tuple[ast.Module, dict[int, list]]] = {}
@@ -77,7 +78,7 @@ def _first_line(node, default):
 
 def _as_gast(node):
     if id(node) not in _AS_GAST:
-        _AS_GAST[id(node)] = gast.ast_to_gast(node)
+        _AS_GAST[id(node)] = as_gast(node)
     return _AS_GAST[id(node)]
 
 

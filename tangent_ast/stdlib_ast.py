@@ -24,10 +24,11 @@ import copy
 import gast
 
 
-def _field_for_field():
-    """gast class -> ast class, for the classes gast's converter converts field for field
-    (those it has no method of its own for, on this Python)."""
-    converter = getattr(getattr(gast, "ast3", None), "GAstToAst3", None)
+def _field_for_field(converter_name):
+    """gast class -> ast class, for the classes gast's converter (``GAstToAst3`` or
+    ``Ast3ToGAst``) converts field for field (those it has no method of its own for, on
+    this Python)."""
+    converter = getattr(getattr(gast, "ast3", None), converter_name, None)
     if converter is None:  # another gast: leave every node to it
         return {}
     generic = (ast.NodeTransformer, ast.NodeVisitor, object)
@@ -52,7 +53,8 @@ def _field_for_field():
     return classes
 
 
-_FIELD_FOR_FIELD = _field_for_field()
+_FIELD_FOR_FIELD = _field_for_field("GAstToAst3")
+_FROM_AST = {a: g for g, a in _field_for_field("Ast3ToGAst").items()}  # ast class -> gast
 _MISSING = object()
 
 
@@ -61,18 +63,7 @@ def as_ast(node):
     cls = type(node)
     target = _FIELD_FOR_FIELD.get(cls)
     if target is not None:
-        # as gast's generic_visit: the fields the node has, converted, then its positions
-        fields = {}
-        for f in cls._fields:
-            value = getattr(node, f, _MISSING)
-            if value is not _MISSING:
-                fields[f] = _value(value)
-        new = target(**fields)
-        for attr in cls._attributes:
-            value = getattr(node, attr, _MISSING)  # end_lineno: None on the class
-            if value is not _MISSING:
-                setattr(new, attr, value)
-        return new
+        return _converted(node, target, as_ast)
     if cls is gast.Name:
         return ast.copy_location(ast.Name(node.id, as_ast(node.ctx)), node)
     if cls is gast.Assign:
@@ -88,9 +79,37 @@ def as_ast(node):
     return gast.gast_to_ast(node)
 
 
-def _value(value):
+def as_gast(node):
+    """``gast.ast_to_gast(node)``: the same tree, node for node, positions included (a rule
+    table's lambdas are converted as they are first used)."""
+    cls = type(node)
+    target = _FROM_AST.get(cls)
+    if target is not None:
+        return _converted(node, target, as_gast)
+    if cls is ast.Name:
+        return ast.copy_location(gast.Name(node.id, as_gast(node.ctx), None, None), node)
+    return gast.ast_to_gast(node)
+
+
+def _converted(node, target, convert):
+    """As gast's ``generic_visit``: the fields the node has, converted, then its positions."""
+    cls = type(node)
+    fields = {}
+    for f in cls._fields:
+        value = getattr(node, f, _MISSING)
+        if value is not _MISSING:
+            fields[f] = _value(value, convert)
+    new = target(**fields)
+    for attr in cls._attributes:
+        value = getattr(node, attr, _MISSING)  # end_lineno: None on the class
+        if value is not _MISSING:
+            setattr(new, attr, value)
+    return new
+
+
+def _value(value, convert=as_ast):
     if isinstance(value, ast.AST):
-        return as_ast(value)
+        return convert(value)
     if type(value) is list:
-        return [_value(v) for v in value]
+        return [_value(v, convert) for v in value]
     return value
