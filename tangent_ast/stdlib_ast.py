@@ -91,6 +91,11 @@ def as_gast(node):
     return gast.ast_to_gast(node)
 
 
+def parse_gast(source):
+    """``gast.parse(source)``: parsed by ``ast``, converted by :func:`as_gast`."""
+    return as_gast(ast.parse(source))
+
+
 def _converted(node, target, convert):
     """As gast's ``generic_visit``: the fields the node has, converted, then its positions."""
     cls = type(node)
