@@ -19,7 +19,7 @@ import numpy as np
 
 from . import runtime
 from .rules.registry import is_pure_function
-from .trees import copy_tree
+from .trees import Transformer, copy_tree
 
 
 def _is_const(e, value=None):
@@ -31,7 +31,7 @@ def _is_const(e, value=None):
     )
 
 
-class _Fold(gast.NodeTransformer):
+class _Fold(Transformer):
     def __init__(self, namespace=None, same_shape=None, spreads=None):
         self.namespace = namespace
         self.same_shape = same_shape

@@ -48,7 +48,7 @@ import gast
 
 from .kinds import UNKNOWN, Tag
 from .residuals import shape_only_reads
-from .trees import copy_tree, walk
+from .trees import Transformer, copy_tree, walk
 
 # the operators of an elementwise pass over arrays computed again
 _ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult)
@@ -154,7 +154,7 @@ class _Names:
         self._add(value)
 
 
-class _Expand(gast.NodeTransformer):
+class _Expand(Transformer):
     """Names replaced by the expressions they are assigned, recursively, but for those
     still ``kept`` (residuals the reverse sweep receives)."""
 

@@ -39,7 +39,7 @@ import gast
 from .block_index import SIMPLE, BlockIndex, Counts, Facts, KnownFacts, clone
 from .folding import _Fold, is_pure
 from .line_lengths import longer_than
-from .trees import unshare, walk
+from .trees import Transformer, unshare, walk
 
 MAX_LINE = 88
 
@@ -599,7 +599,7 @@ def _put(place, key, node):
         setattr(place, key, node)
 
 
-class _Replace(gast.NodeTransformer):
+class _Replace(Transformer):
     def __init__(self, target, value):
         self.target = target
         self.value = value

@@ -25,7 +25,7 @@ import gast
 from ..errors import NoSourceError, TangentAstError
 from ..source import lambda_node
 from ..stdlib_ast import parse_gast
-from ..trees import copy_tree
+from ..trees import Transformer, copy_tree
 
 _LITERALS = (type(None), bool, int, float, complex, str)
 
@@ -129,7 +129,7 @@ def _mismatch(template, why):
     )
 
 
-class _Substitute(gast.NodeTransformer):
+class _Substitute(Transformer):
     def __init__(self, bound, extra_pos, extra_kw, template, bind_global):
         self.bound = bound
         self.extra_pos = extra_pos
