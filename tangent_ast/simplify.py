@@ -39,7 +39,7 @@ import gast
 from .block_index import SIMPLE, BlockIndex, Counts, Facts, KnownFacts, clone
 from .folding import _Fold, is_pure
 from .line_lengths import longer_than
-from .trees import Transformer, unshare, walk
+from .trees import Transformer, dump, unshare, walk
 
 MAX_LINE = 88
 
@@ -101,7 +101,7 @@ class Simplifier:
         for _ in range(50):
             self.changed = False
             self.spreads = self._spreads()
-            spreads = {k: (a, gast.dump(v)) for k, (a, v) in self.spreads.items()}
+            spreads = {k: (a, dump(v)) for k, (a, v) in self.spreads.items()}
             if spreads != self.folded_with:  # fold reads them: what it left may fold now
                 self.known.folded.clear()
                 self.folded_with = spreads
@@ -404,7 +404,7 @@ class Simplifier:
                     s.test = gast.UnaryOp(op=gast.Not(), operand=s.test)
                     s.body, s.orelse = s.orelse, []
                     self.dropped = True
-                if s.orelse and [gast.dump(x) for x in s.body] == [gast.dump(x) for x in s.orelse]:
+                if s.orelse and [dump(x) for x in s.body] == [dump(x) for x in s.orelse]:
                     out.extend(s.body)  # both branches do the same
                     self.dropped = True
                     continue

@@ -25,7 +25,7 @@ import gast
 
 from .errors import NoSourceError
 from .stdlib_ast import as_gast
-from .trees import copy_tree
+from .trees import copy_tree, dump
 
 _PARSED: dict[tuple[str, str], tuple[ast.Module, dict[int, list]]] = {}
 # (file, hash of its text) -> its tree, and the lambdas found so far by the line they start on
@@ -97,7 +97,7 @@ def lambda_node(code):
         candidates = [n for n in candidates if _spans(n, code)]
     if len(candidates) > 1:
         candidates = [n for n in candidates if _same_code(n, code, filename)]
-    if len(candidates) > 1 and len({gast.dump(n) for n in candidates}) == 1:
+    if len(candidates) > 1 and len({dump(n) for n in candidates}) == 1:
         candidates = candidates[:1]  # written alike on one line, in one scope: the same function
     if not candidates:
         raise NoSourceError(

@@ -6,13 +6,15 @@ for ``x * x``); the sum is written the way these helpers shape it.
 
 import gast
 
+from .trees import dump
+
 
 def canonical(expr):
     """A key equal for expressions equal up to the order of the factors of ``*``."""
     if isinstance(expr, gast.BinOp) and isinstance(expr.op, gast.Mult):
         factors = sorted((canonical(expr.left), canonical(expr.right)))
         return "Mult(" + ",".join(factors) + ")"
-    return gast.dump(expr)
+    return dump(expr)
 
 
 def structural_zero(expr):
