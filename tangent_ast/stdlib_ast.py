@@ -8,8 +8,8 @@ builds each node from a dict of its fields: most of the time of printing a state
 ``as_ast`` makes the tree ``gast.gast_to_ast`` makes. A node gast converts field for field
 (its converter's ``generic_visit``: an expression, an operator, most statements) is
 converted here the same way, by one function; a ``Name`` or an ``Assign`` as gast's own
-methods do; a function definition by gast but for its body; any other node (arguments,
-handlers, whose conversion depends on the Python version) by gast itself.
+methods do; a function or class definition by gast but for its body; any other node
+(arguments, handlers, whose conversion depends on the Python version) by gast itself.
 
 >>> import ast, gast
 >>> tree = gast.parse("y[1:] = np.sin(x) * -2.0 if x > 0 else f(*a, k=1)")
@@ -68,14 +68,8 @@ def as_ast(node):
         return ast.copy_location(ast.Name(node.id, as_ast(node.ctx)), node)
     if cls is gast.Assign:
         return ast.copy_location(ast.Assign(_value(node.targets), _value(node.value)), node)
-    if cls in (gast.FunctionDef, gast.AsyncFunctionDef):
-        # gast's conversion but for the body, which it converts statement by statement as
-        # here: the body is most of what emit prints
-        bare = copy.copy(node)
-        bare.body = []
-        new = gast.gast_to_ast(bare)
-        new.body = _value(node.body)
-        return new
+    if cls.__name__ in _DEFINITIONS:
+        return _body_apart(node, as_ast, gast.gast_to_ast)
     return gast.gast_to_ast(node)
 
 
@@ -88,7 +82,23 @@ def as_gast(node):
         return _converted(node, target, as_gast)
     if cls is ast.Name:
         return ast.copy_location(gast.Name(node.id, as_gast(node.ctx), None, None), node)
+    if cls.__name__ in _DEFINITIONS:
+        return _body_apart(node, as_gast, gast.ast_to_gast)
     return gast.ast_to_gast(node)
+
+
+_DEFINITIONS = ("FunctionDef", "AsyncFunctionDef", "ClassDef")  # converted by gast's methods
+
+
+def _body_apart(node, convert, by_gast):
+    """``by_gast(node)``, its body converted by ``convert``: gast converts a definition by a
+    method of its own, and its body statement by statement, as ``convert`` does (the body
+    is most of a function parsed, or printed by emit)."""
+    bare = copy.copy(node)
+    bare.body = []
+    new = by_gast(bare)
+    new.body = _value(node.body, convert)
+    return new
 
 
 def parse_gast(source):
