@@ -747,9 +747,7 @@ def _leading_axes(arg, result):
 
 
 def _contains_active(atom, derivation):
-    return any(
-        isinstance(n, gast.Name) and derivation.activity.active(n.id) for n in gast.walk(atom)
-    )
+    return any(isinstance(n, gast.Name) and derivation.activity.active(n.id) for n in walk(atom))
 
 
 def _call(module_name, attr, args):
