@@ -111,9 +111,11 @@ class Derivation:
 
         Bound once per expression: activity, the checks and the transform each ask for a
         statement's site. The memo holds ``value`` (its id is not reused) and is used while
-        everything the site is made of is as it was (:func:`_site_key`); each caller gets
-        its own copy, as some rewrite its arguments. A site holding what was made for it
-        (a record's field name, a default, a gradient's function) is made for each caller."""
+        everything the site is made of is as it was (:func:`_site_key`; the scope is
+        complete once the front stages end, and no rule is registered while a rule is
+        derived); each caller gets its own copy, as some rewrite its arguments. A site
+        holding what was made for it (a record's field name, a default, a gradient's
+        function) is made for each caller."""
         key = _site_key(value, self.kinds)
         known = self.sites.get(id(value))
         if known is not None and _same_key(known[0], key):
