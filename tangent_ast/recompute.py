@@ -119,9 +119,12 @@ class _Names:
         for node in walk(tree):
             for field in node._fields:
                 held = getattr(node, field, None)
-                for k, item in enumerate(held) if isinstance(held, list) else [(None, held)]:
-                    if isinstance(item, gast.Name):
-                        self.parents[id(item)] = (node, field, k)
+                if isinstance(held, list):
+                    for k, item in enumerate(held):
+                        if isinstance(item, gast.Name):
+                            self.parents[id(item)] = (node, field, k)
+                elif isinstance(held, gast.Name):
+                    self.parents[id(held)] = (node, field, None)
             if isinstance(node, gast.Name):
                 by = self.stores if isinstance(node.ctx, gast.Store) else self.loads
                 by.setdefault(node.id, []).append(node)
