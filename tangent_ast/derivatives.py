@@ -50,6 +50,7 @@ from .rules.binding import CallRefused, bind_call
 from .rules.registry import ZERO, SameCall, lookup, qualified_name
 from .rules.template import literal
 from .syntax import name
+from .terms import merged, structural_zero
 from .transpose import transpose_refusal, transposed
 from .trees import copy_tree, walk
 
@@ -76,6 +77,7 @@ class Derivation:
     complex_involved: set = field(default_factory=set)  # names computed from complex values
     origin: dict = field(default_factory=dict)  # SSA name -> the user's name
     route: Route = Route.DIRECT
+    sites: dict = field(default_factory=dict)  # id(expression) -> (its _site_key, its site)
 
     @property
     def transposing(self):
@@ -105,7 +107,28 @@ class Derivation:
     def site(self, value):
         """The call site of ``value``; a primitive's is bound against its signature, its
         arguments in the canonical order of rules.binding (a refusal is kept, and raised
-        only if the call carries a derivative)."""
+        only if the call carries a derivative).
+
+        Bound once per expression: activity, the checks and the transform each ask for a
+        statement's site. The memo holds ``value`` (its id is not reused) and is used while
+        everything the site is made of is as it was (:func:`_site_key`; the scope is
+        complete once the front stages end, and no rule is registered while a rule is
+        derived); each caller gets its own copy, as some rewrite its arguments. A site
+        holding what was made for it (a record's field name, a default, a gradient's
+        function) is made for each caller."""
+        key = _site_key(value, self.kinds)
+        known = self.sites.get(id(value))
+        if known is not None and _same_key(known[0], key):
+            site = known[1]
+        else:
+            site = self._bound_site(value)
+            if not _made_for_it(site, value, key, self.scope):
+                self.sites[id(value)] = (key, site)
+        if site is None:
+            return None
+        return replace(site, args=list(site.args), keywords=list(site.keywords))
+
+    def _bound_site(self, value):
         site = callee(value, self.scope, self.kind)
         if site is None or site.fn is None or isinstance(site.fn, Pack):
             return site
@@ -299,13 +322,13 @@ class Derivation:
         (``x * x`` gives ``dx * x + x * dx``) is written once, doubled."""
         if not self.kinds.get(target, UNKNOWN).container:
             return functools.reduce(
-                lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), _merged(terms)
+                lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), merged(terms)
             )
         return functools.reduce(lambda a, b: self.call_runtime("add_tangents", [a, b]), terms)
 
     def summands(self, target, terms):
         """The terms :meth:`total` adds, equal ones merged (not for containers)."""
-        return terms if self.kinds.get(target, UNKNOWN).container else _merged(terms)
+        return terms if self.kinds.get(target, UNKNOWN).container else merged(terms)
 
     def is_pack(self, site):
         return isinstance(site.fn, Pack)
@@ -414,7 +437,7 @@ class Derivation:
                 raise TangentAstError(
                     f"{exc.message} (calling {entry.name})", where=self.where(node), hint=exc.hint
                 ) from None
-            expr = _structural_zero(expr)
+            expr = structural_zero(expr)
             if self.mode is Mode.REVERSE and entry.broadcasts:
                 expr = self.unbroadcast(expr, site.args[i], target)
             if self.mode is Mode.REVERSE:
@@ -645,71 +668,33 @@ class Derivation:
         return self.call_runtime("broadcast_like", [expr, name(target)])
 
 
-def _canonical(expr):
-    """A key equal for expressions equal up to the order of the factors of ``*``."""
-    if isinstance(expr, gast.BinOp) and isinstance(expr.op, gast.Mult):
-        factors = sorted((_canonical(expr.left), _canonical(expr.right)))
-        return "Mult(" + ",".join(factors) + ")"
-    return gast.dump(expr)
+def _site_key(value, kinds):
+    """Everything a call site is made of: ``value``'s nodes, what each holds (a name, a
+    constant, an operator) and the kinds of the names read (a method is found by its
+    receiver's kind); compared by identity (:func:`_same_key`)."""
+    key = []
+    for node in walk(value):
+        key.append(node)
+        key += [getattr(node, f, None) for f in node._fields]
+        if isinstance(node, gast.Name):
+            key.append(kinds.get(node.id))
+    return key
 
 
-def _structural_zero(expr):
-    """A rule's term with a literal zero factor is zero whatever the other factors are:
-    ``dx * 0 * x ** -1`` (from ``x ** 0``) is ``dx * 0``, not NaN or a ZeroDivisionError
-    at ``x == 0``. The (co)tangent factor, first in every rule, keeps the shape."""
-    factors = _factors(expr)
-    if len(factors) > 1 and any(
-        isinstance(f, gast.Constant) and type(f.value) in (int, float) and f.value == 0
-        for f in factors[1:]
+def _made_for_it(site, value, key, scope):
+    """Whether ``site`` holds something made when it was found, not ``value``'s own."""
+    if site is None:
+        return False
+    if isinstance(site.fn, Pack) or (
+        isinstance(value, gast.Call) and hasattr(scope.lookup(value.func), "tangent_ast_source_for")
     ):
-        return gast.BinOp(left=factors[0], op=gast.Mult(), right=gast.Constant(0, None))
-    return expr
+        return True
+    own = {id(part) for part in key}
+    return not all(id(part) in own for part in site.args + site.keywords)
 
 
-def _is_zero_term(term):
-    return (
-        isinstance(term, gast.BinOp)
-        and isinstance(term.op, gast.Mult)
-        and isinstance(term.right, gast.Constant)
-        and type(term.right.value) in (int, float)
-        and term.right.value == 0
-    )
-
-
-def _factors(e):
-    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Mult):
-        return _factors(e.left) + _factors(e.right)
-    return [e]
-
-
-def _merged(terms):
-    """Equal terms added once, times their count (``t + t`` -> ``2 * t``); a structural
-    zero (``dx * 0``) is left out when another term gives the shape."""
-    if len(terms) > 1 and not all(_is_zero_term(t) for t in terms):
-        terms = [t for t in terms if not _is_zero_term(t)]
-    counts, first = {}, {}
-    for t in terms:
-        key = _canonical(t)
-        counts[key] = counts.get(key, 0) + 1
-        first.setdefault(key, t)
-    out = []
-    for key, t in first.items():
-        n = counts[key]
-        if n == 1:
-            out.append(t)
-        elif isinstance(t, gast.BinOp) and isinstance(t.op, gast.Mult):
-            # 2 * a * b: doubling is exact, so (2 * a) * b == 2 * (a * b)
-            scale = gast.Constant(n, None)
-            out.append(
-                gast.BinOp(
-                    left=gast.BinOp(left=scale, op=gast.Mult(), right=t.left) if n == 2 else scale,
-                    op=gast.Mult(),
-                    right=t.right if n == 2 else t,
-                )
-            )
-        else:
-            out.append(gast.BinOp(left=gast.Constant(n, None), op=gast.Mult(), right=t))
-    return out
+def _same_key(a, b):
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def _rule_table(entry, mode):
@@ -764,9 +749,7 @@ def _leading_axes(arg, result):
 
 
 def _contains_active(atom, derivation):
-    return any(
-        isinstance(n, gast.Name) and derivation.activity.active(n.id) for n in gast.walk(atom)
-    )
+    return any(isinstance(n, gast.Name) and derivation.activity.active(n.id) for n in walk(atom))
 
 
 def _call(module_name, attr, args):

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import runtime
 from .rules.registry import is_pure_function
-from .trees import copy_tree
+from .trees import Transformer, copy_tree, walk
 
 
 def _is_const(e, value=None):
@@ -33,7 +33,7 @@ def _is_const(e, value=None):
     )
 
 
-class _Fold(gast.NodeTransformer):
+class _Fold(Transformer):
     def __init__(self, namespace=None, same_shape=None, spreads=None):
         self.namespace = namespace
         self.same_shape = same_shape
@@ -280,7 +280,7 @@ def is_pure(expr, namespace):
     computes or does: every call in it is one the rule table marks pure
     (``registry.is_pure_function``). A call of anything else (``np.random.random()``,
     ``rng.normal()``, a user function, ``print``) keeps its place and runs once."""
-    return all(_pure_call(n, namespace) for n in gast.walk(expr) if isinstance(n, gast.Call))
+    return all(_pure_call(n, namespace) for n in walk(expr) if isinstance(n, gast.Call))
 
 
 def _pure_call(call, namespace):

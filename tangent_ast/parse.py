@@ -27,6 +27,7 @@ from .errors import NoSourceError, UnsupportedSyntaxError
 from .header import source_hash
 from .naming import rule_base
 from .source import lambda_node
+from .stdlib_ast import parse_gast
 
 
 @dataclass
@@ -119,7 +120,7 @@ def parse(fn):
         return _parse_lambda(fn, filename)
     source = textwrap.dedent("".join(lines))
     try:
-        module = gast.parse(source)
+        module = parse_gast(source)
     except SyntaxError as exc:
         raise NoSourceError(
             f"the source of {name} does not parse on its own: {exc.msg}",

@@ -153,7 +153,9 @@ def front(fn, signature, trace=False, form=PLAIN):
     snapshots = {"parse": parsed.source} if trace else {}
     if trace:
         snapshots["normalize"] = _source(normalized)
-    ssa_fn = copy_tree(normalized)
+    # SSA rewrites the function in place; the normalized one is read again only to find
+    # the loops to checkpoint in the copy, by their places
+    ssa_fn = copy_tree(normalized) if normalizer.checkpoints else normalized
     checkpoints = _same_loops(normalizer.checkpoints, normalized, ssa_fn)
     info = to_ssa(ssa_fn, namer)
     scope.locals |= set(info.origin) | temps

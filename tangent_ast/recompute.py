@@ -44,13 +44,11 @@ def f_bwd(saved, ct_out):
 <BLANKLINE>
 """
 
-import copy
-
 import gast
 
 from .kinds import UNKNOWN, Tag
 from .residuals import shape_only_reads
-from .trees import walk
+from .trees import Transformer, copy_tree, walk
 
 # the operators of an elementwise pass over arrays computed again
 _ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult)
@@ -87,7 +85,7 @@ def recompute_residuals(fwd, bwd, residuals, kinds, updated):
             continue
         available = (kept | set(params)) & steady - {r}
         # through the one-operation temporaries of the normal form: shape = xs.shape; shape[0]
-        value = expand.visit(copy.deepcopy(values[r]))
+        value = expand.visit(copy_tree(values[r]))
         kind = kinds.get(r, UNKNOWN)
         if kind.tag is Tag.INT and _size_of(value, available, kinds, fwd_names, bwd_names):
             pass
@@ -121,9 +119,12 @@ class _Names:
         for node in walk(tree):
             for field in node._fields:
                 held = getattr(node, field, None)
-                for k, item in enumerate(held) if isinstance(held, list) else [(None, held)]:
-                    if isinstance(item, gast.Name):
-                        self.parents[id(item)] = (node, field, k)
+                if isinstance(held, list):
+                    for k, item in enumerate(held):
+                        if isinstance(item, gast.Name):
+                            self.parents[id(item)] = (node, field, k)
+                elif isinstance(held, gast.Name):
+                    self.parents[id(held)] = (node, field, None)
             if isinstance(node, gast.Name):
                 by = self.stores if isinstance(node.ctx, gast.Store) else self.loads
                 by.setdefault(node.id, []).append(node)
@@ -156,7 +157,7 @@ class _Names:
         self._add(value)
 
 
-class _Expand(gast.NodeTransformer):
+class _Expand(Transformer):
     """Names replaced by the expressions they are assigned, recursively, but for those
     still ``kept`` (residuals the reverse sweep receives)."""
 
@@ -165,7 +166,7 @@ class _Expand(gast.NodeTransformer):
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id in self.values and node.id not in self.kept:
-            return self.visit(copy.deepcopy(self.values[node.id]))
+            return self.visit(copy_tree(self.values[node.id]))
         return node
 
 

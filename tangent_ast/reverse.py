@@ -46,11 +46,11 @@ from .checkpoints import check_recomputable_call
 from .derivatives import unsupported_call
 from .kind_inference import KindInference
 from .kinds import Tag
+from .line_lengths import longer_than
 from .modes import Mode
 from .rules.template import as_value
 from .runtime.checkpoints import is_checkpointed
 from .simplify import MAX_LINE
-from .simplify import line_length as _length
 from .syntax import assign, name
 from .trees import copy_tree, walk
 
@@ -465,7 +465,7 @@ class Reverse:
         if len(terms) == 1 and isinstance(terms[0], gast.Name):
             self.owned.discard(primal)  # ct is now another name for someone else's array
         whole = assign(ct, self.d.total(primal, terms))
-        if len(terms) == 1 or _length(whole) <= MAX_LINE:
+        if len(terms) == 1 or not longer_than(whole, MAX_LINE):
             return [self._cite(whole, terms, at)]
         first, *rest = self.d.summands(primal, terms)  # a term twice is added once, doubled
         out = (

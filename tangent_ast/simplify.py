@@ -37,10 +37,9 @@ import re
 import gast
 
 from .block_index import SIMPLE, BlockIndex, Counts, Facts, KnownFacts, clone
-from .emit import to_ast
 from .folding import _Fold, is_pure
-from .syntax import unparse
-from .trees import unshare, walk
+from .line_lengths import longer_than
+from .trees import Transformer, dump, unshare, walk
 
 MAX_LINE = 88
 
@@ -102,7 +101,7 @@ class Simplifier:
         for _ in range(50):
             self.changed = False
             self.spreads = self._spreads()
-            spreads = {k: (a, gast.dump(v)) for k, (a, v) in self.spreads.items()}
+            spreads = {k: (a, dump(v)) for k, (a, v) in self.spreads.items()}
             if spreads != self.folded_with:  # fold reads them: what it left may fold now
                 self.known.folded.clear()
                 self.folded_with = spreads
@@ -405,7 +404,7 @@ class Simplifier:
                     s.test = gast.UnaryOp(op=gast.Not(), operand=s.test)
                     s.body, s.orelse = s.orelse, []
                     self.dropped = True
-                if s.orelse and [gast.dump(x) for x in s.body] == [gast.dump(x) for x in s.orelse]:
+                if s.orelse and [dump(x) for x in s.body] == [dump(x) for x in s.orelse]:
                     out.extend(s.body)  # both branches do the same
                     self.dropped = True
                     continue
@@ -493,7 +492,7 @@ class Simplifier:
                 return False
         elif not isinstance(later, (gast.Assign, gast.Expr)):
             return False
-        if _length_replaced(later, target, value) > MAX_LINE and line_length(value) > 28:
+        if _longer_replaced(later, target, value, MAX_LINE) and longer_than(value, 28):
             return False  # one operation per line reads better than a long one
         _Replace(target, value).visit(later)
         index.update(j)
@@ -561,17 +560,12 @@ def restore_names(fn, forbidden, kept=frozenset()):
             n.id = renames[n.id]
 
 
-def line_length(node):
-    """Length of ``node`` printed as one line of a function body."""
-    return len(unparse(to_ast(node))) + 4  # to_ast makes a copy: node is left as it is
-
-
-def _length_replaced(node, target, value):
-    """``line_length(_Replace(target, value).visit(clone(node)))`` without the copy: each
-    read of ``target`` in ``node`` is swapped for ``value`` while ``node`` is printed, then
-    put back."""
+def _longer_replaced(node, target, value, limit):
+    """``longer_than(_Replace(target, value).visit(clone(node)), limit)`` without the copy:
+    each read of ``target`` in ``node`` is swapped for ``value`` while ``node`` is weighed,
+    then put back."""
     if _is_read(node, target):
-        return line_length(value)
+        return longer_than(value, limit)
     slots = []  # (list or node, index or field) of each read
     for parent in walk(node):
         for field in parent._fields:
@@ -584,7 +578,7 @@ def _length_replaced(node, target, value):
     try:
         for place, key in slots:
             _put(place, key, value)
-        return line_length(node)
+        return longer_than(node, limit)
     finally:
         for (place, key), read in zip(slots, reads, strict=True):
             _put(place, key, read)
@@ -605,7 +599,7 @@ def _put(place, key, node):
         setattr(place, key, node)
 
 
-class _Replace(gast.NodeTransformer):
+class _Replace(Transformer):
     def __init__(self, target, value):
         self.target = target
         self.value = value

@@ -16,6 +16,7 @@ function, and the wrong derivative would follow.
 """
 
 import ast
+import collections
 import hashlib
 import inspect
 import linecache
@@ -23,35 +24,61 @@ import linecache
 import gast
 
 from .errors import NoSourceError
-from .trees import copy_tree
+from .stdlib_ast import as_gast
+from .trees import copy_tree, dump
 
-_PARSED: dict[tuple[str, str], dict[int, list]] = {}  # (file, hash of its text) -> lambdas by line
+_PARSED: dict[tuple[str, str], tuple[ast.Module, dict[int, list]]] = {}
+# (file, hash of its text) -> its tree, and the lambdas found so far by the line they start on
 _AS_GAST: dict[int, gast.Lambda] = {}  # id of a lambda of _PARSED -> it as gast
 
 
-def _lambdas_by_line(filename):
-    """The lambdas of a file, by the line they start on (each version of the file parsed once).
+def _lambdas_on(filename, line):
+    """The ``ast`` lambdas of a file that start on ``line``, in ``ast.walk``'s order (each
+    version of the file parsed once).
 
     Parsed by ``ast`` and converted to gast one lambda at a time, when asked for: a rule
-    table's file holds hundreds of lambdas, and converting it whole costs ~20 ms."""
+    table's file holds hundreds of lambdas, and converting it whole costs ~20 ms; walking
+    it whole, ~4 ms per file, so only the nodes whose lines hold ``line`` are walked."""
     text = "".join(linecache.getlines(filename))
     key = (filename, hashlib.sha256(text.encode()).hexdigest())
     if key not in _PARSED:
-        by_line: dict[int, list] = {}
         try:
             tree = ast.parse(text)
         except SyntaxError:
             tree = ast.Module(body=[], type_ignores=[])
-        for n in ast.walk(tree):
-            if isinstance(n, ast.Lambda):
-                by_line.setdefault(n.lineno, []).append(n)
-        _PARSED[key] = by_line
-    return _PARSED[key]
+        _PARSED[key] = (tree, {})
+    tree, by_line = _PARSED[key]
+    if line not in by_line:
+        by_line[line] = [
+            n for n in _walk_spanning(tree, line) if isinstance(n, ast.Lambda) and n.lineno == line
+        ]
+    return by_line[line]
+
+
+def _walk_spanning(tree, line):
+    """``ast.walk(tree)`` without the nodes whose lines do not hold ``line`` (nor what they
+    hold): breadth first as it, so the nodes left come in its order. A node without lines
+    (``arguments``, a context) is walked."""
+    todo = collections.deque([tree])
+    while todo:
+        node = todo.popleft()
+        todo.extend(
+            child
+            for child in ast.iter_child_nodes(node)
+            if _first_line(child, line) <= line <= getattr(child, "end_lineno", line)
+        )
+        yield node
+
+
+def _first_line(node, default):
+    """The line ``node``'s source starts on: its decorators' lines come before a ``def``'s."""
+    decorators = getattr(node, "decorator_list", ())
+    return min([getattr(node, "lineno", default)] + [d.lineno for d in decorators])
 
 
 def _as_gast(node):
     if id(node) not in _AS_GAST:
-        _AS_GAST[id(node)] = gast.ast_to_gast(node)
+        _AS_GAST[id(node)] = as_gast(node)
     return _AS_GAST[id(node)]
 
 
@@ -63,14 +90,14 @@ def lambda_node(code):
     arg_names = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
     candidates = [
         n
-        for n in map(_as_gast, _lambdas_by_line(filename).get(code.co_firstlineno, []))
+        for n in map(_as_gast, _lambdas_on(filename, code.co_firstlineno))
         if [a.id for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == arg_names
     ]
     if len(candidates) > 1 and hasattr(code, "co_positions"):  # Python 3.11+: columns
         candidates = [n for n in candidates if _spans(n, code)]
     if len(candidates) > 1:
         candidates = [n for n in candidates if _same_code(n, code, filename)]
-    if len({gast.dump(n) for n in candidates}) == 1:
+    if len(candidates) > 1 and len({dump(n) for n in candidates}) == 1:
         candidates = candidates[:1]  # written alike on one line, in one scope: the same function
     if not candidates:
         raise NoSourceError(

@@ -42,7 +42,7 @@ import gast
 
 from .lowering.jumps import append_fallthrough
 from .syntax import stored_names
-from .trees import walk
+from .trees import Transformer, walk
 
 
 @dataclass
@@ -54,7 +54,7 @@ class SSAInfo:
     loop_headers: dict = field(default_factory=dict)  # id(loop node) -> its own header names
 
 
-class _Rename(gast.NodeTransformer):
+class _Rename(Transformer):
     def __init__(self, env):
         self.env = env
 

@@ -8,8 +8,8 @@ builds each node from a dict of its fields: most of the time of printing a state
 ``as_ast`` makes the tree ``gast.gast_to_ast`` makes. A node gast converts field for field
 (its converter's ``generic_visit``: an expression, an operator, most statements) is
 converted here the same way, by one function; a ``Name`` or an ``Assign`` as gast's own
-methods do; any other node (function definitions, arguments, handlers, whose conversion
-depends on the Python version) by gast itself.
+methods do; a function or class definition by gast but for its body; any other node
+(arguments, handlers, whose conversion depends on the Python version) by gast itself.
 
 >>> import ast, gast
 >>> tree = gast.parse("y[1:] = np.sin(x) * -2.0 if x > 0 else f(*a, k=1)")
@@ -19,14 +19,16 @@ True
 """
 
 import ast
+import copy
 
 import gast
 
 
-def _field_for_field():
-    """gast class -> ast class, for the classes gast's converter converts field for field
-    (those it has no method of its own for, on this Python)."""
-    converter = getattr(getattr(gast, "ast3", None), "GAstToAst3", None)
+def _field_for_field(converter_name):
+    """gast class -> ast class, for the classes gast's converter (``GAstToAst3`` or
+    ``Ast3ToGAst``) converts field for field (those it has no method of its own for, on
+    this Python)."""
+    converter = getattr(getattr(gast, "ast3", None), converter_name, None)
     if converter is None:  # another gast: leave every node to it
         return {}
     generic = (ast.NodeTransformer, ast.NodeVisitor, object)
@@ -51,7 +53,8 @@ def _field_for_field():
     return classes
 
 
-_FIELD_FOR_FIELD = _field_for_field()
+_FIELD_FOR_FIELD = _field_for_field("GAstToAst3")
+_FROM_AST = {a: g for g, a in _field_for_field("Ast3ToGAst").items()}  # ast class -> gast
 _MISSING = object()
 
 
@@ -60,28 +63,68 @@ def as_ast(node):
     cls = type(node)
     target = _FIELD_FOR_FIELD.get(cls)
     if target is not None:
-        # as gast's generic_visit: the fields the node has, converted, then its positions
-        fields = {}
-        for f in cls._fields:
-            value = getattr(node, f, _MISSING)
-            if value is not _MISSING:
-                fields[f] = _value(value)
-        new = target(**fields)
-        for attr in cls._attributes:
-            value = getattr(node, attr, _MISSING)  # end_lineno: None on the class
-            if value is not _MISSING:
-                setattr(new, attr, value)
-        return new
+        return _converted(node, target, as_ast)
     if cls is gast.Name:
         return ast.copy_location(ast.Name(node.id, as_ast(node.ctx)), node)
     if cls is gast.Assign:
         return ast.copy_location(ast.Assign(_value(node.targets), _value(node.value)), node)
+    if cls.__name__ in _DEFINITIONS:
+        return _body_apart(node, as_ast, gast.gast_to_ast)
     return gast.gast_to_ast(node)
 
 
-def _value(value):
+def as_gast(node):
+    """``gast.ast_to_gast(node)``: the same tree, node for node, positions included (a rule
+    table's lambdas are converted as they are first used)."""
+    cls = type(node)
+    target = _FROM_AST.get(cls)
+    if target is not None:
+        return _converted(node, target, as_gast)
+    if cls is ast.Name:
+        return ast.copy_location(gast.Name(node.id, as_gast(node.ctx), None, None), node)
+    if cls.__name__ in _DEFINITIONS:
+        return _body_apart(node, as_gast, gast.ast_to_gast)
+    return gast.ast_to_gast(node)
+
+
+_DEFINITIONS = ("FunctionDef", "AsyncFunctionDef", "ClassDef")  # converted by gast's methods
+
+
+def _body_apart(node, convert, by_gast):
+    """``by_gast(node)``, its body converted by ``convert``: gast converts a definition by a
+    method of its own, and its body statement by statement, as ``convert`` does (the body
+    is most of a function parsed, or printed by emit)."""
+    bare = copy.copy(node)
+    bare.body = []
+    new = by_gast(bare)
+    new.body = _value(node.body, convert)
+    return new
+
+
+def parse_gast(source):
+    """``gast.parse(source)``: parsed by ``ast``, converted by :func:`as_gast`."""
+    return as_gast(ast.parse(source))
+
+
+def _converted(node, target, convert):
+    """As gast's ``generic_visit``: the fields the node has, converted, then its positions."""
+    cls = type(node)
+    fields = {}
+    for f in cls._fields:
+        value = getattr(node, f, _MISSING)
+        if value is not _MISSING:
+            fields[f] = _value(value, convert)
+    new = target(**fields)
+    for attr in cls._attributes:
+        value = getattr(node, attr, _MISSING)  # end_lineno: None on the class
+        if value is not _MISSING:
+            setattr(new, attr, value)
+    return new
+
+
+def _value(value, convert=as_ast):
     if isinstance(value, ast.AST):
-        return as_ast(value)
+        return convert(value)
     if type(value) is list:
-        return [_value(v) for v in value]
+        return [_value(v, convert) for v in value]
     return value

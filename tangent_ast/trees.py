@@ -1,4 +1,5 @@
-"""Syntax trees copied and walked: what ``copy.deepcopy`` and ``gast.walk`` do, faster.
+"""Syntax trees copied, walked, dumped and rewritten: what ``copy.deepcopy``,
+``gast.walk``, ``gast.dump`` and ``gast.NodeTransformer`` do, faster.
 
 Every stage copies trees (the parsed function before normalizing it, the normalized one
 before SSA, each rule template where it is applied) and walks whole functions, many times
@@ -72,6 +73,58 @@ def walk(tree):
             elif isinstance(value, _AST):
                 append(value)
     return out
+
+
+def dump(node):
+    """``gast.dump(node)``, the same text: its options at their defaults (fields named,
+    positions left out, on one line), without the branches for the others."""
+    if isinstance(node, _AST):
+        cls = type(node)
+        args = []
+        for name in node._fields:
+            try:
+                value = getattr(node, name)
+            except AttributeError:
+                continue
+            if (value is None and getattr(cls, name, 42) is None) or value == []:
+                continue
+            args.append(f"{name}={dump(value)}")
+        return f"{cls.__name__}({', '.join(args)})"
+    if isinstance(node, list):
+        return "[" + ", ".join(dump(x) for x in node) + "]"
+    return repr(node)
+
+
+class Transformer(ast.NodeTransformer):
+    """``gast.NodeTransformer`` (which is ``ast``'s), its ``generic_visit`` reading each
+    field as ``ast.iter_fields`` would but without its generator: the same visits, in the
+    same order, a quarter faster (stages rewrite expressions through transformers)."""
+
+    def generic_visit(self, node):
+        for field in node._fields:
+            try:
+                old_value = getattr(node, field)
+            except AttributeError:
+                continue
+            if isinstance(old_value, list):
+                new_values = []
+                for value in old_value:
+                    if isinstance(value, _AST):
+                        value = self.visit(value)
+                        if value is None:
+                            continue
+                        if not isinstance(value, _AST):
+                            new_values.extend(value)
+                            continue
+                    new_values.append(value)
+                old_value[:] = new_values
+            elif isinstance(old_value, _AST):
+                new_node = self.visit(old_value)
+                if new_node is None:
+                    delattr(node, field)
+                else:
+                    setattr(node, field, new_node)
+        return node
 
 
 def unshare(tree, kept=()):

@@ -33,7 +33,17 @@ TOP = {
     "higher_order",
     "linearization",
 }
-VOCABULARY = {"kinds", "modes", "calling", "errors", "naming", "source", "trees", "version"}
+VOCABULARY = {
+    "kinds",
+    "modes",
+    "calling",
+    "errors",
+    "naming",
+    "source",
+    "stdlib_ast",
+    "trees",
+    "version",
+}
 LAYERS = ["runtime", "vocabulary", "rules", "stages", "pipeline", "top"]
 
 

@@ -24,7 +24,8 @@ import gast
 
 from ..errors import NoSourceError, TangentAstError
 from ..source import lambda_node
-from ..trees import copy_tree
+from ..stdlib_ast import parse_gast
+from ..trees import Transformer, copy_tree
 
 _LITERALS = (type(None), bool, int, float, complex, str)
 
@@ -128,7 +129,7 @@ def _mismatch(template, why):
     )
 
 
-class _Substitute(gast.NodeTransformer):
+class _Substitute(Transformer):
     def __init__(self, bound, extra_pos, extra_kw, template, bind_global):
         self.bound = bound
         self.extra_pos = extra_pos
@@ -250,7 +251,7 @@ def _function_node(fn):
     """The gast node (FunctionDef or Lambda) of a rule function."""
     if fn.__name__ != "<lambda>":
         source = textwrap.dedent(inspect.getsource(fn))
-        return gast.parse(source).body[0]
+        return parse_gast(source).body[0]
     return lambda_node(fn.__code__)
 
 
