@@ -21,6 +21,7 @@ import numpy as np
 
 from . import runtime
 from .rules.registry import is_pure_function
+from .terms import product_factors
 from .trees import Transformer, copy_tree, walk
 
 
@@ -98,7 +99,7 @@ class _Fold(Transformer):
         """``np.full_like(a, s) * b`` -> ``s * b`` when ``b`` has ``a``'s shape: the product
         broadcasts ``s`` to that shape anyway (also ``runtime.sum_vjp(s, a)``, the
         cotangent of a whole-array sum)."""
-        factors = _factors(product)
+        factors = product_factors(product)
         names = [f.id for f in factors if isinstance(f, gast.Name)]
         for i, f in enumerate(factors):
             spread = self.spread_of(f)
@@ -107,7 +108,7 @@ class _Fold(Transformer):
             )
             value = None if like is None else _shape_reads_moved(spread[1], spread[0], like)
             if value is not None:
-                factors[i : i + 1] = _factors(value)
+                factors[i : i + 1] = product_factors(value)
                 return _product(factors)
         return product
 
@@ -185,7 +186,7 @@ def _merge_constant_factors(product):
     negated factor's sign moved into it, so an array is multiplied once, not once per
     number. Products of ints only are merged while the result stays small (an int8 array
     times 300 is an error that ``x * 20 * 15`` is not)."""
-    factors = _factors(product)
+    factors = product_factors(product)
     cancelled = _cancel_halving(factors)
     if cancelled is not None:
         return _product(cancelled)
@@ -206,7 +207,7 @@ def _merge_constant_factors(product):
         if i == numbers[0]:
             merged.append(gast.Constant(value, None))
         elif i in negated:
-            merged.extend(_factors(_negation(f)))  # -(a * b) * 2 -> a * b * -2
+            merged.extend(product_factors(_negation(f)))  # -(a * b) * 2 -> a * b * -2
         elif i not in numbers:
             merged.append(f)
     return _product(merged)
@@ -227,7 +228,7 @@ def _cancel_halving(factors):
     for i, f in enumerate(factors):
         if not (isinstance(f, gast.BinOp) and isinstance(f.op, gast.Div)):
             continue
-        below = _factors(f.right)
+        below = product_factors(f.right)
         at = next((j for j, g in enumerate(below) if _is_const(g, number)), None)
         if at is not None and len(below) > 1:
             quotient = gast.BinOp(
@@ -250,13 +251,6 @@ def _negation(e):
     if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
         return e.operand
     return None
-
-
-def _factors(e):
-    """The factors of a product ``a * b * c``, left to right."""
-    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Mult):
-        return _factors(e.left) + _factors(e.right)
-    return [e]
 
 
 def _strip_negation(e):

@@ -483,8 +483,9 @@ class Simplifier:
                     return False
         j = index.position(use)
         later = index.stmts[j]
+        loop = None
         if isinstance(later, gast.For) and target not in index.facts[use].body_loads:
-            later = later.iter  # evaluated once, before the loop
+            loop, later = later, later.iter  # evaluated once, before the loop
         elif isinstance(later, gast.AugAssign):
             # into what is added (``ct_x[i] += ct``) or the index, never the array updated
             base = later.target.value if isinstance(later.target, gast.Subscript) else None
@@ -494,7 +495,9 @@ class Simplifier:
             return False
         if _longer_replaced(later, target, value, MAX_LINE) and longer_than(value, 28):
             return False  # one operation per line reads better than a long one
-        _Replace(target, value).visit(later)
+        replaced = _Replace(target, value).visit(later)
+        if loop is not None:
+            loop.iter = replaced  # the iterable may be the name itself (for v in target)
         index.update(j)
         return True
 

@@ -21,7 +21,7 @@ def structural_zero(expr):
     """A rule's term with a literal zero factor is zero whatever the other factors are:
     ``dx * 0 * x ** -1`` (from ``x ** 0``) is ``dx * 0``, not NaN or a ZeroDivisionError
     at ``x == 0``. The (co)tangent factor, first in every rule, keeps the shape."""
-    factors = _factors(expr)
+    factors = product_factors(expr)
     if len(factors) > 1 and any(
         isinstance(f, gast.Constant) and type(f.value) in (int, float) and f.value == 0
         for f in factors[1:]
@@ -40,9 +40,10 @@ def _is_zero_term(term):
     )
 
 
-def _factors(e):
+def product_factors(e):
+    """The factors of a product ``a * b * c``, left to right (``[e]`` for another ``e``)."""
     if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Mult):
-        return _factors(e.left) + _factors(e.right)
+        return product_factors(e.left) + product_factors(e.right)
     return [e]
 
 
