@@ -26,7 +26,6 @@ import textwrap
 import numpy as np
 
 from .calling import PLAIN, flat_params
-from .display import escaped, highlighted
 from .errors import TangentAstError
 from .free_names import remember_in, source_text
 from .header import read_header, rules_fingerprint, source_hash
@@ -292,6 +291,8 @@ class DerivedRule:
 
     def _repr_html_(self):
         """In a notebook: the rule's module, highlighted."""
+        from .display import escaped, highlighted  # a notebook's: not on a cache hit's path
+
         return f"<p>{escaped(repr(self))}</p>" + highlighted(self.source)
 
     def __reduce__(self):
