@@ -58,7 +58,7 @@ _ALWAYS_THERE = frozenset(("__code__", "__defaults__", "__kwdefaults__", "cell_c
 class Dependencies:
     """The objects a rule was derived against; :attr:`current` says whether they still are."""
 
-    __slots__ = ("attributes", "current", "functions", "identity", "in_dicts", "reads")
+    __slots__ = ("_current", "attributes", "functions", "identity", "in_dicts", "reads")
 
     def __init__(self, in_dicts, attributes, functions, reads):
         self.in_dicts = tuple(in_dicts)  # (mapping, key, object): globals, module and class dicts
@@ -69,8 +69,16 @@ class Dependencies:
         # (names, expression): the lookups current() makes, as an expression of ``names``,
         # for a caller to fold into a test of its own (grad's wrapper: api.same_kinds)
         self.identity = identity_expression(self.in_dicts, self.attributes)
-        # current(): True if every lookup the derivation made still gives the same object
-        self.current = _identity_check(*self.identity)
+        self._current = None
+
+    @property
+    def current(self):
+        """A function of no arguments: True if every lookup the derivation made still gives
+        the same object. Compiled when first asked for: a rule found on disk in a new
+        process is not checked again before it is used, and compiling costs some 0.2 ms."""
+        if self._current is None:
+            self._current = _identity_check(*self.identity)
+        return self._current
 
     def depends_field(self):
         """The header's ``depends``: ``module:qualname=fingerprint`` of every other function
