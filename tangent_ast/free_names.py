@@ -22,6 +22,7 @@ parses a source it has read before.
 import ast
 import contextlib
 import inspect
+import linecache
 import os
 import textwrap
 
@@ -62,7 +63,7 @@ def remember_in(directory):
 
 
 def _source(fn):
-    lines, start = inspect.findsource(fn)  # a function's lines are its code's
+    lines, start = _find_source(fn)  # a function's lines are its code's
     known = _SOURCES.get(fn.__code__)
     if known is not None and known.lines is lines:
         return known
@@ -75,6 +76,25 @@ def _source(fn):
         block, reads = inspect.getblock(lines[start:]), None
     known = _SOURCES[fn.__code__] = _Source(lines, block, start + 1, (text_key, start), reads)
     return known
+
+
+def _find_source(fn):
+    """``inspect.findsource(fn)``: the lines of ``fn``'s file (linecache's list) and the index
+    of its first line. From the first line of its code, findsource searches back for a line
+    starting a ``def`` or a decorator with a pattern it compiles (some 0.15 ms, once per
+    process); where that line is one, the search ends there at once, and it is taken here
+    without the pattern. Anything else is left to findsource."""
+    file = inspect.getsourcefile(fn) if inspect.isfunction(fn) else None
+    if file:  # what findsource reads, as it reads it
+        linecache.checkcache(file)
+        module = inspect.getmodule(fn, file)
+        lines = linecache.getlines(file, module.__dict__ if module else None)
+        start = fn.__code__.co_firstlineno - 1
+        if 0 <= start < len(lines):
+            head = lines[start].lstrip()  # findsource's \s: what str.isspace accepts
+            if head.startswith("@") or (head.startswith("def") and head[3:4].isspace()):
+                return lines, start
+    return inspect.findsource(fn)
 
 
 def _memo_of(text_key):

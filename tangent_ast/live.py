@@ -58,7 +58,7 @@ _ALWAYS_THERE = frozenset(("__code__", "__defaults__", "__kwdefaults__", "cell_c
 class Dependencies:
     """The objects a rule was derived against; :attr:`current` says whether they still are."""
 
-    __slots__ = ("_current", "attributes", "functions", "identity", "in_dicts", "reads")
+    __slots__ = ("_current", "_identity", "attributes", "functions", "in_dicts", "reads")
 
     def __init__(self, in_dicts, attributes, functions, reads):
         self.in_dicts = tuple(in_dicts)  # (mapping, key, object): globals, module and class dicts
@@ -66,16 +66,23 @@ class Dependencies:
         self.attributes = tuple(attributes)
         self.functions = tuple(functions)  # user functions reached, the rule's own first
         self.reads = reads  # {function: {name: value}}: data values each reads
-        # (names, expression): the lookups current() makes, as an expression of ``names``,
-        # for a caller to fold into a test of its own (grad's wrapper: api.same_kinds)
-        self.identity = identity_expression(self.in_dicts, self.attributes)
-        self._current = None
+        # both made from the lookups above when first asked for: a rule found on disk in a
+        # new process is not checked again before it is used
+        self._identity = self._current = None
+
+    @property
+    def identity(self):
+        """``(names, expression)``: the lookups :attr:`current` makes, as an expression of
+        ``names``, for a caller to fold into a test of its own (grad's wrapper:
+        ``api.same_kinds``)."""
+        if self._identity is None:
+            self._identity = identity_expression(self.in_dicts, self.attributes)
+        return self._identity
 
     @property
     def current(self):
         """A function of no arguments: True if every lookup the derivation made still gives
-        the same object. Compiled when first asked for: a rule found on disk in a new
-        process is not checked again before it is used, and compiling costs some 0.2 ms."""
+        the same object (compiling it costs some 0.2 ms)."""
         if self._current is None:
             self._current = _identity_check(*self.identity)
         return self._current
