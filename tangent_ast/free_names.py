@@ -28,7 +28,6 @@ import textwrap
 
 from .errors import NoSourceError, UnsupportedSyntaxError
 from .naming import digest
-from .trees import walk
 
 
 class _Source:
@@ -237,6 +236,8 @@ def _parameters(args):
 
 def assigned_names(node):
     """The names ``node`` (a function) assigns: ``resolve.assigned_names`` of its gast tree."""
+    from .trees import walk  # a source is walked when it is read the first time only
+
     names = set(_parameters(node.args))
     for extra in (node.args.vararg, node.args.kwarg):
         if extra is not None:
@@ -257,6 +258,8 @@ def assigned_names(node):
 def free_reads(node):
     """``(name, attribute chain)`` of every free name a function reads: ``mod.g`` ->
     ``("mod", ("g",))``, and ``("mod", ())`` for the name itself."""
+    from .trees import walk  # a source is walked when it is read the first time only
+
     local = assigned_names(node)
     found = {}
     for n in walk(node):
