@@ -71,7 +71,8 @@ def cache_dir(override=None):
     else:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         path = Path(base) / "tangent_ast"
-    path.mkdir(parents=True, exist_ok=True)
+    if not path.is_dir():  # (mkdir raises and catches FileExistsError where it is)
+        path.mkdir(parents=True, exist_ok=True)
     return path.resolve()
 
 
@@ -149,8 +150,11 @@ def _complete(text, path, header, edited):
     start = text.find("\ndef ")
     whole = edited or start < 0
     try:
-        tree = compile(text if whole else text[:start], str(path), "exec", ast.PyCF_ONLY_AST)
-        compile(tree, str(path), "exec")
+        if whole:
+            tree = compile(text, str(path), "exec", ast.PyCF_ONLY_AST)
+            compile(tree, str(path), "exec")
+        else:  # compiled from its text: no syntax tree of Python objects to build
+            compile(text[:start], str(path), "exec")
     except (SyntaxError, ValueError):  # ValueError: a null byte, before Python 3.12
         return False
     if whole:
@@ -326,12 +330,12 @@ def loadable(directory, module_name, fn, known, functions, seen=None):
     seen = set() if seen is None else seen
     seen.add(module_name)
     path = Path(directory) / f"{module_name}.py"
-    own, values = own_names(fn), known.get(module_name, {})
-    if not all(n in own or n in values for n in bound_by_loader(path)):
-        return False
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError):
+        return False
+    own, values = own_names(fn), known.get(module_name, {})
+    if not all(n in own or n in values for n in _bound_in(text)):
         return False
     for callee in relative_imports(text):
         if callee not in seen:
@@ -365,6 +369,11 @@ def bound_by_loader(path):
         text = Path(path).read_text()
     except (OSError, UnicodeDecodeError):
         return []
+    return _bound_in(text)
+
+
+def _bound_in(text):
+    """The names the header of the module ``text`` says its loader binds."""
     return read_header(text).get("bound-by-loader", "").partition("  ")[0].split()
 
 
