@@ -21,9 +21,8 @@ from .live import generated_test
 from .load import import_module, write_atomic
 from .modes import Mode, Route
 from .naming import rule_base
-from .sessions import _session
+from .sessions import _session, as_function
 from .sessions import derive as derive  # tangent_ast.api.derive, as before
-from .wrappers import as_function
 
 
 def jvp(f, primals, tangents, *, batched=False, cache=None):

@@ -1,17 +1,49 @@
-"""``derive``, and the sessions every public function gets its rules from.
+"""``derive``, the sessions every public function gets its rules from, and what a function
+given that is not a plain def becomes.
 
 Takes a function, a mode, ``wrt`` and example arguments; guarantees the rule of the cache
 directory's module when it is current there (:meth:`~tangent_ast.cached.RuleCache.find`),
 else the rule the pipeline derives. Kept apart from :mod:`tangent_ast.api`, which imports
 it: a program whose rules are on disk imports this module and what finding them needs,
 not the rest of the public functions (some 0.5 ms of a cached rule's start-up).
+
+A primitive given where a function is expected (``grad(np.sin)``, ``partial(np.sum, axis=1)``):
+:func:`as_function`.
+
+A NumPy or ``math`` function has no Python source to read, but it has rules. Given
+directly, it is differentiated through a one-line def that calls it, written to the
+cache like every generated module (so that its source can be read):
+
+    np.linalg.det        ->   def det(a):
+                                  return numpy.linalg.det(a)
+
+A ``functools.partial`` is the def that calls its function with the values it binds
+(``partial(np.sum, axis=1)`` is ``def sum(a): return numpy.sum(a, axis=axis)``, with
+``axis`` bound to 1); a partial of a user function works the same way.
+
+>>> import numpy as np, tangent_ast as ta
+>>> float(ta.grad(np.sin)(0.0))
+1.0
+>>> import functools
+>>> out, pullback = ta.vjp(functools.partial(np.sum, axis=1), np.ones((2, 3)))
+>>> pullback(np.array([1.0, 2.0]))
+array([[1., 1., 1.],
+       [2., 2., 2.]])
 """
+
+import functools
+import importlib
+import inspect
+from typing import ClassVar
 
 from .cached import RuleCache
 from .calling import PLAIN, flat_arguments
+from .errors import NoSourceError
 from .kinds import signature_of
+from .live import is_library, user_rules
+from .load import import_module, write_atomic
 from .modes import Mode, Route
-from .wrappers import as_function
+from .naming import digest, sanitize
 
 
 class _Session(RuleCache):
@@ -80,3 +112,185 @@ def derive(
         return session.rule(f, mode, wrt, None)
     form, flat = flat_arguments(f, tuple(args or ()), kwargs or {})
     return session.rule(f, mode, wrt, signature_of(flat), form)
+
+
+# The rule tables are imported when a function given is not the user's own Python function
+# (a primitive, a partial, a function with rules): a program that differentiates its own
+# functions, their rules on disk, never imports them (see tangent_ast.cached).
+
+_WRAPPERS: dict = {}  # (function, bound positions, bound keywords) -> its def
+
+
+def as_function(f, directory):
+    """``f`` itself when it is a Python function to differentiate from its source; else a
+    def calling it (a primitive with rules, or a ``functools.partial``); ``f`` unchanged
+    when neither applies (the pipeline then says why it cannot be differentiated)."""
+    if isinstance(f, functools.partial):
+        return _wrapper(f.func, f.args, f.keywords, directory)
+    if inspect.isfunction(f) and not is_library(f.__module__):
+        # A function of the user's with registered rules: differentiated through a call, so
+        # that its rules are used, as they are where other code calls it (its body may be
+        # what the rules are there to avoid: overflow, a non-differentiable point).
+        return f if user_rules(f) is None else _rules_wrapper(f, directory)
+    from .rules.registry import lookup
+
+    if lookup(f) is not None and not isinstance(f, tuple):
+        return _wrapper(f, (), {}, directory)
+    return f
+
+
+def _wrapper(fn, bound_args, bound_keywords, directory):
+    key = (fn, len(bound_args), tuple(bound_keywords))
+    values = {f"bound_{i}": v for i, v in enumerate(bound_args)} | dict(bound_keywords)
+    known = _WRAPPERS.get(key)
+    if known is not None and all(
+        getattr(known, "__globals__", {}).get(n, _NONE) is v for n, v in values.items()
+    ):
+        return known
+    params = _free_parameters(fn, len(bound_args), bound_keywords)
+    callee = _reference(fn)
+    name = sanitize(getattr(fn, "__name__", "primitive"))
+    arguments = [f"bound_{i}" for i in range(len(bound_args))] + params
+    arguments += [f"{k}={k}" for k in bound_keywords]
+    source = (
+        f'"""{name}: a def around {callee.text}, written by tangent_ast to derive its rule."""\n'
+        + (callee.import_line + "\n" if callee.module else "")
+        + f"\n\ndef {name}({', '.join(params)}):\n"
+        + f"    return {callee.text}({', '.join(arguments)})\n"
+    )
+    bindings = values | ({} if callee.module else {callee.text: fn})
+    wrapper = _load(directory, source, bindings, name)
+    _WRAPPERS[key] = wrapper
+    return wrapper
+
+
+_NONE = object()
+
+
+def _rules_wrapper(fn, directory):
+    """The def around user function ``fn``, which has registered rules: its parameters, but
+    the optional ones its rules do not take (a value other than the default would be refused
+    in every call), forwarded as given."""
+    from .rules.binding import takes as entry_takes
+    from .rules.registry import lookup, qualified_name, version
+
+    key = (fn, "rules", version())
+    known = _WRAPPERS.get(key)
+    if known is not None:
+        return known
+    entry = lookup(fn)
+    callee = _reference(fn)
+    params, arguments, defaults = [], [], {}
+    position, keyword_only = 0, False
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            raise NoSourceError(
+                f"{qualified_name(fn)} has rules and takes *{p.name}: given directly, it cannot "
+                "be called with its rules",
+                hint=f"differentiate a def that calls it: def f(x): return {fn.__name__}(x)",
+            )
+        if p.kind is p.VAR_KEYWORD:
+            continue  # keywords it takes beyond its parameters: none is passed
+        positional = p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        at = position if positional else None
+        position += positional
+        if p.default is not p.empty and not entry_takes(entry, at, p.name):
+            if p.kind is p.POSITIONAL_ONLY:
+                break  # a later positional one would land here
+            continue  # left at its default: its rules refuse any other value
+        text = p.name
+        if p.default is not p.empty:
+            defaults[f"default_{p.name}"] = p.default
+            text += f"=default_{p.name}"
+        if p.kind is p.KEYWORD_ONLY and not keyword_only:
+            params.append("*")
+            keyword_only = True
+        params.append(text)
+        arguments.append(p.name if p.kind is p.POSITIONAL_ONLY else f"{p.name}={p.name}")
+    taken = {p.partition("=")[0] for p in params}
+    called = callee.text
+    while called.partition(".")[0] in taken:  # a parameter would hide it: the loader binds it
+        called = f"{called.partition('.')[0]}_"
+    name = sanitize(fn.__name__)
+    source = (
+        f'"""{name}: a def around {called}, written by tangent_ast to derive its rule with the '
+        'rules registered for it."""\n'
+        + (callee.import_line + "\n" if called == callee.text and callee.module else "")
+        + f"\n\ndef {name}({', '.join(params)}):\n"
+        + f"    return {called}({', '.join(arguments)})\n"
+    )
+    bindings = defaults | ({} if called == callee.text and callee.module else {called: fn})
+    wrapper = _load(directory, source, bindings, name)
+    _WRAPPERS[key] = wrapper
+    return wrapper
+
+
+class _Reference:
+    """How the wrapper's source names the function it calls."""
+
+    ALIASES: ClassVar[dict[str, str]] = {"numpy": "np"}  # written as people write them
+
+    def __init__(self, module, dotted):
+        self.module = module
+        alias = self.ALIASES.get(module) if module else None
+        self.text = f"{alias}{dotted[len(module) :]}" if alias else dotted
+        self.import_line = f"import {module} as {alias}" if alias else f"import {module}"
+
+
+def _reference(fn):
+    """``numpy.linalg.det`` when that dotted name is ``fn``; else a name the loader binds."""
+    from .rules.registry import qualified_name
+
+    dotted = qualified_name(fn)
+    module, _, rest = dotted.partition(".")
+    try:
+        obj = importlib.import_module(module)
+        for part in rest.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        obj = None
+    if obj is fn and rest and "<" not in dotted:
+        return _Reference(module, dotted)
+    return _Reference(None, "wrapped")
+
+
+def _free_parameters(fn, n_bound, bound_keywords):
+    """The parameters a call must still give: required ones, after the bound positions and
+    without the bound keywords."""
+    from .rules.binding import signature_of
+    from .rules.registry import lookup, qualified_name
+
+    entry = lookup(fn)
+    signature = signature_of(entry) if entry is not None else _signature(fn)
+    if signature is None:
+        n_inputs = getattr(fn, "nin", None)  # a ufunc whose signature cannot be read
+        if n_inputs is None:
+            raise NoSourceError(
+                f"{qualified_name(fn)} has no source and no readable signature",
+                hint="wrap it in a def: def f(x): return ...(x)",
+            )
+        names = ["x"] if n_inputs == 1 else [f"x{i + 1}" for i in range(n_inputs)]
+        return names[n_bound:]
+    required = [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    return [p for p in required[n_bound:] if p not in bound_keywords]
+
+
+def _signature(fn):
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _load(directory, source, bindings, name):
+    """The function ``name`` of a wrapper module of ``source``, written to ``directory`` under
+    a name its text decides (unless there already) and imported with ``bindings``."""
+    module_name = "wrapper__" + digest(source, 12)
+    path = directory / f"{module_name}.py"
+    if not path.exists() or path.read_text() != source:
+        write_atomic(path, source)
+    return getattr(import_module(directory, module_name, bindings), name)
