@@ -27,10 +27,9 @@ import numpy as np
 
 from .calling import PLAIN, flat_params
 from .errors import TangentAstError
-from .free_names import remember_in, source_text
 from .header import read_header, rules_fingerprint, source_hash
 from .kinds import canonical
-from .live import dependencies_of
+from .live import dependencies_of, remember_in, source_text
 from .load import (
     OnDisk,
     as_on_disk,

@@ -38,8 +38,8 @@ from pathlib import Path
 
 from . import derived
 from .errors import TangentAstError
-from .free_names import free_reads_of
 from .header import body_hash_of, read_header
+from .live import free_reads_of
 from .modes import Mode
 from .naming import sanitize
 

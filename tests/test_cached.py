@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import tangent_ast as ta
-from tangent_ast.free_names import free_reads, function_tree
+from tangent_ast.live import free_reads, function_tree
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TRANSFORMER = ("gast", "tangent_ast.pipeline", "tangent_ast.rules.registry", "tangent_ast.emit")
@@ -134,7 +134,7 @@ def test_a_corrupt_source_memo_is_parsed_again(project):
 
 
 def test_a_memo_entry_that_is_not_whole_is_ignored():
-    from tangent_ast.free_names import _parse_entry
+    from tangent_ast.live import _parse_entry
 
     assert _parse_entry("4 3 2 np np.sin .") == (4, 3, [("np", ()), ("np", ("sin",))])
     assert _parse_entry("4 3 0 .") == (4, 3, [])
@@ -145,26 +145,26 @@ def test_a_memo_entry_that_is_not_whole_is_ignored():
 
 
 def test_free_reads_of_is_free_reads_of_the_tree_from_the_memo_too(tmp_path):
-    from tangent_ast import free_names
+    from tangent_ast import live
 
-    free_names.remember_in(tmp_path)
+    live.remember_in(tmp_path)
     try:
         expected = free_reads(function_tree(tricky))
-        assert free_names.free_reads_of(tricky) == expected
-        free_names._SOURCES.clear()
-        free_names._MEMO.clear()
-        assert free_names.free_reads_of(tricky) == expected  # read back from tmp_path
-        assert free_names._SOURCES[tricky.__code__].reads is not None
+        assert live.free_reads_of(tricky) == expected
+        live._SOURCES.clear()
+        live._MEMO.clear()
+        assert live.free_reads_of(tricky) == expected  # read back from tmp_path
+        assert live._SOURCES[tricky.__code__].reads is not None
         memo = tmp_path / "__pycache__" / "tangent_ast-sources"
-        for i in range(free_names.MEMO_FILES_KEPT):
+        for i in range(live.MEMO_FILES_KEPT):
             (memo / f"old{i}").write_text("")
-        free_names._SOURCES.clear()
-        free_names._MEMO.clear()
+        live._SOURCES.clear()
+        live._MEMO.clear()
         (next(p for p in memo.iterdir() if not p.name.startswith("old"))).unlink()
-        assert free_names.free_reads_of(tricky) == expected  # a new file: the old pruned
-        assert len(list(memo.iterdir())) == free_names.MEMO_FILES_KEPT // 2
+        assert live.free_reads_of(tricky) == expected  # a new file: the old pruned
+        assert len(list(memo.iterdir())) == live.MEMO_FILES_KEPT // 2
     finally:
-        free_names._MEMO_DIRECTORY.clear()
+        live._MEMO_DIRECTORY.clear()
 
 
 @pytest.mark.parametrize(
