@@ -102,6 +102,12 @@ def qualname_part(qualname):
     return f"{sanitize(qualname)}_{digest(qualname, 6)}"
 
 
+def source_hash(text):
+    """The hash of a function's source, as a generated module's header records it
+    (``source-hash``)."""
+    return digest(text)
+
+
 def digest(text, length=16):
     """The first ``length`` hex digits of the SHA-256 of ``text`` (a str or bytes): the
     hashes of the names and headers of generated modules."""
