@@ -129,7 +129,9 @@ def read_header(text):
     {'source-hash': '5aed805cb838d912', 'mode': 'reverse'}
     """
     fields = {}
-    for line in text.splitlines():
+    # a line starting "def " ends the loop at the latest: what follows it is not split
+    end = text.find("\ndef ")
+    for line in (text if end < 0 else text[:end]).splitlines():
         if line.startswith("# ") and ": " in line:
             key, _, value = line[2:].partition(": ")
             if key.replace("-", "").isalpha() and key not in fields:
