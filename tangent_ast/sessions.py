@@ -34,7 +34,6 @@ array([[1., 1., 1.],
 import functools
 import importlib
 import inspect
-from typing import ClassVar
 
 from .cached import RuleCache
 from .calling import PLAIN, flat_arguments
@@ -225,14 +224,17 @@ def _rules_wrapper(fn, directory):
     return wrapper
 
 
+# modules the wrapper's source names as people write them (a class attribute's ClassVar
+# annotation would cost its evaluation at import, on a cache hit's path)
+_ALIASES = {"numpy": "np"}
+
+
 class _Reference:
     """How the wrapper's source names the function it calls."""
 
-    ALIASES: ClassVar[dict[str, str]] = {"numpy": "np"}  # written as people write them
-
     def __init__(self, module, dotted):
         self.module = module
-        alias = self.ALIASES.get(module) if module else None
+        alias = _ALIASES.get(module) if module else None
         self.text = f"{alias}{dotted[len(module) :]}" if alias else dotted
         self.import_line = f"import {module} as {alias}" if alias else f"import {module}"
 
