@@ -9,14 +9,27 @@ a user's name.
 
 import builtins
 import re
+import sys
 
-try:  # the standard library's own SHA-256 (hashlib's import loads OpenSSL: some 3 ms)
-    from _sha256 import sha256  # Python 3.11
-except ImportError:  # pragma: no cover - Python 3.12 on, or a build without it
+
+def _sha256():
+    """SHA-256, the same digests from either module: hashlib's where the program has imported
+    it already (numpy.random does), else the standard library's own, whose import is a small
+    shared library (0.2 ms) where hashlib's loads OpenSSL (some 3 ms)."""
+    hashlib = sys.modules.get("hashlib")
+    if hashlib is not None:
+        return hashlib.sha256
     try:
-        from _sha2 import sha256
-    except ImportError:
-        from hashlib import sha256
+        from _sha256 import sha256  # Python 3.11
+    except ImportError:  # pragma: no cover - Python 3.12 on, or a build without it
+        try:
+            from _sha2 import sha256
+        except ImportError:
+            from hashlib import sha256
+    return sha256
+
+
+sha256 = _sha256()
 
 
 class Namer:
