@@ -13,7 +13,7 @@ edited module whose function changed since (which warns) are left to the pipelin
 It imports no gast, no stage of the transformer and no rule table: a program whose rules
 are on disk loads them in milliseconds. The one thing it cannot compute cheaply is the rules
 hash, a hash of the rule table: the pipeline records it in the cache directory under
-:func:`~tangent_ast.header.rules_fingerprint` (``__pycache__/tangent_ast-rules-hashes``), which
+:func:`~tangent_ast.load.rules_fingerprint` (``__pycache__/tangent_ast-rules-hashes``), which
 changes whenever it can; a process that
 registered rules of its own computes it (see :meth:`RuleCache.rules_hash`).
 """
@@ -26,12 +26,9 @@ import textwrap
 import numpy as np
 
 from .calling import PLAIN, flat_params
-from .display import escaped, highlighted
 from .errors import TangentAstError
-from .free_names import remember_in, source_text
-from .header import read_header, rules_fingerprint, source_hash
 from .kinds import canonical
-from .live import dependencies_of
+from .live import dependencies_of, remember_in, source_text
 from .load import (
     OnDisk,
     as_on_disk,
@@ -41,12 +38,14 @@ from .load import (
     loadable,
     loader_values,
     name_in_cache,
+    read_header,
     relative_imports,
+    rules_fingerprint,
     state_of,
     write_atomic,
 )
 from .modes import Mode, Route
-from .naming import digest, qualname_part, rule_base, sanitize
+from .naming import digest, qualname_part, rule_base, sanitize, source_hash
 from .version import __version__
 
 # Lines "fingerprint rules-hash". Kept with the directory's bytecode: a value derived from the
@@ -292,6 +291,8 @@ class DerivedRule:
 
     def _repr_html_(self):
         """In a notebook: the rule's module, highlighted."""
+        from .display import escaped, highlighted  # a notebook's: not on a cache hit's path
+
         return f"<p>{escaped(repr(self))}</p>" + highlighted(self.source)
 
     def __reduce__(self):

@@ -24,7 +24,6 @@ defaults, so one function called in two forms has two rules, and a call
 import inspect
 
 from .errors import TangentAstError
-from .trees import walk
 
 _NAMED = (
     inspect.Parameter.POSITIONAL_ONLY,
@@ -253,6 +252,8 @@ def flatten(parsed, form=PLAIN):
     Returns the :class:`Spread` of its packed parameters (so ``*rest`` and
     ``**options`` can be spread into the names they hold)."""
     import gast  # only a derivation rewrites trees: loading a rule from the cache needs none
+
+    from .trees import walk
 
     node, fn = parsed.node, parsed.fn
     args = node.args

@@ -28,11 +28,10 @@ from pathlib import Path
 
 from . import runtime
 from .api import stage_source
-from .emit import body_hash_of, read_header
 from .errors import TangentAstError
 from .higher_order import gradient_function, hessian_function, jacobian_function
 from .live import dependencies_of
-from .load import StaleRuleWarning, import_module, write_atomic
+from .load import StaleRuleWarning, body_hash_of, import_module, read_header, write_atomic
 from .modes import Mode, Route
 from .naming import rule_base
 from .package import init_text, staged

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 
 import gast
 
-from .header import body_hash_of, read_header  # noqa: F401  (where the stages find them)
 from .rules import registry
 from .stdlib_ast import as_ast
 from .syntax import unparse

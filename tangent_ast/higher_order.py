@@ -28,7 +28,7 @@ from .kinds import signature_of
 from .modes import Mode
 from .naming import rule_base, sanitize
 from .runtime.jacobians import run_batched, unit_directions
-from .wrappers import as_function
+from .sessions import as_function
 
 
 def hvp(f, wrt=0, *, cache=None):

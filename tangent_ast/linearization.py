@@ -34,7 +34,7 @@ from .kinds import signature_of
 from .modes import Mode
 from .runtime import Tangent, is_record, rebuild, record_fields
 from .runtime.batched import ArrayMethods
-from .wrappers import as_function
+from .sessions import as_function
 
 
 class TracingError(TypeError):

@@ -14,6 +14,11 @@ imported as a package so derived rules can import each other
   :class:`StaleRuleWarning` says so (an error under ``strict``).
 * A corrupted or truncated module (bad header, does not compile) is derived again.
 
+The header's fields and hashes (:func:`read_header`, :func:`body_hash_of`,
+:func:`rules_fingerprint`) are those the emit stage writes, computed with the standard
+library only: checking a module on disk imports nothing of the transformer (see
+:mod:`tangent_ast.cached`).
+
 >>> import tangent_ast as ta
 >>> def f(x):
 ...     return x * x
@@ -36,12 +41,14 @@ import warnings
 from enum import Enum
 from pathlib import Path
 
+import numpy as np
+
 from . import derived
 from .errors import TangentAstError
-from .free_names import free_reads_of
-from .header import body_hash_of, read_header
+from .live import free_reads_of
 from .modes import Mode
-from .naming import sanitize
+from .naming import digest, sanitize, sha256
+from .version import __version__
 
 
 class OnDisk(Enum):
@@ -71,7 +78,8 @@ def cache_dir(override=None):
     else:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         path = Path(base) / "tangent_ast"
-    path.mkdir(parents=True, exist_ok=True)
+    if not path.is_dir():  # (mkdir raises and catches FileExistsError where it is)
+        path.mkdir(parents=True, exist_ok=True)
     return path.resolve()
 
 
@@ -114,6 +122,70 @@ def write_atomic(path, text):
         raise
 
 
+def read_header(text):
+    """The ``# key: value`` lines of a generated module's header.
+
+    >>> read_header("# source-hash: 5aed805cb838d912\\n# mode: reverse\\nimport numpy as np\\n")
+    {'source-hash': '5aed805cb838d912', 'mode': 'reverse'}
+    """
+    fields = {}
+    # a line starting "def " ends the loop at the latest: what follows it is not split
+    end = text.find("\ndef ")
+    for line in (text if end < 0 else text[:end]).splitlines():
+        if line.startswith("# ") and ": " in line:
+            key, _, value = line[2:].partition(": ")
+            if key.replace("-", "").isalpha() and key not in fields:
+                fields[key] = value
+        elif line.startswith(("import", "from", "def")):
+            break
+    return fields
+
+
+def body_hash_of(text):
+    """The hash of the function bodies of a module text, as written in its header."""
+    start = text.find("\ndef ")
+    bodies = text[start + 1 :] if start >= 0 else ""
+    return digest(bodies.rstrip("\n").encode() + b"\n")
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+# What the built-in rule tables are made of: their own files and the runtime helpers
+# their rules call (the rules hash marshals the code of both).
+_TABLE_DIRECTORIES = ("rules", os.path.join("rules", "numpy"), "runtime")
+_FINGERPRINT: list[str] = []
+
+
+def rules_fingerprint():
+    """A hash that changes whenever the rules hash of the built-in tables can change.
+
+    The rules hash (``emit.rule_source_hash``) is computed from the rule table: the names
+    and purity of its entries and the marshalled code of their rules. Without a rule
+    registered by the program, that table is a function of the files of ``rules/`` and
+    ``runtime/`` (the code, its file names and line numbers), the NumPy version (the tables
+    register functions that exist, ``np.matvec`` from 2.2), the Python version (bytecode
+    and marshal format) and where the package is installed (code records its file name);
+    every one of them is in this hash, as is tangent_ast's version. Of each file it takes
+    the size and modification time in nanoseconds: the test Python's import system makes
+    (at one second's resolution) before it runs a file's cached bytecode instead of its
+    text, so the tables a process runs never change without this hash changing. Costs
+    some 40 ``stat`` calls, once per process, where the rules hash costs the import and
+    parsing of the tables."""
+    if not _FINGERPRINT:
+        h = sha256(
+            f"{__version__}\0{sys.version}\0{sys.implementation.cache_tag}\0{_PACKAGE}\0"
+            f"{np.__version__}".encode()
+        )
+        for directory in _TABLE_DIRECTORIES:
+            with os.scandir(os.path.join(_PACKAGE, directory)) as entries:
+                for entry in sorted(entries, key=lambda e: e.name):
+                    if entry.name.endswith(".py"):
+                        status = entry.stat()
+                        stamp = f"{entry.name}:{status.st_size}:{status.st_mtime_ns}"
+                        h.update(f"\0{directory}/{stamp}".encode())
+        _FINGERPRINT.append(h.hexdigest()[:16])
+    return _FINGERPRINT[0]
+
+
 def state_of(path, expected):
     """What is on disk at ``path`` (an :class:`OnDisk`).
 
@@ -149,8 +221,11 @@ def _complete(text, path, header, edited):
     start = text.find("\ndef ")
     whole = edited or start < 0
     try:
-        tree = compile(text if whole else text[:start], str(path), "exec", ast.PyCF_ONLY_AST)
-        compile(tree, str(path), "exec")
+        if whole:
+            tree = compile(text, str(path), "exec", ast.PyCF_ONLY_AST)
+            compile(tree, str(path), "exec")
+        else:  # compiled from its text: no syntax tree of Python objects to build
+            compile(text[:start], str(path), "exec")
     except (SyntaxError, ValueError):  # ValueError: a null byte, before Python 3.12
         return False
     if whole:
@@ -326,12 +401,12 @@ def loadable(directory, module_name, fn, known, functions, seen=None):
     seen = set() if seen is None else seen
     seen.add(module_name)
     path = Path(directory) / f"{module_name}.py"
-    own, values = own_names(fn), known.get(module_name, {})
-    if not all(n in own or n in values for n in bound_by_loader(path)):
-        return False
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError):
+        return False
+    own, values = own_names(fn), known.get(module_name, {})
+    if not all(n in own or n in values for n in _bound_in(text)):
         return False
     for callee in relative_imports(text):
         if callee not in seen:
@@ -365,6 +440,11 @@ def bound_by_loader(path):
         text = Path(path).read_text()
     except (OSError, UnicodeDecodeError):
         return []
+    return _bound_in(text)
+
+
+def _bound_in(text):
+    """The names the header of the module ``text`` says its loader binds."""
     return read_header(text).get("bound-by-loader", "").partition("  ")[0].split()
 
 

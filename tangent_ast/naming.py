@@ -9,14 +9,27 @@ a user's name.
 
 import builtins
 import re
+import sys
 
-try:  # the standard library's own SHA-256 (hashlib's import loads OpenSSL: some 3 ms)
-    from _sha256 import sha256  # Python 3.11
-except ImportError:  # pragma: no cover - Python 3.12 on, or a build without it
+
+def _sha256():
+    """SHA-256, the same digests from either module: hashlib's where the program has imported
+    it already (numpy.random does), else the standard library's own, whose import is a small
+    shared library (0.2 ms) where hashlib's loads OpenSSL (some 3 ms)."""
+    hashlib = sys.modules.get("hashlib")
+    if hashlib is not None:
+        return hashlib.sha256
     try:
-        from _sha2 import sha256
-    except ImportError:
-        from hashlib import sha256
+        from _sha256 import sha256  # Python 3.11
+    except ImportError:  # pragma: no cover - Python 3.12 on, or a build without it
+        try:
+            from _sha2 import sha256
+        except ImportError:
+            from hashlib import sha256
+    return sha256
+
+
+sha256 = _sha256()
 
 
 class Namer:
@@ -71,10 +84,25 @@ def sanitize(text):
     # letters, digits and _ only: nothing to replace (and no pattern to compile, a cost
     # a cache hit would pay for the names it looks up)
     plain = text.isascii() and text.replace("_", "a").isalnum()
-    name = (text if plain else re.sub(r"\W+", "_", text)).strip("_") or "t"
+    name = (text if plain else _words_joined(text)).strip("_") or "t"
     if name[0].isdigit():
         name = "_" + name
     return name
+
+
+def _words_joined(text):
+    """``re.sub(r"\\W+", "_", text)``, written out: a signature's part of a module name
+    (``array1f[a]``) is not plain, and compiling the pattern would cost a cache hit some
+    0.2 ms. ``\\w`` is what ``str.isalnum`` accepts, and ``_``."""
+    parts, gap = [], False
+    for c in text:
+        if c.isalnum() or c == "_":
+            parts.append(c)
+            gap = False
+        elif not gap:
+            parts.append("_")
+            gap = True
+    return "".join(parts)
 
 
 def qualname_part(qualname):
@@ -85,6 +113,12 @@ def qualname_part(qualname):
     if qualname.isidentifier():
         return qualname
     return f"{sanitize(qualname)}_{digest(qualname, 6)}"
+
+
+def source_hash(text):
+    """The hash of a function's source, as a generated module's header records it
+    (``source-hash``)."""
+    return digest(text)
 
 
 def digest(text, length=16):

@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 import gast
 
 from .errors import NoSourceError, UnsupportedSyntaxError
-from .header import source_hash
-from .naming import rule_base
+from .naming import rule_base, source_hash
 from .source import lambda_node
 from .stdlib_ast import parse_gast
 

@@ -30,7 +30,7 @@ from .kinds import is_plain_object, is_record, kind_of, record_fields
 from .load import cache_dir
 from .modes import Mode
 from .pipeline import Session
-from .wrappers import as_function
+from .sessions import as_function
 
 _STEPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 

@@ -25,7 +25,6 @@ True
 """
 
 import ast
-import copy
 
 _AST = ast.AST  # gast's nodes are ast.AST too
 # values deepcopy returns as they are, without recording them in its memo
@@ -57,6 +56,8 @@ def _copy(value, memo):
         memo[id(value)] = new
         new.extend(_copy(v, memo) for v in value)
         return new
+    import copy  # for values other than nodes and lists only: not on a cache hit's path
+
     return copy.deepcopy(value, memo)
 
 

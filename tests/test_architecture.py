@@ -23,6 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tangent_ast"
 # module -> the layer it belongs to; a module may import only modules of its own layer or below
 TOP = {
     "api",
+    "sessions",
     "testing",
     "cli",
     "build",

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import tangent_ast as ta
-from tangent_ast.free_names import free_reads, function_tree
+from tangent_ast.live import free_reads, function_tree
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TRANSFORMER = ("gast", "tangent_ast.pipeline", "tangent_ast.rules.registry", "tangent_ast.emit")
@@ -41,9 +41,13 @@ RUN = textwrap.dedent('''
     {before}
     import model
     rule = ta.derive(model.f, "reverse", 0, args=(np.linspace(0.1, 1.0, 4), 0.5))
+    imported = sorted(
+        m for m in sys.modules if m.partition(".")[0] == "tangent_ast" or m in ("dataclasses", "copy")
+    )
     out, saved = rule.fwd(np.linspace(0.1, 1.0, 4), 0.5)
     print(json.dumps({{
         "loaded": [m for m in {transformer!r} if m in sys.modules],
+        "imported": [m for m in imported if not m.startswith("tangent_ast.derived.d_")],
         "gradient": rule.bwd(saved, 1.0).tolist(),
         "text": rule.source,
     }}))
@@ -83,6 +87,38 @@ def test_a_cache_hit_in_a_new_process_imports_no_transformer(project):
     assert again["loaded"] == []
     assert again["gradient"] == first["gradient"]
     assert again["text"] == first["text"]
+
+
+# What a cache hit imports of tangent_ast: the package, and what checking the module on
+# disk and loading it need. Each module costs every program whose rules are on disk some
+# 0.1-0.3 ms of its start-up (found, read, unmarshalled, run): one more belongs here only if
+# the check cannot do without it.
+A_HIT_IMPORTS = [
+    "copy",  # imported by dataclasses
+    "dataclasses",  # Kind is a @dataclass(frozen=True); runtime.tangents's records
+    "tangent_ast",
+    "tangent_ast.cached",  # RuleCache.find, DerivedRule
+    "tangent_ast.calling",  # the call's flat arguments and parameters
+    "tangent_ast.derived",  # the package of the cache directory's modules
+    "tangent_ast.errors",
+    "tangent_ast.kinds",  # the signature, the kinds of the values read
+    "tangent_ast.live",  # what the rule was derived against, from the function's source
+    "tangent_ast.load",  # the module on disk: its header, state, import
+    "tangent_ast.modes",
+    "tangent_ast.naming",  # the module's name, the hashes
+    "tangent_ast.runtime",  # (the errors' base class; the rule's helpers)
+    "tangent_ast.runtime.errors",
+    "tangent_ast.runtime.tangents",  # the record helpers kinds reads (is_record, record_fields)
+    "tangent_ast.sessions",  # derive
+    "tangent_ast.version",
+]
+
+
+def test_a_cache_hit_imports_only_the_modules_the_check_needs(project):
+    """Not api (the other public functions), display, nor trees; and of the standard
+    library dataclasses and copy only for Kind, a @dataclass (no tree is copied)."""
+    run(project)
+    assert run(project)["imported"] == A_HIT_IMPORTS
 
 
 def test_a_cache_hit_imports_only_the_runtime_modules_it_needs(project):
@@ -134,7 +170,7 @@ def test_a_corrupt_source_memo_is_parsed_again(project):
 
 
 def test_a_memo_entry_that_is_not_whole_is_ignored():
-    from tangent_ast.free_names import _parse_entry
+    from tangent_ast.live import _parse_entry
 
     assert _parse_entry("4 3 2 np np.sin .") == (4, 3, [("np", ()), ("np", ("sin",))])
     assert _parse_entry("4 3 0 .") == (4, 3, [])
@@ -145,26 +181,26 @@ def test_a_memo_entry_that_is_not_whole_is_ignored():
 
 
 def test_free_reads_of_is_free_reads_of_the_tree_from_the_memo_too(tmp_path):
-    from tangent_ast import free_names
+    from tangent_ast import live
 
-    free_names.remember_in(tmp_path)
+    live.remember_in(tmp_path)
     try:
         expected = free_reads(function_tree(tricky))
-        assert free_names.free_reads_of(tricky) == expected
-        free_names._SOURCES.clear()
-        free_names._MEMO.clear()
-        assert free_names.free_reads_of(tricky) == expected  # read back from tmp_path
-        assert free_names._SOURCES[tricky.__code__].reads is not None
+        assert live.free_reads_of(tricky) == expected
+        live._SOURCES.clear()
+        live._MEMO.clear()
+        assert live.free_reads_of(tricky) == expected  # read back from tmp_path
+        assert live._SOURCES[tricky.__code__].reads is not None
         memo = tmp_path / "__pycache__" / "tangent_ast-sources"
-        for i in range(free_names.MEMO_FILES_KEPT):
+        for i in range(live.MEMO_FILES_KEPT):
             (memo / f"old{i}").write_text("")
-        free_names._SOURCES.clear()
-        free_names._MEMO.clear()
+        live._SOURCES.clear()
+        live._MEMO.clear()
         (next(p for p in memo.iterdir() if not p.name.startswith("old"))).unlink()
-        assert free_names.free_reads_of(tricky) == expected  # a new file: the old pruned
-        assert len(list(memo.iterdir())) == free_names.MEMO_FILES_KEPT // 2
+        assert live.free_reads_of(tricky) == expected  # a new file: the old pruned
+        assert len(list(memo.iterdir())) == live.MEMO_FILES_KEPT // 2
     finally:
-        free_names._MEMO_DIRECTORY.clear()
+        live._MEMO_DIRECTORY.clear()
 
 
 @pytest.mark.parametrize(
@@ -202,7 +238,7 @@ def test_other_rule_files_are_not_taken_for_these(project):
     """A fingerprint of the rule tables not recorded (a rule file edited, NumPy upgraded):
     the rules hash is computed from the tables, not assumed."""
     run(project)
-    forged = 'import tangent_ast.header as h; h._FINGERPRINT[:] = ["0123456789abcdef"]'
+    forged = 'import tangent_ast.load as h; h._FINGERPRINT[:] = ["0123456789abcdef"]'
     assert "tangent_ast.rules.registry" in run(project, before=forged)["loaded"]
 
 
@@ -334,8 +370,7 @@ def test_free_reads_without_gast_are_those_of_the_gast_tree():
 def test_a_module_broken_before_its_functions_is_corrupt(tmp_path):
     """A module whose functions are as generated is compiled only up to them (the
     body-hash vouches for the rest): a break in its imports is still found."""
-    from tangent_ast.header import body_hash_of, read_header
-    from tangent_ast.load import OnDisk, state_of
+    from tangent_ast.load import OnDisk, body_hash_of, read_header, state_of
 
     def f(x):
         return np.sin(x) * x
