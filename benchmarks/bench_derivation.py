@@ -188,7 +188,9 @@ def main():
         print(f"| {n} | {figure(cold)} | {figure(cached, 1e3, 'ms', 1)} |")
     print()
     if len(rows) > 1:
-        (n0, c0, _), (n1, c1, _) = rows[0], rows[-1]
+        # the ratio the target is stated for (500 statements against 50), where both ran
+        base = next((row for row in rows if row[0] == 50 and row is not rows[-1]), rows[0])
+        (n0, c0, _), (n1, c1, _) = base, rows[-1]
         ratio = statistics.median(c1) / statistics.median(c0)
         print(f"cold {n1} / cold {n0} statements: {ratio:.1f}x ({n1 / n0:.0f}x the statements)")
     print(f"first use (imports the transformer, derives one line): {figure(first_use)}")
