@@ -83,15 +83,24 @@ def _copy(target, source, at):
 
 
 def _loaded(node, skip=None):
+    """The names ``node`` (but ``skip``) may read as they were before it. A for loop's body
+    reads its own target as the loop binds it: ``for i in range(4): s = s + i`` reads no
+    earlier ``i`` (a loop that reuses a name need not have an earlier loop hand it on)."""
     out = set()
-    stack = [node]
+    stack = [(node, frozenset())]
     while stack:
-        n = stack.pop()
+        n, bound = stack.pop()
         if n is skip:
             continue
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in bound:
             out.add(n.id)
-        stack.extend(gast.iter_child_nodes(n))
+        if isinstance(n, gast.For) and isinstance(n.target, gast.Name):
+            inner = bound | {n.target.id}
+            stack.append((n.iter, bound))
+            stack.extend((c, inner) for c in n.body)
+            stack.extend((c, bound) for c in n.orelse)
+        else:
+            stack.extend((c, bound) for c in gast.iter_child_nodes(n))
     return out
 
 

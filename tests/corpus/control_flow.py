@@ -176,6 +176,21 @@ def nested_loops_carried(x):
     return y
 
 
+def reused_loop_name(x, n):
+    # the last loop reuses the inner loop's name: no earlier i is handed on (the inner loop
+    # runs zero times at j == 0, so handing its i on read a name never bound)
+    y = x
+    for j in range(n):
+        for i in range(j):
+            y = np.sin(y) + 0.5 * y
+        y = y * 1.1
+    if y > 10.0:
+        return y
+    for i in range(2):
+        y = y * (i + 1.0)
+    return y
+
+
 def nested_break(A):
     s = 0.0
     for i in range(3):
@@ -259,6 +274,8 @@ def rec_until_small(x):
 CASES = [
     Case(range_loop, (0.7, 5)),
     Case(range_loop, (0.7, 0)),
+    Case(reused_loop_name, (0.7, 3)),
+    Case(reused_loop_name, (30.0, 3), note="early return"),
     Case(range_start_stop_step, (0.9, 7)),
     Case(running_product, (0.4, 6)),
     Case(loop_over_array, (X,)),
