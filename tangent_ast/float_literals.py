@@ -1,10 +1,16 @@
 """Number literals of generated code written as floats where they meet a float.
 
-Takes a finished generated function (simplified, before its names are restored) and the
-kinds of the names it reads; guarantees that every ``int`` literal that is an operand of
-``+ - * /`` whose other operand is surely a float (a Python float or a NumPy float
-scalar: a value of kind ``float``, a float literal, a ``math`` function's result, or
-arithmetic of those) is a float literal of the same value, and that nothing else changes.
+Takes a finished generated function (simplified, before its names are restored), the names
+known to hold floats, and the module's globals; guarantees that every ``int`` literal that
+is an operand of ``+ - * /`` whose other operand is surely a float is a float literal of
+the same value, and that nothing else changes.
+
+Surely a float: a float literal, a ``math`` function's result, arithmetic of floats (and
+int literals), a name given as a float, and a local name each of whose assignments is one
+of those. The names given are those :func:`float_names` finds in the primal function from
+its float parameters (the signature's kinds come from the arguments' values, so they are
+sure; a kind *inferred* as float is not: ``np.sum`` of a bool array is called a float and
+is an ``np.int64``), and the derivatives of floats (a tangent or cotangent parameter).
 
 Why: the rules write ``2 * x`` and ``1 - y * y`` as mathematics is written, and CPython
 adds and multiplies two floats on a fast path (its instructions specialised for float
@@ -15,7 +21,6 @@ complex arithmetic converts either to the same complex, and NumPy 2 converts a P
 number of either type to the dtype of the scalar or the (batched) array it meets.
 
 >>> import gast
->>> from tangent_ast.kinds import FLOAT
 >>> from tangent_ast.syntax import unparse
 >>> from tangent_ast.emit import to_ast
 >>> fn = gast.parse('''
@@ -25,7 +30,7 @@ number of either type to the dtype of the scalar or the (batched) array it meets
 ...     ct_x = ct_y * (1 - x * x) + ct_y * n ** 2
 ...     return ct_x
 ... ''').body[0]
->>> write_float_literals(fn, {"x": FLOAT, "ct_out": FLOAT}, namespace={})
+>>> write_float_literals(fn, {"x", "ct_out"}, namespace={})
 >>> print(unparse(to_ast(fn)).split(chr(10), 1)[1])
     x, n = saved
     ct_y = 2.0 * ct_out * x
@@ -37,7 +42,6 @@ import math
 
 import gast
 
-from .kinds import Tag
 from .trees import walk
 
 # the math functions whose result is always a float
@@ -52,15 +56,12 @@ _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div)
 _EXACT = 2**53  # every int up to this converts to the float of its value
 
 
-def write_float_literals(fn, kinds, namespace):
-    """Rewrite ``fn`` in place (see the module's docstring). ``kinds``: name -> Kind of the
-    names whose kind is known (the primal values, the derivative parameters); other local
-    names are floats when each of their assignments assigns a float. ``namespace``: the
-    generated module's globals, name -> object (``math`` and its functions)."""
+def write_float_literals(fn, floats, namespace):
+    """Rewrite ``fn`` in place (see the module's docstring). ``floats``: names known to hold
+    floats; ``namespace``: the generated module's globals, name -> object (``math``)."""
     nodes = walk(fn)
-    local = {n.id for n in nodes if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
-    namespace = {k: v for k, v in namespace.items() if k not in local}
-    floats = _float_names(fn, nodes, kinds, namespace)
+    namespace = _globals(nodes, namespace)
+    floats = _float_names(nodes, floats, namespace)
     for node in nodes:
         if isinstance(node, gast.BinOp) and isinstance(node.op, _ARITHMETIC):
             if _is_int(node.left) and _is_float(node.right, floats, namespace):
@@ -76,11 +77,23 @@ def write_float_literals(fn, kinds, namespace):
             node.value = gast.Constant(float(node.value.value), None)
 
 
-def _float_names(fn, nodes, kinds, namespace):
-    """The names of ``fn`` that surely hold floats: those ``kinds`` says are floats, and
-    local names each of whose assignments assigns a float (the largest such set: a sum
+def float_names(fn, floats, namespace):
+    """The names of ``fn`` that surely hold floats, given that ``floats`` do (its float
+    parameters); ``namespace``: its globals, name -> object."""
+    nodes = walk(fn)
+    return _float_names(nodes, set(floats), _globals(nodes, namespace))
+
+
+def _globals(nodes, namespace):
+    """``namespace`` without the names the function binds itself."""
+    local = {n.id for n in nodes if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    return {k: v for k, v in namespace.items() if k not in local}
+
+
+def _float_names(nodes, known, namespace):
+    """The names of the function of ``nodes`` that surely hold floats: ``known``, and local
+    names each of whose assignments assigns a float (the largest such set: a sum
     ``ct_x = ct_x + t`` started by a float stays a float)."""
-    known = {n for n, k in kinds.items() if k.tag is Tag.FLOAT}
     values = {}  # local name -> the values assigned to it
     assigned = set()  # the ids of the target nodes of those assignments
     for node in nodes:

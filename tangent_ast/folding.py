@@ -214,11 +214,13 @@ def _merge_constant_factors(product):
 
 
 def _cancel_halving(factors):
-    """``2 * (a / (2 * b)) * c`` -> ``a / b * c`` (as factors), or None: a product's one
+    """``2 * (a / (2.0 * b)) * c`` -> ``a / b * c`` (as factors), or None: a product's one
     number cancelled against the same number in a quotient's denominator (the derivative
-    of ``sqrt`` divides by ``2 * sqrt``, the derivative of ``x * x`` multiplies by ``2``).
-    Only a power of two: multiplying and dividing by one is exact, so the value is the
-    same to the bit unless ``2 * b`` overflows or the quotient underflows."""
+    of ``sqrt`` divides by ``2.0 * sqrt``, the derivative of ``x * x`` multiplies by ``2``).
+    Only a power of two, multiplying a denominator as a float (so ``2.0 * b`` is a float
+    whatever ``b`` is: no integer wraps around): multiplying and dividing by it is exact,
+    so the value is the same to the bit unless ``2.0 * b`` overflows or the quotient
+    underflows, where the result is the nearer one."""
     numbers = [i for i, f in enumerate(factors) if _is_const(f)]
     if len(numbers) != 1:
         return None
@@ -229,7 +231,10 @@ def _cancel_halving(factors):
         if not (isinstance(f, gast.BinOp) and isinstance(f.op, gast.Div)):
             continue
         below = product_factors(f.right)
-        at = next((j for j, g in enumerate(below) if _is_const(g, number)), None)
+        at = next(
+            (j for j, g in enumerate(below) if _is_const(g, number) and type(g.value) is float),
+            None,
+        )
         if at is not None and len(below) > 1:
             quotient = gast.BinOp(
                 left=f.left, op=gast.Div(), right=_product(below[:at] + below[at + 1 :])

@@ -70,7 +70,7 @@ from .emit import (
     to_ast,
 )
 from .errors import InternalError, NotDifferentiableError, TangentAstError
-from .float_literals import write_float_literals
+from .float_literals import float_names, write_float_literals
 from .forward import forward
 from .kind_inference import infer
 from .kinds import UNKNOWN, Kind, Tag, canonical, describe_signature
@@ -352,6 +352,14 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     d.check_lambda_values(f.function)
     d.check_calls(f.function)
     user_names = {v for v, user in f.ssa_info.origin.items() if user not in f.temps} | set(params)
+    # what the primal function holds as floats, read before the stages below share and
+    # rewrite its statements (float_literals)
+    result = f.function.body[-1].value.id
+    floats = float_names(
+        f.function,
+        {p for p in params if f.kinds.get(p, UNKNOWN).tag is Tag.FLOAT},
+        namespace.objects,
+    )
 
     def rewritable(fn_def):
         return {n.id for n in walk(fn_def) if isinstance(n, gast.Name)} - user_names
@@ -408,7 +416,9 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         fold_zero_starts(bwd, f.kinds, namespace)
         generated = [fwd, bwd]
     for g in generated:
-        write_float_literals(g, _with_derivative_parameters(g, f, wrt, mode), namespace.objects)
+        write_float_literals(
+            g, floats | _float_derivatives(g, result, floats, wrt, mode), namespace.objects
+        )
     forbidden = set(namespace.objects) | set(namespace.relative) | set(functions)
     kept = (
         set(params)
@@ -489,18 +499,16 @@ def _final_states(f):
     return names
 
 
-def _with_derivative_parameters(generated, f, wrt, mode):
-    """The primal values' kinds, and those of ``generated``'s derivative parameters: a
-    tangent's is its primal's (``f_jvp(x, dx)``), the result's cotangent's the result's
-    (``f_bwd(saved, ct_out)``)."""
+def _float_derivatives(generated, result, floats, wrt, mode):
+    """The derivative parameters of ``generated`` that hold floats: a float's tangent
+    (``f_jvp(x, dx)``), the cotangent of a float result (``f_bwd(saved, ct_out)``)."""
     params = [a.id for a in generated.args.args]
     if mode is Mode.FORWARD:
-        primals = dict(zip(params[len(params) - len(wrt) :], wrt, strict=True))
-    elif generated.name.endswith("_bwd"):
-        primals = {params[1]: f.function.body[-1].value.id}
-    else:
-        return f.kinds
-    return {**f.kinds, **{p: f.kinds.get(v, UNKNOWN) for p, v in primals.items()}}
+        tangents = params[len(params) - len(wrt) :]
+        return {d for d, w in zip(tangents, wrt, strict=True) if w in floats}
+    if generated.name.endswith("_bwd") and result in floats:
+        return {params[1]}
+    return set()
 
 
 def _same_float_shape(kinds, a, b):

@@ -163,7 +163,7 @@ def test_reverse_rule_of_a_loop_filling_a_preallocated_array():
         def fill_preallocated_bwd(saved, ct_out_1):
             x, out_old_tape, out = saved
             out = out.copy()
-            ct_out = 2.0 * ct_out_1 * out
+            ct_out = 2 * ct_out_1 * out
             ct_x = np.zeros_like(x)
             for i in reversed(range(len(x))):
                 out_old = out_old_tape[i]
@@ -257,14 +257,14 @@ def test_reverse_rule_of_a_loop_saves_nothing_it_can_recompute():
             ct_total = ct_out / 6.0
             ct_r = np.zeros_like(r)
             for i in reversed(range(3)):
-                ct_r = ct_r + 2.0 * ct_total * (i + 1.0) * r
+                ct_r = ct_r + 2 * ct_total * (i + 1.0) * r
             ct_w = x.T @ (ct_r * (1 - z ** 2))
             return ct_w
         """)
     generic = ta.derive(control_flow.weighted_loss, "reverse", wrt="w").source
     assert "_tape" not in generic and "unbroadcast(ct_r_sq" not in generic
     # sum's cotangent is a number spread over r * r's shape; times r, the spreading is implied
-    assert "r_sq" not in generic and "sum_vjp" not in generic and "2.0 * ct_total * (i + 1.0) * r" in generic
+    assert "r_sq" not in generic and "sum_vjp" not in generic and "2 * ct_total * (i + 1.0) * r" in generic
 
 
 def test_comments_cite_the_line_each_statement_comes_from():
@@ -277,5 +277,5 @@ def test_comments_cite_the_line_each_statement_comes_from():
              for line in lines if "  # line " in line}
     assert cited["ct_total = ct_out / 6.0"] == first + 6          # from `return total / 6.0`
     # recomputes line 6's i + 1.0 where it is read
-    assert cited["ct_r = ct_r + 2.0 * ct_total * (i + 1.0) * r"] == first + 5
+    assert cited["ct_r = ct_r + 2 * ct_total * (i + 1.0) * r"] == first + 5
     assert cited["ct_r = np.zeros_like(r)"] == first + 4           # r's cotangent, summed by the loop

@@ -40,7 +40,7 @@ _unary(
         (math.log1p, lambda ans, x: 1 / (1 + x)),
         (math.log2, lambda ans, x: 1 / (x * math.log(2))),
         (math.log10, lambda ans, x: 1 / (x * math.log(10))),
-        (math.sqrt, lambda ans, x: 1 / (2 * ans)),
+        (math.sqrt, lambda ans, x: 1 / (2.0 * ans)),
         (math.fabs, lambda ans, x: math.copysign(1.0, x)),
         (math.erf, lambda ans, x: 2 / math.sqrt(math.pi) * math.exp(-x * x)),
         (math.erfc, lambda ans, x: -2 / math.sqrt(math.pi) * math.exp(-x * x)),

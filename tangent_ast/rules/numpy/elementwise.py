@@ -43,7 +43,7 @@ ELEMENTWISE = [
     (np.log2, lambda ans, x: 1 / (x * np.log(2))),
     (np.log10, lambda ans, x: 1 / (x * np.log(10))),
     (np.log1p, lambda ans, x: 1 / (1 + x)),
-    (np.sqrt, lambda ans, x: 1 / (2 * ans)),
+    (np.sqrt, lambda ans, x: 1 / (2.0 * ans)),
     (np.cbrt, lambda ans, x: 1 / (3 * ans**2)),
     (np.square, lambda ans, x: 2 * x),
     (np.reciprocal, lambda ans, x: -(ans**2)),
