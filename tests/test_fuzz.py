@@ -13,11 +13,11 @@ from tangent_ast.fuzz.__main__ import run
 
 # CI's time is shared with the rest of the suite: the fuzzer itself runs any number
 # (python -m tangent_ast.fuzz --count N --seed S [--second-order])
-SLICE = range(0, 180)  # programs whose arrays' axes all have length 3
-MIXED_SLICE = range(0, 110)  # programs of lengths 3, 4 and 1 (about as long to check)
+SLICE = range(0, 260)  # programs whose arrays' axes all have length 3
+MIXED_SLICE = range(0, 170)  # programs of lengths 3, 4 and 1 (about as long to check)
 # second derivatives too (forward over reverse, reverse over reverse), both lengths: what
 # found the loop dropped in one branch of a reverse rule and the nested loops' tapes
-SECOND_ORDER_SLICE = range(100, 118)
+SECOND_ORDER_SLICE = range(100, 130)
 
 
 def test_same_seed_same_program():
