@@ -415,10 +415,9 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         accumulate_slices(bwd, f.kinds, namespace)
         fold_zero_starts(bwd, f.kinds, namespace)
         generated = [fwd, bwd]
-    for g in generated:
-        write_float_literals(
-            g, floats | _float_derivatives(g, result, floats, wrt, mode), namespace.objects
-        )
+    derivatives = _float_derivatives(generated, result, floats, wrt, mode)
+    for g, known in zip(generated, derivatives, strict=True):
+        write_float_literals(g, floats | known, namespace.objects)
     forbidden = set(namespace.objects) | set(namespace.relative) | set(functions)
     kept = (
         set(params)
@@ -500,15 +499,15 @@ def _final_states(f):
 
 
 def _float_derivatives(generated, result, floats, wrt, mode):
-    """The derivative parameters of ``generated`` that hold floats: a float's tangent
-    (``f_jvp(x, dx)``), the cotangent of a float result (``f_bwd(saved, ct_out)``)."""
-    params = [a.id for a in generated.args.args]
+    """For each generated function, its derivative parameters that hold floats: a float's
+    tangent (``f_jvp(x, dx)``), the cotangent of a float result (``f_bwd(saved, ct_out)``;
+    ``f_fwd`` has none)."""
     if mode is Mode.FORWARD:
-        tangents = params[len(params) - len(wrt) :]
-        return {d for d, w in zip(tangents, wrt, strict=True) if w in floats}
-    if generated.name.endswith("_bwd") and result in floats:
-        return {params[1]}
-    return set()
+        (jvp,) = generated
+        tangents = [a.id for a in jvp.args.args][len(jvp.args.args) - len(wrt) :]
+        return [{d for d, w in zip(tangents, wrt, strict=True) if w in floats}]
+    _, bwd = generated
+    return [set(), {bwd.args.args[1].id} if result in floats else set()]
 
 
 def _same_float_shape(kinds, a, b):
