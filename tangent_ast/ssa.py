@@ -189,8 +189,13 @@ class _SSA:
                 env[user] = header
         if isinstance(node, gast.For):
             node.iter = _Rename(env).visit(node.iter)
-            target = self.define(node.target.id)
-            env[node.target.id] = target
+            user = node.target.id
+            target = self.define(user)
+            if user in env and user in outside:
+                # a loop that runs zero times leaves the name as it was: its version
+                # starts as that, for what reads it after the loop
+                before.append(_copy(target, env[user], node))
+            env[user] = target
             node.target.id = target
         else:
             node.test = _Rename(env).visit(node.test)

@@ -112,3 +112,12 @@ def test_second_derivatives_of_a_fixed_seed_slice():
         "\n\n".join(f"seed {seed}: {r.outcome.value}: {r.detail}\n{p.source(preamble=False)}"
                     for seed, r, p in failures)
     assert counts[Outcome.PASS] > 0.5 * 2 * len(SECOND_ORDER_SLICE)
+
+
+def test_a_run_for_some_minutes_does_not_list_its_seeds_first():
+    """``--minutes`` hands run every seed up to sys.maxsize: they are taken one at a time."""
+    import sys
+    import time
+
+    counts, _, _ = run(range(0, sys.maxsize), time.monotonic() - 1, echo=lambda *a: None, lengths="both")
+    assert sum(counts.values()) == 0

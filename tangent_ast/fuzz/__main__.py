@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import itertools
 import os
 import re
 import sys
@@ -43,7 +42,9 @@ def run(
     refusals = collections.Counter()
     failures = []
     kinds = ("equal", "mixed") if lengths == "both" else (lengths,)
-    for seed, kind in itertools.product(seeds, kinds):
+    # a generator, not itertools.product: that makes a tuple of its inputs first, and
+    # --minutes gives it every seed up to sys.maxsize
+    for seed, kind in ((seed, kind) for seed in seeds for kind in kinds):
         if deadline is not None and time.monotonic() > deadline:
             break
         program = generate(seed, lengths=kind)

@@ -191,6 +191,17 @@ def reused_loop_name(x, n):
     return y
 
 
+def reused_loop_name_read_after(x, n):
+    # i keeps its value (0 at first) when the inner loop runs zero times, as Python's does
+    i = 0
+    s = x
+    for j in range(n):
+        for i in range(j):
+            s = np.sin(s) + 0.1 * s
+        s = s * (i + 1.5)
+    return s
+
+
 def nested_break(A):
     s = 0.0
     for i in range(3):
@@ -276,6 +287,7 @@ CASES = [
     Case(range_loop, (0.7, 0)),
     Case(reused_loop_name, (0.7, 3)),
     Case(reused_loop_name, (30.0, 3), note="early return"),
+    Case(reused_loop_name_read_after, (0.7, 3)),
     Case(range_start_stop_step, (0.9, 7)),
     Case(running_product, (0.4, 6)),
     Case(loop_over_array, (X,)),
