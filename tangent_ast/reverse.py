@@ -317,17 +317,21 @@ class Reverse:
         accumulated.add(array)
         return out
 
+    def add_up_terms_reading(self, names, pending, accumulated, at):
+        """The sums of the pending cotangents with a term that reads one of ``names``: what
+        must be added up before a restore changes one of them."""
+        out = []
+        for v in sorted(pending):
+            if any(isinstance(n, gast.Name) and n.id in names for t in pending[v] for n in walk(t)):
+                out.extend(self.assign_sum(self.ct(v), self.take(v, pending, accumulated), at))
+                accumulated.add(v)
+        return out
+
     def restore_only(self, s, array, pending, accumulated):
         """Undo ``a[i] = v`` in the reverse sweep (on the sweep's own copy of ``a``), so that
         adjoints of earlier statements read ``a`` as it was; terms still waiting to be added
         that read ``a`` are added up first, with its value after the update."""
-        out = []
-        for v in sorted(pending):
-            if any(
-                isinstance(n, gast.Name) and n.id == array for t in pending[v] for n in gast.walk(t)
-            ):
-                out.extend(self.assign_sum(self.ct(v), self.take(v, pending, accumulated), s))
-                accumulated.add(v)
+        out = self.add_up_terms_reading({array}, pending, accumulated, s)
         restore = gast.Subscript(
             value=name(array), slice=copy_tree(s.targets[0].slice), ctx=gast.Store()
         )
@@ -621,13 +625,24 @@ class Reverse:
                         and self.d.activity.active(n.id)
                     ):
                         read.add(n.id)
-        # Loop headers are defined before the if even when a branch reassigns them.
-        outer = sorted(read - (inside - self.d.carried))
+        # Loop headers are defined before the if even when a branch reassigns them, those
+        # of loops around it; a loop inside a branch defines its headers there.
+        nested = {
+            header
+            for st in s.body + s.orelse
+            for n in walk(st)
+            if isinstance(n, (gast.For, gast.While))
+            for header in self.d.loop_headers.get(id(n), ())
+        }
+        outer = sorted(read - (inside - (self.d.carried - nested)))
         out = []
-        # Everything flowing into the branches or out of them is added up first.
+        # Everything flowing into the branches or out of them is added up first, and every
+        # term reading an array a branch updates in place (the branch restores its slots).
         for v in sorted(inside & set(pending)) + [v for v in outer if v in pending]:
             out.extend(self.assign_sum(self.ct(v), self.take(v, pending, accumulated), s))
             accumulated.add(v)
+        updated = {t.value.id for st in s.body + s.orelse for t in _update_targets(st)}
+        out.extend(self.add_up_terms_reading(updated, pending, accumulated, s))
         branches = []
         for block in (s.body, s.orelse):
             branch_pending = {}
@@ -685,16 +700,10 @@ class Reverse:
                 )
             accumulated.add(v)
         # A pending term reading a name the loop assigns must be added up here, before
-        # the reverse loop restores that name to its value in earlier iterations.
-        restored = inside | set(self.d.loop_headers.get(id(s), ()))
-        for v in sorted(set(pending) - set(carried + outer)):
-            if any(
-                isinstance(n, gast.Name) and n.id in restored
-                for t in pending[v]
-                for n in gast.walk(t)
-            ):
-                out.extend(self.assign_sum(self.ct(v), self.take(v, pending, accumulated), s))
-                accumulated.add(v)
+        # the reverse loop restores that name to its value in earlier iterations; so must
+        # one reading an array the loop updates in place (its slots are restored too).
+        restored = inside | set(self.d.loop_headers.get(id(s), ())) | updated
+        out.extend(self.add_up_terms_reading(restored, pending, accumulated, s))
         body_pending = {}
         body_acc = set(accumulated)
         self.loops.append({"outer": set(outer), "buffers": {}, "updated": updated})

@@ -291,7 +291,8 @@ def verify(fn, carried=None):
             if isinstance(s, gast.Assign):
                 for t in s.targets:
                     for n in gast.walk(t):
-                        if isinstance(n, gast.Name):
+                        # a[i] = v updates a in place: it assigns no name (a is read)
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                             assert n.id not in defined or n.id in again, (
                                 f"line {getattr(s, 'lineno', '?')}: {n.id} assigned twice on one "
                                 "path"

@@ -202,6 +202,35 @@ def reused_loop_name_read_after(x, n):
     return s
 
 
+def updated_in_a_loop_then_read(A, b, c):
+    # the reverse loop restores t's rows: what reads t after the loop is added up first
+    t = np.zeros_like(A)
+    for i in range(3):
+        t[i] += np.full_like(A[i], c)
+    return np.sum(t * b * A)
+
+
+def updated_in_a_branch_then_read(A, b, c):
+    t = np.zeros_like(A)
+    if c > 0:
+        t[0] += np.full_like(A[0], c)
+    return np.sum(t * b * A)
+
+
+def early_return_before_nested_loops(x, b):
+    # the loops' headers are defined in the branch that runs them: the other branch
+    # neither zeroes their cotangents nor needs them saved
+    if b > 1.3:
+        return b * 2.0
+    y = x * 1.0
+    for j in range(3):
+        z = y * 0.5
+        for i in range(2):
+            z = z * 0.7 + np.sin(z)
+        y = y * np.cos(z) + 0.1 * z
+    return np.sum(y)
+
+
 def nested_break(A):
     s = 0.0
     for i in range(3):
@@ -288,6 +317,10 @@ CASES = [
     Case(reused_loop_name, (0.7, 3)),
     Case(reused_loop_name, (30.0, 3), note="early return"),
     Case(reused_loop_name_read_after, (0.7, 3)),
+    Case(updated_in_a_loop_then_read, (M, M[0] + 0.5, 0.7)),
+    Case(updated_in_a_branch_then_read, (M, M[0] + 0.5, 0.7)),
+    Case(early_return_before_nested_loops, (X, 0.9)),
+    Case(early_return_before_nested_loops, (X, 2.0), note="early return"),
     Case(range_start_stop_step, (0.9, 7)),
     Case(running_product, (0.4, 6)),
     Case(loop_over_array, (X,)),
