@@ -165,8 +165,10 @@ def front(fn, signature, trace=False, form=PLAIN):
     follow_shared_updates(ssa_fn, info.origin, kinds, scope, normalizer.augmented, namer)
     check_augmented(parsed, ssa_fn, info.origin, kinds, scope, normalizer.augmented)
     if updated:
-        check_views(parsed, ssa_fn, updated, kinds, scope)
-        copy_views(ssa_fn, updated, kinds, namer, scope)
+        # every SSA version of an array updated in place (v1_1 = v1.copy(); v1_1[1] = ...)
+        versions = updated | {v for v, user in info.origin.items() if user in updated}
+        check_views(parsed, ssa_fn, versions, kinds, scope)
+        copy_views(ssa_fn, versions, kinds, namer, scope)
         scope.locals |= set(namer.taken) & set(kinds)
     temps |= {v for v, user in info.origin.items() if user in temps}
     return Front(

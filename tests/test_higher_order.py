@@ -385,3 +385,18 @@ def test_second_derivatives_through_cotangents_of_dicts():
     """The reverse rule sums cotangents of dicts with add_tangents: differentiated again,
     those sums are dicts too (their kind is the dict's), never added with +."""
     check_second_order(dict_built_twice, (np.array([0.3, -0.2]),))
+
+
+def slot_then_gram(b, c):
+    v1 = b.copy()
+    v1[1] = c
+    v2 = v1.T @ v1
+    return np.sum(v2 * v2)
+
+
+def test_reverse_over_reverse_of_a_rule_that_restores_a_slot():
+    """The reverse rule copies v1 and restores its slot after v1.T is read: differentiated
+    again in reverse, v1.T is a view of a copy updated in place later, and is copied when
+    taken (every SSA version of an updated array counts), as a user's function's is."""
+    b = np.array([[-0.45, -0.57, 1.47], [1.12, 1.41, 0.42], [0.75, -1.46, 0.16]])
+    check_grads(slot_then_gram, (b, -0.97), order=2)
