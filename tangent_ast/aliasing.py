@@ -39,6 +39,7 @@ import numpy as np
 
 from . import runtime
 from .checks import unsupported
+from .indexing import Indexing, indexing
 from .kinds import Tag
 from .local_functions import local_functions
 from .syntax import assign, located, name
@@ -91,12 +92,17 @@ _VIEW_FUNCTIONS = (
 )
 
 
-def view_base(value, updated, scope):
+def view_base(value, updated, scope, kinds=None):
     """``a`` when ``value`` may be a view of ``a``, an array in ``updated`` (None: any):
-    a slice, ``a.T``, ``a.reshape(...)``, ``np.transpose(a)``, ..."""
+    a slice, ``a.T``, ``a.reshape(...)``, ``np.transpose(a)``, ... With ``kinds``, an
+    index that gives an element or a copy by NumPy's rules (:mod:`tangent_ast.indexing`)
+    is no view; without, every index may give one."""
     base = None
-    if isinstance(value, (gast.Subscript, gast.Attribute)) and isinstance(value.value, gast.Name):
-        if isinstance(value, gast.Subscript) or value.attr in _VIEW_ATTRIBUTES:
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+        if kinds is None or _may_view(value, kinds):
+            base = value.value.id
+    elif isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
+        if value.attr in _VIEW_ATTRIBUTES:
             base = value.value.id
     elif isinstance(value, gast.Call):
         func = value.func
@@ -112,6 +118,15 @@ def view_base(value, updated, scope):
             if any(obj is getattr(np, f, None) for f in _VIEW_FUNCTIONS):
                 base = value.args[0].id
     return base if updated is None or base in updated else None
+
+
+def _may_view(subscript, kinds):
+    """May ``a[index]`` share ``a``'s memory (a view, or not known)? ``a`` of a kind
+    other than an array (a list, a tuple, ...) holds its items by reference: it may."""
+    kind = kinds.get(subscript.value.id)
+    if kind is None or kind.tag is not Tag.ARRAY:
+        return True
+    return indexing(subscript.slice, kind.ndim, kinds.get) in (Indexing.VIEW, Indexing.UNKNOWN)
 
 
 def _program_order(stmts, loops=()):
@@ -184,7 +199,9 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
             )
             - {user}
         )
-        views = [d for d in before if d.targets[0].id in same and view_base(d.value, None, scope)]
+        views = [
+            d for d in before if d.targets[0].id in same and view_base(d.value, None, scope, kinds)
+        ]
         held = [
             d
             for d in before
@@ -194,13 +211,16 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
                 for e in (d.value.values if isinstance(d.value, gast.Dict) else d.value.elts)
             )
         ]
+        viewed = _views_read_after(n, loops, same, assigns, order, position, scope, kinds)
         why = (
             f"it is also named {others[0]!r}"
             if others
-            else f"it is a view of {view_base(views[0].value, None, scope)!r}"
+            else f"it is a view of {view_base(views[0].value, None, scope, kinds)!r}"
             if views
             else "it is also held in a tuple, list or dict"
             if held
+            else f"{origin.get(viewed, viewed)!r}, a view of it, is read later"
+            if viewed
             else None
         )
         if why:
@@ -211,6 +231,51 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
                 f"does in place, while {why}",
                 f"write {user} = {user} <op> ... for a new array, or keep one name for it",
             )
+
+
+def _views_read_after(update, update_loops, same, assigns, order, position, scope, kinds):
+    """A view of the array named ``same`` (``v = a[1:]``, ``v = a.T``) taken before
+    ``update`` and read after it, or None: Python's view sees the update."""
+    for d, d_loops in assigns:
+        if d.targets[0].id in same or not _may_precede(position, d, d_loops, update, update_loops):
+            continue
+        if view_base(d.value, same, scope, kinds) is None:
+            continue
+        aliases = _copies_in(d.targets[0].id, order)
+        if any(
+            use is not update
+            and _may_precede(position, update, update_loops, use, use_loops)
+            and _reads(use, aliases)
+            for use, use_loops in order
+        ):
+            return d.targets[0].id
+    return None
+
+
+def _copies_in(variable, order):
+    """``variable`` and the names copied from it (``w = v``, loop headers), in program order."""
+    aliases = {variable}
+    for t, _ in order:
+        if (
+            isinstance(t, gast.Assign)
+            and isinstance(t.value, gast.Name)
+            and t.value.id in aliases
+            and isinstance(t.targets[0], gast.Name)
+        ):
+            aliases.add(t.targets[0].id)
+    return aliases
+
+
+def _reads(s, names):
+    """Does statement ``s`` itself (not the statements nested in it) read one of ``names``?"""
+    own = [getattr(s, f, None) for f in ("value", "test", "iter")]
+    own += [t.slice for t in getattr(s, "targets", []) if isinstance(t, gast.Subscript)]
+    return any(
+        isinstance(n, gast.Name) and n.id in names
+        for e in own
+        if e is not None
+        for n in gast.walk(e)
+    )
 
 
 def copy_views(fn, updated, kinds, namer, scope):
@@ -231,7 +296,7 @@ def copy_views(fn, updated, kinds, namer, scope):
                 ):
                     setattr(s, field, block(getattr(s, field)))
             value = getattr(s, "value", None)
-            base = view_base(value, updated, scope) if isinstance(s, gast.Assign) else None
+            base = view_base(value, updated, scope, kinds) if isinstance(s, gast.Assign) else None
             if (
                 base is not None
                 and isinstance(s.targets[0], gast.Name)
@@ -262,19 +327,9 @@ def check_views(parsed, fn, updated, kinds, scope):
     order = _program_order(fn.body)
     position = {id(s): i for i, (s, _) in enumerate(order)}
 
-    def reads(s, names):
-        own = [getattr(s, f, None) for f in ("value", "test", "iter")]
-        own += [t.slice for t in getattr(s, "targets", []) if isinstance(t, gast.Subscript)]
-        return any(
-            isinstance(n, gast.Name) and n.id in names
-            for e in own
-            if e is not None
-            for n in gast.walk(e)
-        )
-
     for s, def_loops in order:
         value = getattr(s, "value", None)
-        array = view_base(value, updated, scope) if isinstance(s, gast.Assign) else None
+        array = view_base(value, updated, scope, kinds) if isinstance(s, gast.Assign) else None
         if (
             array is None
             or not isinstance(s.targets[0], gast.Name)
@@ -282,15 +337,7 @@ def check_views(parsed, fn, updated, kinds, scope):
             or kinds[s.targets[0].id].scalar
         ):
             continue
-        aliases = {s.targets[0].id}
-        for t, _ in order:
-            if (
-                isinstance(t, gast.Assign)
-                and isinstance(t.value, gast.Name)
-                and t.value.id in aliases
-                and isinstance(t.targets[0], gast.Name)
-            ):
-                aliases.add(t.targets[0].id)
+        aliases = _copies_in(s.targets[0].id, order)
         updates = [
             (u, loops)
             for u, loops in order
@@ -301,7 +348,7 @@ def check_views(parsed, fn, updated, kinds, scope):
         for use, use_loops in order:
             if (
                 use is s
-                or not reads(use, aliases)
+                or not _reads(use, aliases)
                 or (isinstance(use, gast.Assign) and isinstance(use.value, gast.Name))
             ):
                 continue

@@ -2,6 +2,7 @@
 they all get their rules from), jvp, grad, value_and_grad, vjp, show."""
 
 import functools
+import os
 import weakref
 
 import numpy as np
@@ -22,15 +23,16 @@ from .load import import_module, write_atomic
 from .modes import Mode, Route
 from .naming import rule_base
 from .sessions import _session, as_function
-from .sessions import derive as derive  # tangent_ast.api.derive, as before
+from .sessions import derive as _derive
 
 
-def jvp(f, primals, tangents, *, batched=False, cache=None):
+def jvp(f, primals, tangents, *, batched=False, cache=None, verify=None):
     """``(f(*primals), J @ tangents)``; a ``None`` tangent means "not differentiated".
 
     ``batched=True``: each tangent holds ``n`` directions along a leading axis, and so does
     the tangent returned (``J @ t`` for each ``t``), computed in one pass of the forward
-    rule where its operations take a batch (see :mod:`tangent_ast.runtime.jacobians`)."""
+    rule where its operations take a batch (see :mod:`tangent_ast.runtime.jacobians`).
+    ``verify``: as for :func:`derive`."""
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise TangentAstError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
@@ -43,6 +45,7 @@ def jvp(f, primals, tangents, *, batched=False, cache=None):
     signature = signature_of(flat)
     rule = _session(cache).rule(source_of(f, signature), Mode.FORWARD, wrt, signature, form)
     rule.check_arguments(flat)
+    _verify(rule, primals, None, cache, verify)
     given = [tangents[i] for i in wrt]
     if not batched:
         return guarded(f, flat, rule, lambda: rule.jvp(*flat, *given))
@@ -72,6 +75,53 @@ def _jvp_function(g, wrt, arity, cache=None):
 
 
 jvp.as_function = _jvp_function  # type: ignore[attr-defined]
+
+
+def derive(
+    f,
+    mode="forward",
+    wrt=0,
+    *,
+    args=None,
+    kwargs=None,
+    cache=None,
+    strict=False,
+    route=None,
+    verify=None,
+):
+    """The derived rule of ``f``: a module written to the cache and imported.
+
+    ``wrt``: a parameter index or name, or a tuple of them. ``args`` (and
+    ``kwargs``): example arguments; the rule is then specialised to their kinds
+    (Python float, ndarray of given ndim, ...) and, for a function with
+    ``*args``/``**kwargs``, to how many and which extra arguments they pass.
+    Without them a generic rule is derived. The rule takes every parameter
+    positionally, defaults included (see ``DerivedRule.params``).
+    ``route``: how a reverse rule is derived, ``"direct"`` (each statement's adjoint from
+    its reverse rule) or ``"transpose"`` (its forward rule transposed); the default is
+    ``TANGENT_AST_ROUTE``, else direct.
+    ``verify``: check the forward and reverse rules against each other and against ``f``
+    at ``args`` the first time (the dot-product test, the primal value, the arguments'
+    state; see :mod:`tangent_ast.gradient_checks`); the default is ``TANGENT_AST_VERIFY``.
+    Returns a :class:`~tangent_ast.cached.DerivedRule` with ``.source``,
+    ``.path`` and the generated functions (``.jvp``, or ``.fwd``/``.bwd``).
+    """
+    rule = _derive(f, mode, wrt, args=args, kwargs=kwargs, cache=cache, strict=strict, route=route)
+    if args is not None or kwargs is not None:
+        _verify(rule, tuple(args or ()), kwargs, cache, verify)
+    return rule
+
+
+def _verify(rule, args, kwargs, cache, verify):
+    """Verify ``rule`` at ``args`` on its first call when ``verify`` says so, or, when it is
+    None, the environment (``TANGENT_AST_VERIFY`` set to anything but 0)."""
+    if verify is False or (
+        verify is None and os.environ.get("TANGENT_AST_VERIFY", "0") in ("", "0")
+    ):
+        return
+    from .gradient_checks import verify_rules  # checks: only when verifying
+
+    verify_rules(rule, args, kwargs, cache)
 
 
 def guarded(f, args, rule, call):
@@ -294,8 +344,9 @@ class _Gradient(Made):
     callee redefined or a global rebound derives it again), run it, check its output and
     cotangents."""
 
-    def __init__(self, how, f, wrt, cache, value, route=None):
+    def __init__(self, how, f, wrt, cache, value, route=None, verify=None):
         super().__init__(None, how, f, wrt, cache=cache, route=route)
+        self._verify = verify
         self._session = _session(cache, route=route)
         self._f = as_function(f, self._session.directory)
         self._arity = plain_arity(getattr(self._f, "__func__", self._f))
@@ -356,6 +407,7 @@ class _Gradient(Made):
         """The rule for ``args`` and ``kwargs``, looked up by their key (derived if it is not
         there, or not current), and the arguments flattened as it takes them."""
         rules = self._rules
+        given = args
         if kwargs or len(args) != self._arity:
             form, args = flat_arguments(self._f, args, kwargs)
             key = signature_key(args) if form is PLAIN else (form, signature_key(args))
@@ -376,6 +428,7 @@ class _Gradient(Made):
                 reverse = rules.get(key)
         if reverse is None or not reverse.current():
             reverse = self._derive(key, args, form)
+            _verify(reverse.rule, given, kwargs, self._cache, self._verify)
         # a plain call's rule is tried first next time (another form's arguments are
         # flattened first: ready() never holds for them as given)
         self._last = reverse if form is PLAIN else _NoRule
@@ -395,10 +448,12 @@ class _Gradient(Made):
         return self._rules[key]
 
 
-def value_and_grad(f, wrt=0, *, cache=None, route=None):
+def value_and_grad(f, wrt=0, *, cache=None, route=None, verify=None):
     """A function returning ``(f(*args), gradient)``; a tuple ``wrt`` gives a tuple of gradients.
-    ``route``: as for :func:`derive`."""
-    value_and_gradient = _Gradient(value_and_grad, f, wrt, cache, value=True, route=route)
+    ``route`` and ``verify``: as for :func:`derive`."""
+    value_and_gradient = _Gradient(
+        value_and_grad, f, wrt, cache, value=True, route=route, verify=verify
+    )
 
     def as_source(kinds):
         """Differentiated again: the value and gradient of ``f``'s reverse rule for arguments
@@ -456,10 +511,10 @@ def _gradient_text(rule, value):
     )
 
 
-def grad(f, wrt=0, *, cache=None, route=None):
+def grad(f, wrt=0, *, cache=None, route=None, verify=None):
     """A function returning the gradient of scalar-valued ``f`` with respect to ``wrt``.
-    ``route``: as for :func:`derive`."""
-    gradient = _Gradient(grad, f, wrt, cache, value=False, route=route)
+    ``route`` and ``verify``: as for :func:`derive`."""
+    gradient = _Gradient(grad, f, wrt, cache, value=False, route=route, verify=verify)
 
     def as_source(kinds):
         """Differentiated again (``grad(grad(f))``, a call of ``grad(f)`` in differentiated
@@ -483,13 +538,13 @@ def default_wrt(wrt, kinds, caller):
     return wrt
 
 
-def vjp(f, *args, wrt=None, cache=None, route=None):
+def vjp(f, *args, wrt=None, cache=None, route=None, verify=None):
     """``(f(*args), pullback)``; ``pullback(ct)`` gives the cotangents of the ``wrt``
     arguments (default: every float or float-array argument), a tuple when there are
     several. The pullback may be called any number of times; ``pullback(cts,
     batched=True)`` takes cotangents along a leading axis and gives the cotangents of
     each, computed in one pass of the reverse rule where its operations take a batch.
-    ``route``: as for :func:`derive`."""
+    ``route`` and ``verify``: as for :func:`derive`."""
     given = f
     session = _session(cache, route=route)
     f = as_function(f, session.directory)
@@ -498,6 +553,7 @@ def vjp(f, *args, wrt=None, cache=None, route=None):
     wrt = default_wrt(wrt, signature[: len(args)], "vjp")
     rule = session.rule(source_of(f, signature), Mode.REVERSE, wrt, signature, form)
     rule.check_arguments(flat)
+    _verify(rule, args, None, cache, verify)
     if rule.updates:  # the rule updates them in place
         import copy
 

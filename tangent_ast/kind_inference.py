@@ -329,6 +329,9 @@ class KindInference:
         if base.tag is not Tag.ARRAY:
             return UNKNOWN
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        ellipses = [p for p in parts if isinstance(p, gast.Constant) and p.value is Ellipsis]
+        if ellipses:
+            return self._getitem_ellipsis(base, [p for p in parts if p not in ellipses], ellipses)
         ndim = base.ndim
         for part in parts:
             if isinstance(part, gast.Slice):
@@ -339,7 +342,7 @@ class KindInference:
                 ndim -= 1
             else:
                 return UNKNOWN
-        if ndim < 0 or any(isinstance(p, gast.Constant) and p.value is Ellipsis for p in parts):
+        if ndim < 0:
             return UNKNOWN
         if ndim == 0:
             return element_kind(base.dtype)
@@ -349,6 +352,25 @@ class KindInference:
         trimmed = _trimmed_shape(base.shape, parts)
         if trimmed is not None:
             return Kind(Tag.ARRAY, ndim, base.dtype, shape=trimmed)
+        return self.new_shape(Kind(Tag.ARRAY, ndim, base.dtype))
+
+    def _getitem_ellipsis(self, base, parts, ellipses):
+        """``x[..., i]``, ``x[1, ...]``: ``...`` stands for the axes the other parts leave,
+        and the result is an array (a view), never a scalar: ``x[..., 0]`` of a vector is a
+        0-d array."""
+        ndim = base.ndim
+        for part in parts:
+            if isinstance(part, gast.Constant) and part.value is None:
+                ndim += 1
+            elif isinstance(part, gast.Slice):
+                continue
+            elif self.of(part).tag is Tag.INT:
+                ndim -= 1
+            else:
+                return UNKNOWN
+        consumed = sum(not (isinstance(p, gast.Constant) and p.value is None) for p in parts)
+        if len(ellipses) > 1 or consumed > base.ndim:
+            return UNKNOWN  # (an IndexError when run)
         return self.new_shape(Kind(Tag.ARRAY, ndim, base.dtype))
 
     def broadcast(self, fn, args):

@@ -8,6 +8,7 @@ a user's name.
 """
 
 import builtins
+import keyword
 import re
 import sys
 
@@ -87,6 +88,8 @@ def sanitize(text):
     name = (text if plain else _words_joined(text)).strip("_") or "t"
     if name[0].isdigit():
         name = "_" + name
+    if keyword.iskeyword(name):  # the tangent of ``el`` is not ``del``
+        name += "_"
     return name
 
 

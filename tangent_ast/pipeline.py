@@ -139,7 +139,9 @@ def front(fn, signature, trace=False, form=PLAIN):
         None if signature is None else {p for p, k in zip(params, signature) if k.tag is Tag.ARRAY}
     )
     list_params = {p for p, k in zip(params, signature or ()) if k.tag is Tag.LIST}
-    rewritten = follow_argument_aliases(parsed.node, array_params)
+    rewritten = follow_argument_aliases(
+        parsed.node, None if signature is None else dict(zip(params, signature))
+    )
     if rewritten is not parsed.node:
         parsed = replace(parsed, node=rewritten)
     updated, lists = check_updates(parsed, scope, array_params, list_params)

@@ -45,7 +45,8 @@ array([ 8., 72., 72.])
 import gast
 
 from .aliasing import fresh_array, view_base
-from .kinds import Tag
+from .indexing import Indexing, indexing
+from .kinds import Kind, Tag
 from .syntax import located, name
 from .trees import copy_tree, walk
 
@@ -96,7 +97,7 @@ def _follow(fn, k, s, kinds, scope, namer):
         return None
     value = definitions[made[0]].value
     if fresh_array(value, scope) and names != {updated}:  # a second name: reads read the new value
-        if _shared(fn, names, scope, k):
+        if _shared(fn, names, scope, kinds, k):
             return None
         _read_instead(after, names, new)
         return 0
@@ -114,8 +115,8 @@ def _follow(fn, k, s, kinds, scope, namer):
         or not _defined_once_at_top(fn, base_names, definitions)
         or len(made_base) != 1
         or not fresh_array(definitions[made_base[0]].value, scope)
-        or _shared(fn, base_names, scope, k, view=updated)
-        or not _basic(value.slice, kinds)
+        or _shared(fn, base_names, scope, kinds, k, view=updated)
+        or indexing(value.slice, kinds[base].ndim, kinds.get) is not Indexing.VIEW
     ):
         return None
     base_new = namer.fresh(base)
@@ -164,7 +165,7 @@ def _defined_once_at_top(fn, names, definitions):
     return all(v in definitions and stores.get(v) == 1 for v in names)
 
 
-def _shared(fn, names, scope, k, view=None):
+def _shared(fn, names, scope, kinds, k, view=None):
     """Whether the array named ``names`` is reachable in a way the rewrite cannot follow:
     updated in place, or held in a container or viewed by another name than ``view``
     before the update at ``fn.body[k]`` (one made after it holds the new value)."""
@@ -188,35 +189,10 @@ def _shared(fn, names, scope, k, view=None):
             id(n) in before
             and isinstance(target, gast.Name)
             and target.id != view
-            and view_base(n.value, names, scope) is not None
+            and view_base(n.value, names, scope, kinds) is not None
         ):
             return True
     return False
-
-
-def _basic(index, kinds):
-    """A basic index (slices, integers, ``None``): NumPy returns a view."""
-    parts = index.elts if isinstance(index, gast.Tuple) else [index]
-    for p in parts:
-        if isinstance(p, gast.Slice) and all(
-            b is None or isinstance(b, gast.Constant) or _is_int(kinds, b)
-            for b in (p.lower, p.upper, p.step)
-        ):
-            continue
-        if isinstance(p, gast.Constant) and (p.value is None or type(p.value) is int):
-            continue
-        if _is_int(kinds, p):
-            continue
-        return False
-    return True
-
-
-def _is_int(kinds, node):
-    return (
-        isinstance(node, gast.Name)
-        and kinds.get(node.id) is not None
-        and (kinds[node.id].tag is Tag.INT)
-    )
 
 
 def _read_instead(statements, names, replacement):
@@ -227,12 +203,15 @@ def _read_instead(statements, names, replacement):
                 n.id = replacement
 
 
-def follow_argument_aliases(node, array_params):
+def follow_argument_aliases(node, param_kinds):
     """``al = x; al += 1.0`` and ``v = x[1:]; v *= 2.0`` on an array argument ``x`` (the
     signature says it is one), at the top of the function: the update is written on ``x``
     itself (``x += 1.0``, ``x[1:] *= 2.0; v = x[1:]``), an in-place update of an argument,
-    which the derived rule leaves in the caller's array as the function does. Returns the
-    rewritten function (a copy), or ``node`` when there is nothing to rewrite."""
+    which the derived rule leaves in the caller's array as the function does. Only a view
+    is followed: ``s = x[2]`` of a vector is a new scalar, and ``s += 1.0`` leaves ``x``
+    alone (:mod:`tangent_ast.indexing`). ``param_kinds``: the signature's kind of each
+    parameter (None: no signature). Returns the rewritten function (a copy), or ``node``
+    when there is nothing to rewrite."""
     # only a name updated by ``+=`` (...) at the top of the function is followed (the names
     # of those updates, kept as rewrites change them: a name not among them has none later)
     augmented = {
@@ -240,10 +219,12 @@ def follow_argument_aliases(node, array_params):
         for t in node.body
         if isinstance(t, gast.AugAssign) and isinstance(t.target, gast.Name)
     }
+    array_params = {p for p, k in (param_kinds or {}).items() if k.tag is Tag.ARRAY}
     if not array_params or not augmented:
         return node
     new = copy_tree(node)
     stores = _plain_stores(new)
+    kind_of = _known_ints(new, param_kinds, stores)
     changed = False
     for s in list(new.body):
         if not (
@@ -268,7 +249,7 @@ def follow_argument_aliases(node, array_params):
             and isinstance(value.value, gast.Name)
             and value.value.id in array_params
             and value.value.id not in stores
-            and _basic(value.slice, {})
+            and indexing(value.slice, param_kinds[value.value.id].ndim, kind_of) is Indexing.VIEW
         ):
             body = new.body[: k + 1]
             for t in later:
@@ -286,6 +267,29 @@ def follow_argument_aliases(node, array_params):
             new.body = body
             changed = True
     return new if changed else node
+
+
+def _known_ints(node, param_kinds, stores):
+    """The kinds of a function's names known before kind inference: its parameters' (from
+    the signature) and ints bound once, at the top, by an int literal (``i = 1``)."""
+    augmented = {
+        n.target.id
+        for n in walk(node)
+        if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)
+    }
+    known = {p: k for p, k in param_kinds.items() if p not in stores and p not in augmented}
+    for s in node.body:
+        if (
+            isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)
+            and stores.get(s.targets[0].id) == 1
+            and s.targets[0].id not in augmented
+            and isinstance(s.value, gast.Constant)
+            and type(s.value.value) is int
+        ):
+            known[s.targets[0].id] = Kind(Tag.INT)
+    return known.get
 
 
 def _plain_stores(node):

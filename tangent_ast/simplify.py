@@ -32,6 +32,7 @@ def f_bwd(saved, ct_out):
 """
 
 import builtins
+import keyword
 import re
 
 import gast
@@ -555,6 +556,7 @@ def restore_names(fn, forbidden, kept=frozenset()):
             and stem not in forbidden
             and not versions <= kept
             and not hasattr(builtins, stem)
+            and not keyword.iskeyword(stem)  # (del_1, the tangent of el_1, stays)
             and stem != fn.name
         ):
             renames[versions.pop()] = stem

@@ -1,6 +1,6 @@
 """The shape of the package: dependencies point one way, modules stay small.
 
-    api, testing, cli, build,                   what users call
+    api, testing, gradient_checks, cli, build,  what users call
     function_values, fuzz
       -> pipeline                               the stages in order
         -> stages (parse ... load)              one transformation each
@@ -25,6 +25,7 @@ TOP = {
     "api",
     "sessions",
     "testing",
+    "gradient_checks",
     "cli",
     "build",
     "function_values",

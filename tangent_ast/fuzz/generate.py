@@ -240,10 +240,30 @@ def _reduction(w):
     )
 
 
+# an element, row, slice or fancy-indexed part of a value, updated by an augmented
+# assignment: a view shares the update with the value, an element or a copy does not
+_PART_UPDATES = {
+    VEC: ["[1]", "[-1]", "[1:]", "[::2]", "[..., 1]", "[[0, 2]]", "[None, 1]"],
+    MAT: ["[1]", "[1, 0]", "[-1, 2]", "[1:, 0]", "[:, 1]", "[..., 0]", "[[0, 2]]", "[1, [0, 2]]"],
+}
+
+
+def _part_update(w, name, shape):
+    """``el = a[index]; el += c`` on an argument or a local, then both used."""
+    rng = w.rng
+    a = w.pick(shape)
+    index = rng.choice(_PART_UPDATES[shape])
+    op = rng.choice(["+=", "-=", "*=", "/="])
+    lines = [f"el = {a}{index}", f"el {op} {rng.choice(['1.5', '0.5', '2.0'])}"]
+    return w.emit(lines + [f"{name} = {a} * 2.0 + np.sum(el * el)"], name, shape)
+
+
 def _alias(w, name, shape):
     """Writes through an alias of a value, or a view of it, before it is used."""
     rng = w.rng
     a = w.pick(shape)
+    if shape in (VEC, MAT) and rng.random() < 0.4:
+        return _part_update(w, name, shape)
     if shape in (VEC, MAT) and rng.random() < 0.5:
         form = rng.choice(
             [

@@ -248,3 +248,23 @@ def kept_by_a_record(x):
 
 
 CASES += [(kept_by_a_callee, (V,)), (kept_by_a_flip, (V,)), (kept_by_a_record, (V,))]
+
+
+def element_updated_by_augmented_assignment(w):
+    """``w[2]`` of a vector is a new scalar: ``s += 1.0`` leaves the caller's ``w`` alone."""
+    s = w[2]
+    s += 1.0
+    return s * w[0]
+
+
+def tangent_named_like_a_keyword(ef, el):
+    """The tangents of ``el`` and ``ef`` are not ``del`` and ``def`` (a SyntaxError)."""
+    el = el[..., 0]
+    el -= 1.5
+    return np.sum(ef * 2.0 + np.sum(el * el))
+
+
+CASES += [
+    (element_updated_by_augmented_assignment, (V,)),
+    (tangent_named_like_a_keyword, (SQ, SQ)),
+]
