@@ -10,11 +10,9 @@ points of the pipeline:
   another name or a container also holds, or that a call made before the update may keep
   (a function of the user's, whose derived rule saves what it reads, or a record);
 * after SSA and kind inference, ``check_augmented`` refuses ``a += b`` on an array that
-  has a second name, is a view or sits in a container, where
-  :mod:`tangent_ast.shared_updates` could not write it as the update it is;
-  ``check_views`` refuses a view read after its base is updated; ``copy_views`` copies a
-  view taken of an array that is updated later, so the derivative sees the values the
-  primal saw.
+  has a second name, is a view, sits in a container or is an object's field, or whose
+  view is read later, where :mod:`tangent_ast.shared_updates` could not write it as the
+  update it is. What is a view, and the views of updated arrays, are :mod:`tangent_ast.views`.
 
 >>> import numpy as np, tangent_ast as ta
 >>> def f(x):
@@ -39,10 +37,9 @@ import numpy as np
 
 from . import runtime
 from .checks import unsupported
-from .indexing import Indexing, indexing
 from .kinds import Tag
 from .local_functions import local_functions
-from .syntax import assign, located, name
+from .views import VIEW_ATTRIBUTES, may_precede, program_order, view_base, views_read_after
 
 FRESH = (
     "zeros",
@@ -61,93 +58,6 @@ FRESH = (
 )
 
 
-_VIEW_ATTRIBUTES = {"T", "mT", "real", "imag"}
-
-
-_VIEW_METHODS = {"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze", "diagonal"}
-
-
-_VIEW_FUNCTIONS = (
-    "flip",
-    "fliplr",
-    "flipud",
-    "rot90",
-    "rollaxis",
-    "reshape",
-    "ravel",
-    "transpose",
-    "squeeze",
-    "expand_dims",
-    "moveaxis",
-    "swapaxes",
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "broadcast_to",
-    "diagonal",
-    "asarray",
-    "asanyarray",
-    "real",
-    "imag",
-)
-
-
-def view_base(value, updated, scope, kinds=None):
-    """``a`` when ``value`` may be a view of ``a``, an array in ``updated`` (None: any):
-    a slice, ``a.T``, ``a.reshape(...)``, ``np.transpose(a)``, ... With ``kinds``, an
-    index that gives an element or a copy by NumPy's rules (:mod:`tangent_ast.indexing`)
-    is no view; without, every index may give one."""
-    base = None
-    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-        if kinds is None or _may_view(value, kinds):
-            base = value.value.id
-    elif isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
-        if value.attr in _VIEW_ATTRIBUTES:
-            base = value.value.id
-    elif isinstance(value, gast.Call):
-        func = value.func
-        if (
-            isinstance(func, gast.Attribute)
-            and isinstance(func.value, gast.Name)
-            and func.attr in _VIEW_METHODS
-            and scope.is_local(func.value.id)
-        ):
-            base = func.value.id
-        elif value.args and isinstance(value.args[0], gast.Name):
-            obj = scope.lookup(func)
-            if any(obj is getattr(np, f, None) for f in _VIEW_FUNCTIONS):
-                base = value.args[0].id
-    return base if updated is None or base in updated else None
-
-
-def _may_view(subscript, kinds):
-    """May ``a[index]`` share ``a``'s memory (a view, or not known)? ``a`` of a kind
-    other than an array (a list, a tuple, ...) holds its items by reference: it may."""
-    kind = kinds.get(subscript.value.id)
-    if kind is None or kind.tag is not Tag.ARRAY:
-        return True
-    return indexing(subscript.slice, kind.ndim, kinds.get) in (Indexing.VIEW, Indexing.UNKNOWN)
-
-
-def _program_order(stmts, loops=()):
-    """The statements of ``stmts``, nested ones included, in program order, each
-    with the loops around it."""
-    order = []
-    for s in stmts:
-        order.append((s, loops))
-        if isinstance(s, (gast.For, gast.While)):
-            order += _program_order(s.body, loops + (id(s),))
-        elif isinstance(s, gast.If):
-            order += _program_order(s.body, loops) + _program_order(s.orelse, loops)
-    return order
-
-
-def _may_precede(position, first, first_loops, then, then_loops):
-    """May ``first`` run before ``then``: earlier in the text, or both in a loop
-    (an iteration runs ``then`` after the previous one ran ``first``)."""
-    return position[id(first)] < position[id(then)] or bool(set(first_loops) & set(then_loops))
-
-
 def check_augmented(parsed, fn, origin, kinds, scope, augmented):
     """Refuse ``a += b`` on an array that has a second name, is a view or sits in a container.
 
@@ -156,7 +66,7 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
     same only while ``a`` is the one reference to its array. Runs on the SSA function
     (``origin``: SSA name -> user name); array arguments updated this way are
     in-place updates (check_updates) and not seen here."""
-    order = _program_order(fn.body)
+    order = program_order(fn.body)
     position = {id(s): i for i, (s, _) in enumerate(order)}
     assigns = [
         (n, loops)
@@ -185,7 +95,7 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
                 break
             same |= more
         user = origin.get(n.targets[0].id, n.targets[0].id)
-        before = [d for d, d_loops in assigns if _may_precede(position, d, d_loops, n, loops)]
+        before = [d for d, d_loops in assigns if may_precede(position, d, d_loops, n, loops)]
         params = {a.id for a in fn.args.args}  # y = x; y += 1 updates the caller's x too
         others = sorted(
             (
@@ -211,10 +121,21 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
                 for e in (d.value.values if isinstance(d.value, gast.Dict) else d.value.elts)
             )
         ]
-        viewed = _views_read_after(n, loops, same, assigns, order, position, scope, kinds)
+        viewed = views_read_after(n, loops, same, assigns, order, position, scope, kinds)
+        # v = p.w: the array is also p's field (a record's, an object's), which sees the update
+        fields = [
+            d.value
+            for d in before
+            if d.targets[0].id in same
+            and isinstance(d.value, gast.Attribute)
+            and isinstance(d.value.value, gast.Name)
+            and d.value.attr not in VIEW_ATTRIBUTES
+        ]
         why = (
             f"it is also named {others[0]!r}"
             if others
+            else f"it is also {fields[0].value.id}.{fields[0].attr}"
+            if fields
             else f"it is a view of {view_base(views[0].value, None, scope, kinds)!r}"
             if views
             else "it is also held in a tuple, list or dict"
@@ -231,139 +152,6 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
                 f"does in place, while {why}",
                 f"write {user} = {user} <op> ... for a new array, or keep one name for it",
             )
-
-
-def _views_read_after(update, update_loops, same, assigns, order, position, scope, kinds):
-    """A view of the array named ``same`` (``v = a[1:]``, ``v = a.T``) taken before
-    ``update`` and read after it, or None: Python's view sees the update."""
-    for d, d_loops in assigns:
-        if d.targets[0].id in same or not _may_precede(position, d, d_loops, update, update_loops):
-            continue
-        if view_base(d.value, same, scope, kinds) is None:
-            continue
-        aliases = _copies_in(d.targets[0].id, order)
-        if any(
-            use is not update
-            and _may_precede(position, update, update_loops, use, use_loops)
-            and _reads(use, aliases)
-            for use, use_loops in order
-        ):
-            return d.targets[0].id
-    return None
-
-
-def _copies_in(variable, order):
-    """``variable`` and the names copied from it (``w = v``, loop headers), in program order."""
-    aliases = {variable}
-    for t, _ in order:
-        if (
-            isinstance(t, gast.Assign)
-            and isinstance(t.value, gast.Name)
-            and t.value.id in aliases
-            and isinstance(t.targets[0], gast.Name)
-        ):
-            aliases.add(t.targets[0].id)
-    return aliases
-
-
-def _reads(s, names):
-    """Does statement ``s`` itself (not the statements nested in it) read one of ``names``?"""
-    own = [getattr(s, f, None) for f in ("value", "test", "iter")]
-    own += [t.slice for t in getattr(s, "targets", []) if isinstance(t, gast.Subscript)]
-    return any(
-        isinstance(n, gast.Name) and n.id in names
-        for e in own
-        if e is not None
-        for n in gast.walk(e)
-    )
-
-
-def copy_views(fn, updated, kinds, namer, scope):
-    """``v = a[1:]`` of an array ``a`` that is updated in place -> ``v = a[1:].copy()``
-    (also ``a.T``, ``a.reshape(...)`` and the other views).
-
-    Without the copy, the saved value ``v`` would change behind its name when
-    ``a`` is updated, and the reverse sweep would read it changed. Where the
-    function itself reads a view after an update, that is refused (check_views).
-    Scalar reads (``a[i]`` of a vector) are copies already."""
-
-    def block(stmts):
-        out = []
-        for s in stmts:
-            for field in ("body", "orelse"):
-                if isinstance(getattr(s, field, None), list) and not isinstance(
-                    s, gast.FunctionDef
-                ):
-                    setattr(s, field, block(getattr(s, field)))
-            value = getattr(s, "value", None)
-            base = view_base(value, updated, scope, kinds) if isinstance(s, gast.Assign) else None
-            if (
-                base is not None
-                and isinstance(s.targets[0], gast.Name)
-                and kinds.get(s.targets[0].id) is not None
-                and not kinds[s.targets[0].id].scalar
-            ):
-                view = namer.fresh(f"{base}_view")
-                kinds[view] = kinds[s.targets[0].id]
-                out.append(located(assign(view, value), s))
-                s.value = gast.Call(
-                    func=gast.Attribute(value=name(view), attr="copy", ctx=gast.Load()),
-                    args=[],
-                    keywords=[],
-                )
-            out.append(s)
-        return out
-
-    fn.body = block(fn.body)
-
-
-def check_views(parsed, fn, updated, kinds, scope):
-    """Refuse reading a view of an array after the array is updated in place.
-
-    ``v = x[1:]; x[1] = 0.0; ... v ...``: Python's ``v`` sees the new value, but the
-    derived rules treat ``v`` as the value it had when it was taken. Runs on the SSA
-    function, before copy_views; name copies of a view (``w = v``, loop headers)
-    count as the view."""
-    order = _program_order(fn.body)
-    position = {id(s): i for i, (s, _) in enumerate(order)}
-
-    for s, def_loops in order:
-        value = getattr(s, "value", None)
-        array = view_base(value, updated, scope, kinds) if isinstance(s, gast.Assign) else None
-        if (
-            array is None
-            or not isinstance(s.targets[0], gast.Name)
-            or kinds.get(s.targets[0].id, None) is None
-            or kinds[s.targets[0].id].scalar
-        ):
-            continue
-        aliases = _copies_in(s.targets[0].id, order)
-        updates = [
-            (u, loops)
-            for u, loops in order
-            if isinstance(u, gast.Assign)
-            and isinstance(u.targets[0], gast.Subscript)
-            and u.targets[0].value.id == array
-        ]
-        for use, use_loops in order:
-            if (
-                use is s
-                or not _reads(use, aliases)
-                or (isinstance(use, gast.Assign) and isinstance(use.value, gast.Name))
-            ):
-                continue
-            for update, update_loops in updates:
-                # between the view and its use, or in an earlier iteration of a loop the view was
-                # taken outside
-                between = position[id(s)] < position[id(update)] < position[id(use)]
-                if between or set(use_loops) & set(update_loops) - set(def_loops):
-                    raise unsupported(
-                        parsed,
-                        use,
-                        f"reading {s.targets[0].id!r}, a view of {array!r}, "
-                        f"after {array!r} is updated in place (line {parsed.line(update)})",
-                        f"take a copy ({array}[...].copy()) or read {array} again after the update",
-                    )
 
 
 def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
@@ -459,6 +247,8 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
                 f"updating the argument {array!r}, which is neither an array nor a list, in place",
                 f"build a new value: {array} = ...",
             )
+        if array in params:
+            _check_rebound_on_every_path(parsed, array, stmts, definitions)
         if any(isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) for n in stmts):
             continue  # ``x += y`` on an argument rebound before: plain arithmetic on the new value
         if definitions and all(_is_list(d.value, scope) for d in definitions):
@@ -521,6 +311,57 @@ def _rebindings(node, xs, list_params):
         )
         and not _extends(n, list_params)
     ]
+
+
+def _check_rebound_on_every_path(parsed, xs, updates, definitions):
+    """Refuse an in-place update of the argument ``xs`` where it is rebound on some paths
+    only (``if c: x = np.tanh(x)`` then ``x /= 2.0``): on the others the update changes the
+    caller's array, which a derived rule would leave alone."""
+    for update in updates:
+        if not _rebound_before(parsed.node.body, update, {id(d) for d in definitions}):
+            raise unsupported(
+                parsed,
+                update,
+                f"updating {xs!r} in place where it is the argument on some paths and a new "
+                "value on others (rebound in a branch or a loop before)",
+                f"write {xs} = {xs} <op> ... for a new array, or copy it first on every path: "
+                f"{xs} = {xs}.copy()",
+            )
+
+
+def _rebound_before(stmts, update, definitions):
+    """Does every path through ``stmts`` to ``update`` run one of ``definitions`` (ids)?"""
+    for s in stmts:
+        if s is update:
+            return False
+        blocks = _blocks(s)
+        holding = [b for b in blocks if any(n is update for t in b for n in gast.walk(t))]
+        if holding:
+            return _rebound_before(holding[0], update, definitions)
+        if _surely_runs_one(s, definitions):
+            return True
+    return False
+
+
+def _blocks(s):
+    """The statement lists nested in ``s``: bodies, else branches, handlers, finally."""
+    blocks = [getattr(s, f) for f in ("body", "orelse", "finalbody") if hasattr(s, f)]
+    blocks += [h.body for h in getattr(s, "handlers", [])]
+    return [b for b in blocks if isinstance(b, list)]
+
+
+def _surely_runs_one(s, definitions):
+    """Does running ``s`` surely run one of ``definitions``: one of them, a ``with`` whose body
+    does, an ``if`` both of whose branches do?"""
+    if id(s) in definitions:
+        return True
+    if isinstance(s, gast.If):
+        return any(_surely_runs_one(t, definitions) for t in s.body) and any(
+            _surely_runs_one(t, definitions) for t in s.orelse
+        )
+    if isinstance(s, gast.With):
+        return any(_surely_runs_one(t, definitions) for t in s.body)
+    return False
 
 
 def _check_not_rebound_after(parsed, first, xs, definitions, copy):

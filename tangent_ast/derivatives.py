@@ -219,6 +219,15 @@ class Derivation:
             and bool(entry.jvps)
             and not getattr(fn, "__module__", "").startswith("tangent_ast.")
         )
+        if (
+            self.mode is Mode.REVERSE
+            and not self.transposing
+            and entry is not None
+            and entry.jvps
+            and not entry.has(Mode.REVERSE)
+            and not getattr(fn, "__module__", "").startswith("tangent_ast.")
+        ):
+            raise ForwardRuleOnly(qualified_name(fn))
         return (
             (entry is None or not (entry.has(self.mode) or transposed))
             and inspect.isfunction(fn)
@@ -758,6 +767,20 @@ def _call(module_name, attr, args):
         args=args,
         keywords=[],
     )
+
+
+class ForwardRuleOnly(MissingRuleError):
+    """A call of a function whose registered rule is a forward rule only (``defjvp``), met on
+    the direct route of reverse mode: differentiating its body instead would ignore the rule
+    (a straight-through estimator's gradient would be zero). The session derives the caller
+    by the transpose route, which transposes the forward rule."""
+
+    def __init__(self, fn_name):
+        super().__init__(
+            f"no reverse rule for {fn_name}, which has a forward rule (defjvp) only",
+            hint=f"derive with route='transpose' (it transposes {fn_name}'s forward rule), "
+            f"or register a reverse rule with @tangent_ast.defvjp({fn_name})",
+        )
 
 
 def _missing(derivation, node, site, mode, argnum=None):

@@ -31,10 +31,7 @@ from .kinds import (
     kind_of,
     record_fields,
 )
-from .load import cache_dir
 from .modes import Mode
-from .pipeline import Session
-from .sessions import as_function, derive
 
 _STEPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 
@@ -254,11 +251,13 @@ def check_first_order(
     cache=None,
     route=None,
     finite_differences=True,
+    derive,
 ):
-    """The first-order checks of ``check_grads`` (see the module docstring); without
-    ``finite_differences``, only those that need none. Returns the rules it checked."""
+    """The first-order checks of ``check_grads`` (see the module docstring) of the Python
+    function ``f`` (``sessions.as_function``'s), whose rules ``derive`` gives (as
+    ``tangent_ast.derive``); without ``finite_differences``, only those that need none.
+    Returns the rules it checked."""
     modes = {Mode.of(m) for m in modes}
-    f = as_function(f, Session().directory if cache is None else cache_dir(cache))
     given = tuple(args)
     form, args = flat_arguments(f, given, kwargs or {})
     function, f = f, (f if form == PLAIN and len(args) == len(given) else _positional(f, form))
@@ -351,7 +350,7 @@ def _check_forward_fd(f, args, primal_args, wrt, tangents, jv, call_tangents, rt
 _VERIFIED: set = set()
 
 
-def verify_rules(rule, args, kwargs=None, cache=None):
+def verify_rules(rule, args, kwargs, cache, derive):
     """On the first call of ``rule`` (derived for ``rule.fn``) in this process, at that call's
     ``args`` and ``kwargs``: check the forward and reverse rules against each other and
     against the function (see the module docstring); an InternalError when they disagree.
@@ -362,7 +361,7 @@ def verify_rules(rule, args, kwargs=None, cache=None):
         return
     _VERIFIED.add(key)
     wrt = tuple(rule.params.index(w) for w in rule.wrt)
-    check = dict(kwargs=kwargs, wrt=wrt, cache=cache, route=rule.route.value)
+    check = dict(kwargs=kwargs, wrt=wrt, cache=cache, route=rule.route.value, derive=derive)
     try:
         try:
             check_first_order(rule.fn, args, finite_differences=False, **check)

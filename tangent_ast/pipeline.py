@@ -8,7 +8,8 @@
     normalize  one operation per statement, structured returns           lowering/
     ssa        each name assigned once per path, explicit joins          ssa.py
     kinds      what each value is, from the signature                    kind_inference.py
-    aliasing   a += b on a shared array refused, views copied            aliasing.py
+    aliasing   a += b on a shared array refused                          aliasing.py
+    views      views read after their base changes refused, others copied views.py
     activity   which values carry derivatives                            activity.py
     forward    (mode="forward") tangent statement after each one         forward.py
     reverse    (mode="reverse") forward sweep + transposed reverse sweep  reverse.py
@@ -48,7 +49,7 @@ import gast
 from . import runtime
 from .accumulate import accumulate_slices, fold_zero_starts
 from .activity import analyze
-from .aliasing import check_augmented, check_updates, check_views, copy_views
+from .aliasing import check_augmented, check_updates
 from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
     DerivedRule,
     RuleCache,
@@ -60,7 +61,7 @@ from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, 
 from .calling import PLAIN, Spread, flat_params, flatten
 from .checkpoints import checkpoint_loops
 from .checks import check_dynamic, check_supported
-from .derivatives import Derivation
+from .derivatives import Derivation, ForwardRuleOnly
 from .derived import portable_name
 from .emit import (
     ModuleNamespace,
@@ -99,6 +100,7 @@ from .tapes import install_tapes
 from .trees import copy_tree, walk
 from .unzip import unzipped
 from .version import __version__
+from .views import check_views, copy_views
 
 MODES = tuple(mode.value for mode in Mode)
 STAGE_NAMES = (
@@ -595,11 +597,25 @@ class Session(RuleCache):
         key = (fn, mode, wrt, signature, form)
         self.in_progress.add(key)
         try:
-            generated = derive_module(fn, mode, wrt, signature, self, form=form)
+            try:
+                generated = derive_module(fn, mode, wrt, signature, self, form=form)
+            except ForwardRuleOnly:
+                if self.route is Route.TRANSPOSE:
+                    raise
+                # a call of a function with a forward rule only: its rule transposed, by the
+                # transpose route (the module keeps this route's name, its header says which)
+                generated = derive_module(fn, mode, wrt, signature, self.transposed(), form=form)
         finally:
             self.in_progress.discard(key)
         self.rule_values[generated.name] = generated.rule_values
         return generated
+
+    def transposed(self):
+        """The session of this directory whose reverse rules are derived by the transpose route."""
+        key = (str(self.directory), Route.TRANSPOSE.value)
+        if key not in _SESSIONS_BY_DIRECTORY:
+            _SESSIONS_BY_DIRECTORY[key] = Session(self.directory, self.strict, Route.TRANSPOSE)
+        return _SESSIONS_BY_DIRECTORY[key]
 
     def callee(self, fn, mode, positions, kinds, where, caller_module, form=PLAIN, caller=None):
         params = flat_params(fn, form)

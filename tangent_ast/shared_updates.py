@@ -44,11 +44,12 @@ array([ 8., 72., 72.])
 
 import gast
 
-from .aliasing import fresh_array, view_base
+from .aliasing import fresh_array
 from .indexing import Indexing, indexing
 from .kinds import Kind, Tag
 from .syntax import located, name
 from .trees import copy_tree, walk
+from .views import view_base
 
 
 def follow_shared_updates(fn, origin, kinds, scope, augmented, namer):

@@ -37,7 +37,10 @@ from .gradient_checks import (
     numerical_jvp,
 )
 from .higher_order import hvp
+from .load import cache_dir
 from .modes import Mode
+from .pipeline import Session
+from .sessions import as_function, derive
 
 __all__ = [
     "GradientCheckError",
@@ -79,8 +82,9 @@ def check_grads(
         )
     if order == 2:
         return check_second_order(f, args, wrt=wrt, rtol=rtol, atol=atol, seed=seed, cache=cache)
+    directory = Session().directory if cache is None else cache_dir(cache)
     return check_first_order(
-        f,
+        as_function(f, directory),
         args,
         modes,
         kwargs=kwargs,
@@ -90,6 +94,7 @@ def check_grads(
         seed=seed,
         cache=cache,
         route=route,
+        derive=derive,
     )
 
 

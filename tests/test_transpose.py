@@ -183,3 +183,37 @@ def test_cli_shows_the_transpose_stage_and_generates_by_route(tmp_path):
 )
 def test_both_routes_give_the_same_cotangents(case):
     check_grads(case.fn, case.args, kwargs=case.kwargs, wrt=case.wrt, route="transpose")
+
+
+def _straight_through_round(x):
+    return np.round(x)
+
+
+def _rounded_times(x):
+    return _straight_through_round(x) * x
+
+
+def _calls_the_rounded(x):
+    return _rounded_times(x) * 2.0 + _straight_through_round(x * x)
+
+
+def test_a_forward_rule_alone_is_transposed_on_the_direct_route_too(tmp_path):
+    """A straight-through estimator (a forward rule only, not the derivative of its body):
+    the direct route derives a function calling it by the transpose route, so both routes and
+    forward mode agree (differentiating the body instead gave a zero there)."""
+    from tangent_ast.gradient_checks import check_first_order
+
+    ta.defjvp(_straight_through_round, lambda dx, ans, x: dx)
+    x = 1.7
+    expected = 2.0 * (np.round(x) + x) + 2.0 * x  # d/dx with d round(u) = du
+    for route in ("direct", "transpose"):
+        assert ta.grad(_calls_the_rounded, route=route, cache=tmp_path)(x) == pytest.approx(expected)
+        rule = ta.derive(_rounded_times, "reverse", args=(x,), route=route, cache=tmp_path)
+        assert "# route: transpose" in rule.source
+    assert ta.jvp(_calls_the_rounded, (x,), (1.0,), cache=tmp_path)[1] == pytest.approx(expected)
+    # no finite differences: the estimator is not the derivative of np.round
+    for args in [(x,), (np.array([1.7, -0.4, 2.2]),)]:
+        check_first_order(_calls_the_rounded, args, cache=tmp_path, finite_differences=False)
+    # hvp: forward over the transposed reverse rule, d/dx (x^2 + 2 x round(x)) with the estimator
+    second = ta.hvp(lambda y: _rounded_times(y) * y, cache=tmp_path)(x, 1.0)
+    assert second == pytest.approx(4.0 * x + 2.0 * np.round(x))

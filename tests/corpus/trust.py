@@ -2,6 +2,7 @@
 every mode or refused with a TangentAstError: never a silent wrong number."""
 
 import collections
+import dataclasses
 
 import numpy as np
 
@@ -267,4 +268,50 @@ def tangent_named_like_a_keyword(ef, el):
 CASES += [
     (element_updated_by_augmented_assignment, (V,)),
     (tangent_named_like_a_keyword, (SQ, SQ)),
+]
+
+
+def updated_on_one_branch_only(x, a):
+    """``x`` is the caller's array when ``a <= 0`` and a new one otherwise: ``x /= 2.0`` changes
+    the caller's array on one path only (refused: a derived rule left it alone)."""
+    if a > 0:
+        x = np.tanh(x)
+    x /= 2.0
+    return np.sum(x)
+
+
+def rebound_on_both_branches(x, a):
+    if a > 0:
+        x = np.tanh(x)
+    else:
+        x = x * 3.0
+    x /= 2.0
+    return np.sum(x)
+
+
+@dataclasses.dataclass
+class Weights:
+    w: np.ndarray
+
+
+def second_name_of_a_field(x, p):
+    """``v`` is ``p.w``: ``v -= x`` updates the caller's ``p.w`` (refused; it gave 0.0)."""
+    v = p.w
+    v -= x
+    return np.sum(p.w)
+
+
+def lambda_assigned_through_a_slice(x):
+    """The lambda's parameter, inlined, named ``x`` again: the reverse sweep read it updated."""
+    g1 = lambda t: np.arcsinh(t)  # noqa: E731
+    x[:] = g1(x)
+    return np.sum(x * x)
+
+
+CASES += [
+    (updated_on_one_branch_only, (V, -1.0)),
+    (rebound_on_both_branches, (V, -1.0)),
+    (rebound_on_both_branches, (V, 1.0)),
+    (second_name_of_a_field, (0.5, Weights(V))),
+    (lambda_assigned_through_a_slice, (V,)),
 ]
