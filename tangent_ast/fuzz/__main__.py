@@ -102,7 +102,14 @@ def main(argv=None):
         action="store_true",
         help="check Hessian-vector products too (forward over reverse, reverse over reverse)",
     )
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="verify each derived rule on its first call too (TANGENT_AST_VERIFY=1)",
+    )
     args = parser.parse_args(argv)
+    if args.verify:
+        os.environ["TANGENT_AST_VERIFY"] = "1"
     os.environ.setdefault("TANGENT_AST_CACHE", tempfile.mkdtemp(prefix="tangent_ast_fuzz_cache_"))
     if args.minutes is not None:
         seeds, deadline = range(args.seed, sys.maxsize), time.monotonic() + 60 * args.minutes

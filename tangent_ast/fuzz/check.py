@@ -17,6 +17,7 @@ import copy
 import enum
 import importlib.util
 import itertools
+import os
 import sys
 import tempfile
 import traceback
@@ -118,6 +119,9 @@ def _perturbed(args, seed):
 
 def _check_at(f, args, second_order=False):
     check_grads(f, copy.deepcopy(args), modes=("forward", "reverse"), rtol=1e-4, atol=1e-6)
+    # the other route to reverse mode: the forward rules transposed
+    other = "direct" if os.environ.get("TANGENT_AST_ROUTE") == "transpose" else "transpose"
+    check_grads(f, copy.deepcopy(args), modes=("reverse",), rtol=1e-4, atol=1e-6, route=other)
     if len(args) > 1:  # with respect to one argument only: the others carry no derivative
         check_grads(
             f,
@@ -162,6 +166,8 @@ def _classify(f, args, seed, second_order=False):
         _check_at(f, args, second_order)
         return Result(Outcome.PASS)
     except InternalError as exc:
+        if str(exc).startswith("verifying"):  # the modes disagree: a bug, or a kink
+            return _numeric(f, args, seed, exc, second_order)
         return Result(Outcome.INTERNAL, str(exc).splitlines()[0])
     except TangentAstError as exc:
         return Result(Outcome.REFUSED, str(exc).splitlines()[0])

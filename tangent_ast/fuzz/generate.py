@@ -33,6 +33,16 @@ HELPERS = {
     ),
     "pair": "def pair(p, q):\n    return p * q, p - q\n",
     "bump": "def bump(a, b):\n    a += b\n    return a\n",
+    # rules registered for one mode only: the other mode must use them too (transposed) or
+    # differentiate the body, and both must agree
+    "soft_clip": (
+        "def soft_clip(p):\n    return np.tanh(p) * 1.0\n\n\n"
+        "ta.defjvp(soft_clip, lambda dp, ans, p: dp * (1.0 - ans * ans))\n"
+    ),
+    "twice_sin": (
+        "def twice_sin(p):\n    return np.sin(p) * 2.0\n\n\n"
+        "ta.defvjp(twice_sin, lambda ct, ans, p: ct * 2.0 * np.cos(p))\n"
+    ),
 }
 PREAMBLE = (
     "import math\nimport collections\nimport dataclasses\n\nimport numpy as np\n\n"
@@ -293,6 +303,42 @@ def _shape_for(w, kind):
     return shape
 
 
+def _update(w, name, shape):
+    """An array made and updated in place (on one branch, sometimes)."""
+    rng = w.rng
+    a, s = w.pick(shape), w.pick(SCALAR)
+    lines = [f"{name} = {a}.copy()" if rng.random() < 0.5 else f"{name} = {a} * 1.0"]
+    update = rng.choice(
+        [
+            [f"{name}[0] = {s or 0.5}"],
+            [f"{name} += {a}"],
+            [f"{name} *= 0.5"],
+            [f"{name}[1] = {name}[1] * 2.0"],
+        ]
+    )
+    if s is not None and rng.random() < 0.3:  # on one branch only
+        update = [f"if {s} > 0.2:"] + ["    " + line for line in update]
+    return w.emit(lines + update, name, shape)
+
+
+def _closure(w, name, shape):
+    """A local function, or a lambda, called (through a slice, sometimes)."""
+    rng = w.rng
+    a, b = w.pick(shape), w.pick(shape)
+    form = rng.choice(["def", "lambda", "lambda through a slice"])
+    if form == "lambda" or (form == "lambda through a slice" and shape == SCALAR):
+        return w.emit([f"g1 = lambda t: np.arcsinh(t) * {b}", f"{name} = g1({a})"], name, shape)
+    if form == "lambda through a slice":
+        return w.emit(
+            [f"{name} = {a} * 1.0", "g1 = lambda t: np.arcsinh(t)", f"{name}[:] = g1({name})"],
+            name,
+            shape,
+        )
+    return w.emit(
+        ["def inner(z):", f"    return z * {b} + 1.0", f"{name} = inner({a})"], name, shape
+    )
+
+
 def _statement(w):
     """Append one random statement (or compound block) to the body."""
     rng = w.rng
@@ -384,11 +430,13 @@ def _statement(w):
             "repeat_sin": f"repeat_sin({a}, 2)",
             "pair": f"sum(pair({a}, {b}))",
             "bump": f"bump({a} * 1.0, {b})",
+            "soft_clip": f"soft_clip({a}) * {b}",
+            "twice_sin": f"twice_sin({a}) + {b}",
         }[helper]
         return w.emit([f"{name} = {call}"], name, shape)
     if kind == "container":
         a, b = w.pick(shape), w.pick(shape)
-        form = rng.choice(["tuple", "dict", "list", "record", "dataclass"])
+        form = rng.choice(["tuple", "dict", "list", "record", "dataclass", "field"])
         lines = {
             "tuple": [f"t = ({a}, {b})", "p, q = t", f"{name} = p * q"],
             "dict": [f"d = {{'a': {a}, 'b': {b}}}", f"{name} = d['a'] - d['b'] * 2.0"],
@@ -399,25 +447,14 @@ def _statement(w):
             ],
             "record": [f"pr = Pair({a}, right={b})", f"{name} = pr.left * pr.right"],
             "dataclass": [f"bx = Box({a}, {b})", f"{name} = bx.w * 2.0 + bx.b"],
+            # a second name of a field, updated: the field sees it (arrays), or not (floats)
+            "field": [f"bx = Box({a} * 1.0, {b})", "fw = bx.w", "fw += 0.5", f"{name} = bx.w * fw"],
         }[form]
         return w.emit(lines, name, shape)
     if kind == "update" and shape != SCALAR:
-        a, s = w.pick(shape), w.pick(SCALAR)
-        lines = [f"{name} = {a}.copy()" if rng.random() < 0.5 else f"{name} = {a} * 1.0"]
-        lines += rng.choice(
-            [
-                [f"{name}[0] = {s or 0.5}"],
-                [f"{name} += {a}"],
-                [f"{name} *= 0.5"],
-                [f"{name}[1] = {name}[1] * 2.0"],
-            ]
-        )
-        return w.emit(lines, name, shape)
+        return _update(w, name, shape)
     if kind == "closure":
-        a, b = w.pick(shape), w.pick(shape)
-        return w.emit(
-            ["def inner(z):", f"    return z * {b} + 1.0", f"{name} = inner({a})"], name, shape
-        )
+        return _closure(w, name, shape)
     if kind == "alias":
         return _alias(w, name, shape)
     if kind == "early":

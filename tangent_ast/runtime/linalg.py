@@ -379,7 +379,8 @@ def einsum_vjp(ct, argnum, subscripts, *operands):
     sizes = {}
     for letters, op in zip(inputs, operands, strict=True):
         for c, n in zip(letters, np.shape(op), strict=True):
-            sizes[c] = max(sizes.get(c, 1), n)
+            # as NumPy broadcasts: a length 1 takes the other (0 included), others agree
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
     full = [
         np.broadcast_to(op, [sizes[c] for c in letters])
         for letters, op in zip(inputs, operands, strict=True)

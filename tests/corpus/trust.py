@@ -315,3 +315,11 @@ CASES += [
     (second_name_of_a_field, (0.5, Weights(V))),
     (lambda_assigned_through_a_slice, (V,)),
 ]
+
+
+def einsum_over_an_empty_axis(a, b):
+    """A length-0 axis broadcast against a length-1 one: the reverse rule took the 1."""
+    return np.sum(np.einsum("ij,jk->ik", a, b)) + np.sum(np.einsum("ij,ij->i", a[:1], a))
+
+
+CASES += [(einsum_over_an_empty_axis, (np.ones((0, 2)), np.ones((2, 3))))]
