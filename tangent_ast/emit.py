@@ -35,6 +35,7 @@ import ast
 import hashlib
 import importlib
 import marshal
+import math
 import types
 from dataclasses import dataclass
 
@@ -237,13 +238,74 @@ def statement_lines(stmt, indent, line_of, last_line):
 
 
 def to_ast(fn):
-    """A stdlib ``ast`` copy of a gast node (ready to unparse)."""
+    """A stdlib ``ast`` copy of a gast node, ready to unparse: each number constant whose
+    printed text is not a single token (``-2.0``, ``(1+2j)``, a NaN) is the tree that text
+    parses to, so ``ast.unparse`` puts around it the parentheses its place needs.
+
+    ``ast.unparse`` prints ``Constant(-2.0)`` as ``-2.0`` wherever it is, and Python reads
+    ``-2.0 ** 2`` as ``-(2.0 ** 2)``: a constant is printed as one token, and ``-2.0`` is
+    two, a minus and a number. As ``-(2.0)`` it is an operation, which the printer
+    parenthesises by its precedence, as it would a name's:
+
+    >>> import gast
+    >>> expr = gast.parse("x * (-2.0) ** 2 + y ** -1 + (-2).real", mode="eval").body
+    >>> unparse(to_ast(expr))
+    'x * (-2.0) ** 2 + y ** (-1) + (-2).real'
+    >>> expr.left.left.right.left = gast.Constant(-2.0, None)  # as folding leaves it
+    >>> unparse(to_ast(expr))
+    'x * (-2.0) ** 2 + y ** (-1) + (-2).real'
+    """
     tree = as_ast(fn)
+    spelled = False
     for node in walk(tree):  # listed first: a ``pass`` put in below is placed here too
         if isinstance(node, (ast.If, ast.For, ast.While)) and not node.body:
             node.body = [_at_line_one(ast.Pass())]  # a branch a stage emptied shows as ``pass``
         if "lineno" in node._attributes:
             _at_line_one(node)
+        if type(node) is ast.Constant and prints_as_operation(node.value):
+            spelled = True
+    if spelled:
+        if type(tree) is ast.Constant:
+            return _spelled(tree)
+        _spell_constants(tree)
+    return tree
+
+
+def prints_as_operation(value):
+    """True if ``ast.unparse`` may print the number ``value`` as more than one token: a
+    negative number (``-2``, ``-0.0``, ``-inf`` as ``-1e309``), a NaN (``(1e309-1e309)``),
+    a complex number (``(1-2j)``, ``-2j``)."""
+    cls = type(value)
+    if cls is float:
+        return math.copysign(1.0, value) < 0 or value != value
+    return (cls is int and value < 0) or cls is complex
+
+
+def _spell_constants(tree):
+    """Replace, in place, each constant of several tokens under ``tree`` by its tree."""
+    for node in walk(tree):
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for i, item in enumerate(value):
+                    if type(item) is ast.Constant and prints_as_operation(item.value):
+                        value[i] = _spelled(item)
+            elif type(value) is ast.Constant and prints_as_operation(value.value):
+                setattr(node, field, _spelled(value))
+
+
+def _spelled(constant):
+    """The tree of the text ``ast.unparse`` prints for ``constant`` (``-2.0`` ->
+    ``-(2.0)``, ``(1-2j)`` -> ``1 - 2j``), or ``constant`` itself where that text is one
+    token (``2j``) or does not parse (the check of the printed module reports it)."""
+    try:
+        tree = ast.parse(unparse(constant), mode="eval").body
+    except SyntaxError:
+        return constant
+    if type(tree) is ast.Constant:
+        return constant
+    for node in walk(tree):
+        _at_line_one(node)
     return tree
 
 
@@ -278,14 +340,20 @@ def function_source(fn, line_of):
 
 
 def _primal_lines(gast_node, ast_node):
-    """id of each node of ``ast_node`` -> the primal line of its gast original (gast_to_ast
-    drops the line numbers of generated nodes). Both trees are walked in the same order;
-    the gast tree may hold a few more nodes at its end (not strict)."""
-    return {
-        id(a): g.lineno
-        for g, a in zip(walk(gast_node), walk(ast_node), strict=False)
-        if hasattr(g, "lineno")
-    }
+    """id of each statement of ``ast_node`` -> the primal line of its gast original
+    (gast_to_ast drops the line numbers of generated nodes). The statements of both trees
+    are paired body by body; a body the ``ast`` tree holds a ``pass`` in is empty in the
+    gast tree (``to_ast``)."""
+    lines = {}
+    pairs = [(gast_node, ast_node)]
+    for g, a in pairs:
+        if hasattr(g, "lineno"):
+            lines[id(a)] = g.lineno
+        for field in ("body", "orelse"):
+            inner = getattr(g, field, None)
+            if type(inner) is list:
+                pairs.extend(zip(inner, getattr(a, field), strict=False))
+    return lines
 
 
 def module_source(functions, namespace, provenance, line_of, *, notes=()):
