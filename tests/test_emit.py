@@ -112,3 +112,49 @@ def test_arctan2_of_a_negative_constant():
 )
 def test_negative_constants_on_both_routes(fn, args, route):
     check_grads(fn, args, route=route)
+
+
+# --- the guard: every emitted module reads back as the trees it was printed from
+
+
+def _derive_fresh(f, tmp_path, args=(0.3,)):
+    return ta.derive(f, "forward", args=args, cache=tmp_path)
+
+
+def test_a_constant_printed_as_it_is_is_caught(monkeypatch, tmp_path):
+    monkeypatch.setattr(emit, "_spelled", lambda constant: constant)  # the printer's old bug
+    with pytest.raises(ta.InternalError) as caught:
+        _derive_fresh(trust.squared_negative_constant, tmp_path)
+    message = str(caught.value)
+    assert "squared_negative_constant" in message and "does not read back" in message
+    assert "`tmp = -2.0 ** 2" in message and "trust.py:" in message
+
+
+def test_a_printer_that_drops_parentheses_is_caught(monkeypatch, tmp_path):
+    base = vars(ast)["_Unparser"]
+
+    class Careless(base):
+        def require_parens(self, precedence, node):
+            return self.delimit_if("(", ")", False)
+
+    monkeypatch.setattr(emit, "unparse", lambda node: Careless().visit(node))
+    with pytest.raises(ta.InternalError, match="arctan2_of_a_negative_constant") as caught:
+        _derive_fresh(trust.arctan2_of_a_negative_constant, tmp_path)
+    assert "dout = da * 0.995 / a ** 2 + -0.995 ** 2" in str(caught.value)
+
+
+def test_a_module_that_does_not_parse_is_caught():
+    provenance = emit.Provenance(
+        "f", "m", "m.py", 3, "-", "-", "float", "forward", ("x",), "0", route="direct"
+    )
+    with pytest.raises(ta.InternalError, match="line 2 does not parse"):
+        emit.check_reads_back('"""doc"""\ndef f_jvp(x, dx:\n    return x\n', [], provenance)
+
+
+def test_a_missing_statement_is_caught():
+    provenance = emit.Provenance(
+        "f", "m", "m.py", 3, "-", "-", "float", "forward", ("x",), "0", route="direct"
+    )
+    tree = ast.parse("def f_jvp(x, dx):\n    y = x\n    return y, dx\n").body[0]
+    with pytest.raises(ta.InternalError, match=r"in f_jvp, `return \(y, dx\)` is missing"):
+        emit.check_reads_back("def f_jvp(x, dx):\n    y = x\n", [tree], provenance)
