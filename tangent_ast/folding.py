@@ -58,6 +58,8 @@ class _Fold(Transformer):
             node = _merge_constant_factors(node)
         elif isinstance(node.op, (gast.Add, gast.Sub)):
             node = self.subtract_negation(node)
+        if not isinstance(node, gast.BinOp):
+            return node  # a product of numbers only, merged into one (-1.5 * -1.5 -> 2.25)
         left, right, op = node.left, node.right, node.op
         if _is_const(left) and _is_const(right) and isinstance(op, (gast.Add, gast.Sub, gast.Mult)):
             value = {

@@ -13,7 +13,7 @@ import sys
 
 import gast
 
-from .emit import to_ast
+from .emit import prints_as_operation, to_ast
 from .syntax import unparse
 
 INDENT = 4  # a line of a function body
@@ -85,6 +85,8 @@ def _bounds(node):
         low, high = low + inner[0], high + inner[1]
     if isinstance(node, _OPERATIONS) and not (isinstance(node, gast.Tuple) and not node.elts):
         high += _PARENS
+    elif type(node) is gast.Constant and prints_as_operation(node.value):
+        high += _PARENS  # a negative number, printed as the operation it is: (-2.0) ** 2
     return low, high
 
 
@@ -147,10 +149,10 @@ def _statement_parts(node):
 
 def _constant(node):
     value = node.value
-    if isinstance(value, tuple) or value is ...:
-        return None
-    if isinstance(value, (float, complex)):
-        text = repr(value).replace("inf", _INF).replace("nan", f"({_INF}-{_INF})")
+    if isinstance(value, tuple) or value is ... or type(value) is complex or value != value:
+        return None  # a complex number or a NaN prints as a sum (``emit.to_ast``)
+    if isinstance(value, float):
+        text = repr(value).replace("inf", _INF)
     else:
         text = repr(value)
     return ["u" + text if node.kind == "u" else text]

@@ -60,6 +60,7 @@ import gast
 import numpy as np
 
 from . import runtime
+from .emit import to_ast
 from .errors import TangentAstError
 from .kinds import Tag, is_complex
 from .modes import Mode
@@ -370,4 +371,4 @@ def _minus(e):
 
 
 def _text(e):
-    return unparse(e).replace(TANGENT, "dx")
+    return unparse(to_ast(e)).replace(TANGENT, "dx")

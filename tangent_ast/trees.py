@@ -96,6 +96,40 @@ def dump(node):
     return repr(node)
 
 
+def same(a, b):
+    """``dump(a) == dump(b)``, without writing either out: the same classes, the same
+    values (a float or complex number to the bit, as its repr: ``-0.0`` is not ``0.0``), a
+    field that is missing, None or ``[]`` alike. Half the time of the two dumps.
+
+    >>> same(ast.parse("y = x ** -2"), ast.parse("y = x ** (-2)"))
+    True
+    >>> same(ast.Constant(0.0), ast.Constant(-0.0)), same(ast.Constant(1), ast.Constant(1.0))
+    (False, False)
+    """
+    pending = [(a, b)]
+    pop, push, extend = pending.pop, pending.append, pending.extend
+    while pending:
+        x, y = pop()
+        cls = type(x)
+        if cls is not type(y):
+            if (x is None or x == []) and (y is None or y == []):
+                continue
+            return False
+        if cls is list:
+            if len(x) != len(y):
+                return False
+            extend(zip(x, y))
+        elif isinstance(x, _AST):
+            for field in x._fields:
+                push((getattr(x, field, None), getattr(y, field, None)))
+        elif cls is float or cls is complex:
+            if repr(x) != repr(y):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
 class Transformer(ast.NodeTransformer):
     """``gast.NodeTransformer`` (which is ``ast``'s), its ``generic_visit`` reading each
     field as ``ast.iter_fields`` would but without its generator: the same visits, in the

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import lengths as _lengths
+from . import literals as _literals
 from .lengths import MAT, SCALAR, SHAPES, VEC
 
 # Module-level helpers a program may call; each reads like code people write.
@@ -123,6 +124,8 @@ def _expression(w, shape):
         return None
     b = w.pick(shape) or a
     s = w.pick(SCALAR)
+    if rng.random() < 0.2:
+        return _literals.expression(w, shape, a, b, s)
     choices = [
         f"{a} * {b}",
         f"{a} + {b}",

@@ -243,8 +243,14 @@ def without_vjp(ct, xs, key=-1):
 
 
 def list_vjp(ct, x):
-    """Cotangent of ``x`` for ``list(x)``: the items' cotangents, as an array if ``x`` is one."""
-    return np.asarray(ct) if isinstance(x, np.ndarray) else ct
+    """Cotangent of ``x`` for ``list(x)``: the items' cotangents, as an array if ``x`` is one,
+    as a record of ``x``'s class if ``x`` is a namedtuple (``tuple(np.linalg.eigh(a))``): a
+    record's tangent is a record, which code reads by field."""
+    if isinstance(x, np.ndarray):
+        return np.asarray(ct)
+    if is_record(x) and ct is not None and type(ct) is not type(x):
+        return rebuild(x, list(ct))
+    return ct
 
 
 def write_list(given, new):

@@ -3,6 +3,7 @@ every mode or refused with a TangentAstError: never a silent wrong number."""
 
 import collections
 import dataclasses
+import math
 
 import numpy as np
 
@@ -323,3 +324,60 @@ def einsum_over_an_empty_axis(a, b):
 
 
 CASES += [(einsum_over_an_empty_axis, (np.ones((0, 2)), np.ones((2, 3))))]
+
+
+# A negative number constant printed where an operator binds tighter than its minus:
+# Constant(-2.0) was written -2.0 ** 2, which Python reads as -(2.0 ** 2).
+def squared_negative_constant(x):
+    return x * (-2.0) ** 2
+
+
+def arctan2_of_a_negative_constant(a):
+    return np.arctan2(-0.995, a)  # its rule squares the constant
+
+
+def arctan2_by_a_negative_constant(a):
+    return np.arctan2(a, -0.5)
+
+
+def powers_of_a_negative_int(x):
+    return (-3) ** 3 * x + x**2 * (-3) ** 2
+
+
+def negative_exponents(x):
+    return x**-2 + 2.0**-x + np.power(x, -3.0)
+
+
+def power_of_a_negative_base(x, k):
+    return x * np.power(-2.0, k) + x * (-1.5) ** k
+
+
+def real_part_of_a_negative_constant(x):
+    return (-2.0).real * x + (-3).real * x * x
+
+
+def squared_negative_imaginary(x):
+    return np.real(x * (-2j) ** 2) + np.real(x * (-1 + 2j) ** 2)
+
+
+def negative_constants_in_calls(x):
+    return np.sum(np.clip(x, -0.5, 0.5) ** 2 * np.maximum(-1.0, x) * np.hypot(-3.0, x))
+
+
+def atan2_of_a_negative_constant(x):
+    return math.atan2(-1.5, x)  # its reverse rule squares the constant: -1.5 * -1.5
+
+
+NEGATIVE_CONSTANTS = [
+    (squared_negative_constant, (1.3,)),
+    (arctan2_of_a_negative_constant, (0.3,)),
+    (arctan2_by_a_negative_constant, (0.4,)),
+    (powers_of_a_negative_int, (0.7,)),
+    (negative_exponents, (0.8,)),
+    (power_of_a_negative_base, (0.6, 3)),
+    (real_part_of_a_negative_constant, (0.4,)),
+    (squared_negative_imaginary, (0.5,)),
+    (negative_constants_in_calls, (V,)),
+    (atan2_of_a_negative_constant, (0.5,)),
+]
+CASES += NEGATIVE_CONSTANTS
