@@ -1,7 +1,9 @@
 """The test suite on the lowest and the highest Python the package supports, the lowest
 with the lowest NumPy it declares (``bash .ci/run`` runs both; ``nox`` alone too). The
 highest derives every reverse rule by the transpose route (``TANGENT_AST_ROUTE``), so the
-whole suite runs through both routes in CI (the README's run and ``lowest``: direct).
+whole suite runs through both routes in CI (the README's run and ``lowest``: direct), and
+verifies each derived rule on its first call (``TANGENT_AST_VERIFY``: the forward and reverse
+rules against each other and the function), so the whole suite runs once with it on.
 
 An interpreter that is not on the machine is skipped with a message, not installed.
 """
@@ -35,6 +37,8 @@ def lowest(session):
 
 @nox.session(python="3.13")
 def highest(session):
-    """Python 3.13 with the newest NumPy, reverse rules by the transpose route."""
+    """Python 3.13 with the newest NumPy, reverse rules by the transpose route, each rule
+    verified on its first call."""
     session.install("-e", ".[test]")
-    session.run(*PYTEST, *session.posargs, env={"TANGENT_AST_ROUTE": "transpose"})
+    env = {"TANGENT_AST_ROUTE": "transpose", "TANGENT_AST_VERIFY": "1"}
+    session.run(*PYTEST, *session.posargs, env=env)

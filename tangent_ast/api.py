@@ -21,7 +21,7 @@ from .live import generated_test
 from .load import import_module, write_atomic
 from .modes import Mode, Route
 from .naming import rule_base
-from .sessions import _session, as_function
+from .sessions import _session, as_function, verifying
 from .sessions import derive as derive  # tangent_ast.api.derive, as before
 from .sessions import verify_first_call as _verify
 
@@ -45,13 +45,23 @@ def jvp(f, primals, tangents, *, batched=False, cache=None, verify=None):
     signature = signature_of(flat)
     rule = _session(cache).rule(source_of(f, signature), Mode.FORWARD, wrt, signature, form)
     rule.check_arguments(flat)
-    _verify(rule, primals, None, cache, verify)
+    point = _copied(primals) if verifying(verify) else None  # as they were before the call
     given = [tangents[i] for i in wrt]
     if not batched:
-        return guarded(f, flat, rule, lambda: rule.jvp(*flat, *given))
-    from .runtime.jacobians import jvp_of_batch  # a batch of directions only
+        result = guarded(f, flat, rule, lambda: rule.jvp(*flat, *given))
+    else:
+        from .runtime.jacobians import jvp_of_batch  # a batch of directions only
 
-    return guarded(f, flat, rule, lambda: jvp_of_batch(rule.jvp, flat, *given))
+        result = guarded(f, flat, rule, lambda: jvp_of_batch(rule.jvp, flat, *given))
+    if point is not None:
+        _verify(rule, point, None, cache, True)
+    return result
+
+
+def _copied(args):
+    import copy  # costs a millisecond: only when verifying
+
+    return copy.deepcopy(args)
 
 
 def _jvp_function(g, wrt, arity, cache=None):
@@ -190,10 +200,11 @@ class _Reverse:
     """What a call of ``grad(f)`` uses of one reverse rule, looked up once when the rule is
     cached rather than on every call."""
 
-    __slots__ = ("bwd", "check", "count", "current", "fwd", "ready", "real", "rule")
+    __slots__ = ("bwd", "check", "count", "current", "fwd", "pending", "ready", "real", "rule")
 
     def __init__(self, rule, args):
         self.rule = rule
+        self.pending = None  # (args, kwargs) of its first call, to verify after it
         self.current = rule.dependencies.current
         self.ready = same_kinds(args, rule.dependencies)
         self.fwd, self.bwd = rule.fwd, rule.bwd
@@ -354,6 +365,9 @@ class _Gradient(Made):
             or not _COMPLEX_OR_ARRAY.isdisjoint(map(type, cts))
         ):
             cts = reverse.cotangents(cts, args)
+        if reverse.pending is not None:  # its first call, verified (a derivation, only then)
+            (given, given_kwargs), reverse.pending = reverse.pending, None
+            _verify(reverse.rule, given, given_kwargs, self._cache, True)
         return (out, cts) if self._value else cts
 
     def _find(self, args, kwargs):
@@ -381,7 +395,8 @@ class _Gradient(Made):
                 reverse = rules.get(key)
         if reverse is None or not reverse.current():
             reverse = self._derive(key, args, form)
-            _verify(reverse.rule, given, kwargs, self._cache, self._verify)
+            if verifying(self._verify):
+                reverse.pending = _copied((given, kwargs))
         # a plain call's rule is tried first next time (another form's arguments are
         # flattened first: ready() never holds for them as given)
         self._last = reverse if form is PLAIN else _NoRule
@@ -506,14 +521,11 @@ def vjp(f, *args, wrt=None, cache=None, route=None, verify=None):
     wrt = default_wrt(wrt, signature[: len(args)], "vjp")
     rule = session.rule(source_of(f, signature), Mode.REVERSE, wrt, signature, form)
     rule.check_arguments(flat)
-    _verify(rule, args, None, cache, verify)
-    if rule.updates:  # the rule updates them in place
-        import copy
-
-        point = copy.deepcopy(args)
-    else:
-        point = args
+    checking = verifying(verify)
+    point = _copied(args) if rule.updates or checking else args  # as before the call
     out, saved = guarded(f, flat, rule, lambda: rule.fwd(*flat))
+    if checking:
+        _verify(rule, point, None, cache, True)
 
     def pullback(ct, *, batched=False):
         if batched:  # ct holds cotangents along a leading axis

@@ -31,6 +31,7 @@ from .kinds import (
     kind_of,
     record_fields,
 )
+from .load import body_hash_of, read_header
 from .modes import Mode
 
 _STEPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
@@ -360,6 +361,8 @@ def verify_rules(rule, args, kwargs, cache, derive):
     if key in _VERIFIED:
         return
     _VERIFIED.add(key)
+    if _edited(rule):
+        return  # a rule edited by hand is used as it is, whatever it computes
     wrt = tuple(rule.params.index(w) for w in rule.wrt)
     check = dict(kwargs=kwargs, wrt=wrt, cache=cache, route=rule.route.value, derive=derive)
     try:
@@ -368,6 +371,8 @@ def verify_rules(rule, args, kwargs, cache, derive):
         except TangentAstError:  # the other mode is refused: this one against the function
             check_first_order(rule.fn, args, (rule.mode,), finite_differences=False, **check)
     except GradientCheckError as disagreement:
+        if _other_rule_edited(rule, args, kwargs, cache, derive):
+            return
         raise InternalError(
             f"verifying the derived rules of {rule.fn.__qualname__} at arguments of kinds "
             f"({describe_signature(rule.signature)}): {disagreement} (the {rule.mode} rule: "
@@ -375,3 +380,18 @@ def verify_rules(rule, args, kwargs, cache, derive):
             hint="this is a bug of tangent_ast: please report it with the function and its "
             "arguments",
         ) from None
+
+
+def _edited(rule):
+    """Was ``rule``'s module edited by hand (its body no longer the one it was written with)?"""
+    text = rule.path.read_text()
+    return read_header(text).get("body-hash") != body_hash_of(text)
+
+
+def _other_rule_edited(rule, args, kwargs, cache, derive):
+    other = Mode.REVERSE if rule.mode is Mode.FORWARD else Mode.FORWARD
+    wrt = tuple(rule.params.index(w) for w in rule.wrt)
+    try:
+        return _edited(derive(rule.fn, other, wrt, args=args, kwargs=kwargs, cache=cache))
+    except TangentAstError:
+        return False

@@ -128,12 +128,18 @@ def derive(
     return rule
 
 
+def verifying(verify):
+    """Are rules verified on their first call: ``verify``, or, when it is None, whether the
+    environment sets ``TANGENT_AST_VERIFY`` (to anything but 0)."""
+    if verify is not None:
+        return bool(verify)
+    return os.environ.get("TANGENT_AST_VERIFY", "0") not in ("", "0")
+
+
 def verify_first_call(rule, args, kwargs, cache, verify):
-    """Verify ``rule`` at ``args`` on its first call when ``verify`` says so, or, when it is
-    None, the environment (``TANGENT_AST_VERIFY`` set to anything but 0)."""
-    if verify is False or (
-        verify is None and os.environ.get("TANGENT_AST_VERIFY", "0") in ("", "0")
-    ):
+    """Verify ``rule`` at ``args`` (the arguments as they were before the call) on its first
+    call when :func:`verifying`."""
+    if not verifying(verify):
         return
     from .gradient_checks import verify_rules  # the checks: only when verifying
 

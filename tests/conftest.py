@@ -21,3 +21,11 @@ def direct_route(monkeypatch):
     file names, and of the docs, which show the default route (the transpose route's own
     text and names are tested in test_transpose.py)."""
     monkeypatch.setenv("TANGENT_AST_ROUTE", "direct")
+
+
+@pytest.fixture
+def unverified(monkeypatch):
+    """Rules not verified on their first call, whatever ``TANGENT_AST_VERIFY`` says: for tests
+    that count what a call does (derivations, effects, modules imported), which verification
+    adds to (it runs the function and the other mode's rule again)."""
+    monkeypatch.delenv("TANGENT_AST_VERIFY", raising=False)

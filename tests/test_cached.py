@@ -114,6 +114,7 @@ A_HIT_IMPORTS = [
 ]
 
 
+@pytest.mark.usefixtures("unverified")
 def test_a_cache_hit_imports_only_the_modules_the_check_needs(project):
     """Not api (the other public functions), display, nor trees; and of the standard
     library dataclasses and copy only for Kind, a @dataclass (no tree is copied)."""
@@ -121,6 +122,7 @@ def test_a_cache_hit_imports_only_the_modules_the_check_needs(project):
     assert run(project)["imported"] == A_HIT_IMPORTS
 
 
+@pytest.mark.usefixtures("unverified")
 def test_a_cache_hit_imports_only_the_runtime_modules_it_needs(project):
     """The runtime package imports a module when one of its names is first read: a rule
     calling only NumPy loads none of them but what the check itself reads (the kinds of

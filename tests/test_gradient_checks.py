@@ -44,7 +44,7 @@ def _square_sum(w):
 @pytest.mark.parametrize("entry", ["grad", "vjp", "derive"])
 def test_a_rule_writing_into_the_callers_array_is_caught(entry, tmp_path):
     w = np.array([0.5, -1.0, 2.0])
-    rule = ta.derive(_square_sum, "reverse", args=(w,), cache=tmp_path)
+    rule = ta.derive(_square_sum, "reverse", args=(w,), cache=tmp_path, verify=False)
 
     def writes(fwd):
         def fwd_writing(w):

@@ -85,6 +85,7 @@ def module_path(work):
     return work.parent / "cache" / MODULE
 
 
+@pytest.mark.usefixtures("unverified")
 def test_deriving_twice_gives_identical_files(work):
     run(work, cache=work.parent / "first")
     run(work, cache=work.parent / "second")
@@ -94,6 +95,7 @@ def test_deriving_twice_gives_identical_files(work):
     assert first[0].read_bytes() == second[0].read_bytes()
 
 
+@pytest.mark.usefixtures("unverified")
 def test_a_second_process_reuses_the_module(work):
     cold_start = time.perf_counter()
     cold = run(work)
@@ -162,6 +164,7 @@ def test_editing_the_source_of_an_edited_rule_warns(work):
     assert path.read_bytes() == edited
 
 
+@pytest.mark.usefixtures("unverified")
 def test_concurrent_processes_leave_one_valid_module(work):
     processes = [subprocess.Popen(**command(work, GRADIENT), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True) for _ in range(8)]
