@@ -37,6 +37,7 @@ import numpy as np
 
 from . import runtime
 from .checks import unsupported
+from .indexing import Indexing, indexing
 from .kinds import Tag
 from .local_functions import local_functions
 from .views import VIEW_ATTRIBUTES, may_precede, program_order, view_base, views_read_after
@@ -136,7 +137,7 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
             if others
             else f"it is also {fields[0].value.id}.{fields[0].attr}"
             if fields
-            else f"it is a view of {view_base(views[0].value, None, scope, kinds)!r}"
+            else _view_reason(views[0].value, scope, kinds)
             if views
             else "it is also held in a tuple, list or dict"
             if held
@@ -145,12 +146,16 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
             else None
         )
         if why:
+            unknown = "may be a view" in why
             raise unsupported(
                 parsed,
                 n,
                 f"an augmented assignment to the array {user!r}, which Python "
                 f"does in place, while {why}",
-                f"write {user} = {user} <op> ... for a new array, or keep one name for it",
+                f"derive with example arguments (args=...) so that the kinds are known, or "
+                f"write {user} = {user} <op> ..."
+                if unknown
+                else f"write {user} = {user} <op> ... for a new array, or keep one name for it",
             )
 
 
@@ -311,6 +316,23 @@ def _rebindings(node, xs, list_params):
         )
         and not _extends(n, list_params)
     ]
+
+
+def _view_reason(value, scope, kinds):
+    """Why ``value`` counts as a view: it is one, or, for an index of an array whose number
+    of axes is not known, it may be one (``w[2]`` is an element of a vector, a row of a
+    matrix)."""
+    base = view_base(value, None, scope, kinds)
+    if (
+        isinstance(value, gast.Subscript)
+        and indexing(value.slice, getattr(kinds.get(base), "ndim", None), kinds.get)
+        is Indexing.UNKNOWN
+    ):
+        return (
+            f"it may be a view of {base!r} (an element or a view, by NumPy's rules, "
+            "depending on kinds not known here)"
+        )
+    return f"it is a view of {base!r}"
 
 
 def _check_rebound_on_every_path(parsed, xs, updates, definitions):

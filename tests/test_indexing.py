@@ -168,3 +168,19 @@ def test_a_view_read_after_its_base_changes_is_refused(index, tmp_path):
     )
     with pytest.raises(UnsupportedSyntaxError, match="'s', a view of it, is read later"):
         check_grads(f, (np.ones(3),), cache=tmp_path)
+
+
+def test_without_kinds_an_index_may_be_a_view_and_is_refused_saying_so(tmp_path):
+    """A generic rule (no example arguments): ``w[2]`` is an element of a vector and a row of
+    a matrix, so the update is refused, saying why and what to do; never assumed."""
+    import tangent_ast as ta
+
+    def f(w):
+        s = w[2]
+        s += 1.0
+        return s * w[0]
+
+    for mode in ("forward", "reverse"):
+        with pytest.raises(UnsupportedSyntaxError, match="may be a view of 'w'") as info:
+            ta.derive(f, mode, cache=tmp_path)
+        assert "args=" in str(info.value)
