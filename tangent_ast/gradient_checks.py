@@ -18,6 +18,7 @@ naming both rules and the point where they disagree.
 """
 
 import copy
+import random
 
 import numpy as np
 
@@ -253,10 +254,13 @@ def check_first_order(
     route=None,
     finite_differences=True,
     derive,
+    before_each=None,
 ):
     """The first-order checks of ``check_grads`` (see the module docstring) of the Python
     function ``f`` (``sessions.as_function``'s), whose rules ``derive`` gives (as
     ``tangent_ast.derive``); without ``finite_differences``, only those that need none.
+    ``before_each``: called before each run of the function or of a rule (verification
+    puts the global random streams back, so that each run draws the same numbers).
     Returns the rules it checked."""
     modes = {Mode.of(m) for m in modes}
     given = tuple(args)
@@ -267,6 +271,8 @@ def check_first_order(
     rng = _rng(seed)
     tangents = [_random_like(args[i], rng) for i in wrt]
     primal_args = copy.deepcopy(args)
+    before_each = before_each or (lambda: None)
+    before_each()
     expected = f(*primal_args)
     rules = {}
     jv = None
@@ -275,6 +281,7 @@ def check_first_order(
             function, Mode.FORWARD, wrt, args=given, kwargs=kwargs, cache=cache
         )
         call_args, call_tangents = copy.deepcopy(args), copy.deepcopy(tangents)
+        before_each()
         out, jv = rule.jvp(*call_args, *call_tangents)
         _same_state(primal_args, call_args, f, "the forward rule")
         if not _close(out, expected, 1e-12, 1e-12):
@@ -289,6 +296,7 @@ def check_first_order(
             function, Mode.REVERSE, wrt, args=given, kwargs=kwargs, cache=cache, route=route
         )
         call_args = copy.deepcopy(args)
+        before_each()
         out, saved = rule.fwd(*call_args)
         _same_state(primal_args, call_args, f, "the reverse rule")
         if not _close(out, expected, 1e-12, 1e-12):
@@ -364,12 +372,27 @@ def verify_rules(rule, args, kwargs, cache, derive):
     if _edited(rule):
         return  # a rule edited by hand is used as it is, whatever it computes
     wrt = tuple(rule.params.index(w) for w in rule.wrt)
-    check = dict(kwargs=kwargs, wrt=wrt, cache=cache, route=rule.route.value, derive=derive)
+    streams = (np.random.get_state(), random.getstate())  # what the program draws from
+
+    def same_draws():
+        np.random.set_state(streams[0])
+        random.setstate(streams[1])
+
+    check = dict(
+        kwargs=kwargs,
+        wrt=wrt,
+        cache=cache,
+        route=rule.route.value,
+        derive=derive,
+        before_each=same_draws,
+    )
     try:
         try:
             check_first_order(rule.fn, args, finite_differences=False, **check)
         except TangentAstError:  # the other mode is refused: this one against the function
             check_first_order(rule.fn, args, (rule.mode,), finite_differences=False, **check)
+        finally:
+            same_draws()  # the program's streams as its own call left them
     except GradientCheckError as disagreement:
         if _other_rule_edited(rule, args, kwargs, cache, derive):
             return

@@ -205,7 +205,7 @@ def copy_views(fn, updated, kinds, namer, scope):
                 and isinstance(value, gast.Name)
                 and value.id in updated
                 and s.targets[0].id not in updated
-                and kinds.get(s.targets[0].id, UNKNOWN).tag is Tag.ARRAY
+                and not kinds.get(s.targets[0].id, UNKNOWN).scalar  # (it is that array)
             ):
                 s.value = gast.Call(
                     func=gast.Attribute(value=value, attr="copy", ctx=gast.Load()),

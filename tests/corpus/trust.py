@@ -381,3 +381,16 @@ NEGATIVE_CONSTANTS = [
     (atan2_of_a_negative_constant, (0.5,)),
 ]
 CASES += NEGATIVE_CONSTANTS
+
+
+def lambda_through_a_slice_of_unknown_kind(a):
+    """As above, where the updated array's kind is not known (np.outer of a (4,) minimum):
+    the inlined parameter was left a second name of the array (fuzz seed 127, mixed)."""
+    v1 = np.min(a, axis=0)
+    v8 = np.outer(v1, v1) * 1.0
+    g1 = lambda t: np.arcsinh(t)  # noqa: E731
+    v8[:] = g1(v8)
+    return np.sum(v8) + np.sum(v1)
+
+
+CASES += [(lambda_through_a_slice_of_unknown_kind, (M,))]
