@@ -286,6 +286,16 @@ def calls_grad(x):
     return np.sum(d * d)
 
 
+def phase_of_a_complex_number(x):
+    return np.angle(x * 1j + 0.5) * x
+
+
+def test_hvp_through_a_complex_number_saved_for_its_shape():
+    """The forward rule of a reverse rule that saves a complex Python number for its shape
+    gives it the zero tangent 0j (zero_tangent took it for a record: a TypeError)."""
+    check_grads(phase_of_a_complex_number, (0.7,), order=2)
+
+
 def test_grad_of_grad():
     x = 0.7
     expected = -np.sin(x) * x**3 + 6 * np.cos(x) * x**2 + 6 * x * np.sin(x)
