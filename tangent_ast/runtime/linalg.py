@@ -199,8 +199,9 @@ def cholesky_vjp(ct, ans, x):
     return np.tril(g + _T(g)) - np.eye(g.shape[-1]) * g
 
 
-def _norm_kind(x, ord, axis):
-    ndim = np.ndim(x)
+def _norm_kind(ndim, ord, axis):
+    """``("vector" or "matrix", the axes reduced)`` of ``np.linalg.norm`` of an array of
+    ``ndim`` dimensions (from the number alone, so no derivative reaches the axes)."""
     if axis is None:
         return ("vector" if ndim <= 1 or ord is None else "matrix"), (
             None if ndim <= 1 or ord is None else (0, 1)
@@ -212,8 +213,8 @@ def _norm_kind(x, ord, axis):
 
 def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
     """``d norm(x) / dx`` for the supported orders, with the result's axes kept."""
-    kind, ax = _norm_kind(x, ord, axis)
-    x = np.asarray(x, dtype=np.result_type(x, float))
+    kind, ax = _norm_kind(np.ndim(x), ord, axis)
+    x = np.asarray(x, dtype=float)
     n = keep_reduced(ans, x, ax, keepdims) if np.ndim(x) else ans
     if kind == "vector" or ord in (None, "fro"):  # a matrix's default norm is Frobenius's
         if ord in (None, 2, "fro"):
@@ -237,14 +238,14 @@ def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
 
 def norm_jvp(dx, ans, x, ord=None, axis=None, keepdims=False):
     """Tangent of ``np.linalg.norm``."""
-    _kind, ax = _norm_kind(x, ord, axis)
+    _kind, ax = _norm_kind(np.ndim(x), ord, axis)
     g = norm_grad(ans, x, ord, axis, keepdims)
     return scalar_like(np.sum(g * dx, axis=ax, keepdims=keepdims), ans)
 
 
 def norm_vjp(ct, ans, x, ord=None, axis=None, keepdims=False):
     """Cotangent of ``x`` for ``np.linalg.norm``."""
-    _kind, ax = _norm_kind(x, ord, axis)
+    _kind, ax = _norm_kind(np.ndim(x), ord, axis)
     g = norm_grad(ans, x, ord, axis, keepdims)
     return scalar_like(g * (keep_reduced(ct, x, ax, keepdims) if np.ndim(x) else ct), x)
 
@@ -410,7 +411,7 @@ def einsum_vjp(ct, argnum, subscripts, *operands):
 
 
 def _vector_norm_grad(ans, x, axis=None, keepdims=False, ord=2):
-    x = np.asarray(x, dtype=np.result_type(x, float))
+    x = np.asarray(x, dtype=float)
     if axis is None:
         n = np.reshape(ans, (1,) * x.ndim) if x.ndim else ans
     else:
@@ -444,7 +445,7 @@ def vector_norm_vjp(ct, ans, x, axis=None, keepdims=False, ord=2):
 
 
 def _matrix_norm_grad(ans, x, keepdims=False, ord="fro"):
-    x = np.asarray(x, dtype=np.result_type(x, float))
+    x = np.asarray(x, dtype=float)
     n = np.asarray(ans) if keepdims else np.asarray(ans)[..., None, None]
     if ord == "fro":
         return x / np.where(n == 0, 1.0, n)
