@@ -6,8 +6,9 @@ array([1., 0.])
 
 import numpy as np
 
+from .elementwise import safe_divide
 from .errors import TangentAstError
-from .reductions import half_over, prod_jvp, prod_vjp, sum_vjp
+from .reductions import prod_jvp, prod_vjp, sum_vjp
 from .shapes import keep_reduced, reduced_axes, scalar_like
 
 
@@ -143,12 +144,11 @@ def nanvar_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=Fal
 
 
 def nanstd_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    """Tangent of ``np.nanstd``: the variance's over ``2 * std``."""
-    return scalar_like(
-        nanvar_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims) * half_over(ans), ans
-    )
+    """Tangent of ``np.nanstd``: the variance's over ``2 * std``, and 0 where the std is 0."""
+    t = nanvar_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims)
+    return scalar_like(safe_divide(t, 2 * ans), ans)
 
 
 def nanstd_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """Cotangent of ``x`` for ``np.nanstd``."""
-    return nanvar_vjp(ct * half_over(ans), ans, x, axis, ddof=ddof, keepdims=keepdims)
+    return nanvar_vjp(safe_divide(ct, 2 * ans), ans, x, axis, ddof=ddof, keepdims=keepdims)
