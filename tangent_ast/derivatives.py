@@ -414,6 +414,8 @@ class Derivation:
             rule = entry.rule(
                 self.mode, i, kinds, complex_argument=is_complex(self.kind(site.args[i]))
             )
+            if rule is ZERO and any(i in r for r in entry.complex_rules.values()):
+                self.check_argument(node, entry, site.args[i], i)  # zero for real values only
             if rule is ZERO:
                 continue  # the result does not change with this argument (only its shape counts)
             # on the transpose route a forward rule alone will do: transposed below

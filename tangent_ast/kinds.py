@@ -2,7 +2,7 @@
 
 A rule is derived for a function *and the kinds of its arguments*: a Python
 float, an int, a bool, an ndarray of known ``ndim`` and dtype kind, ... A kind
-is what lets scalar code derive into scalar code with no helper calls, and
+is what lets scalar code derive into scalar code with no helper calls for shapes, and
 array code call ``unbroadcast`` only where shapes can really differ.
 ``UNKNOWN`` is always safe: it only costs helper calls. The inference of a
 kind for every value of a function is the stage :mod:`tangent_ast.kind_inference`.

@@ -286,6 +286,35 @@ def calls_grad(x):
     return np.sum(d * d)
 
 
+def norms(x):
+    return np.linalg.norm(x) ** 3 + np.sum(np.linalg.norm(x, 3, axis=1)) + np.linalg.norm(x, "nuc")
+
+
+def array_api_norms(x):
+    return np.sum(np.linalg.vector_norm(x, axis=0) ** 3) + np.linalg.matrix_norm(x, ord=2)
+
+
+def nan_moments(x):
+    return np.nanstd(x) * np.nanvar(x, axis=0)[1]
+
+
+@pytest.mark.parametrize("fn", [norms, array_api_norms, nan_moments])
+def test_norms_and_nan_moments_at_second_order(fn):
+    """Their runtime helpers are derived again: the norm's axes and the mask of NaNs are
+    computed from x's rank and NaN-ness alone, so no derivative reaches them."""
+    check_grads(fn, (M,), order=2)
+
+
+def phase_of_a_complex_number(x):
+    return np.angle(x * 1j + 0.5) * x
+
+
+def test_hvp_through_a_complex_number_saved_for_its_shape():
+    """The forward rule of a reverse rule that saves a complex Python number for its shape
+    gives it the zero tangent 0j (zero_tangent took it for a record: a TypeError)."""
+    check_grads(phase_of_a_complex_number, (0.7,), order=2)
+
+
 def test_grad_of_grad():
     x = 0.7
     expected = -np.sin(x) * x**3 + 6 * np.cos(x) * x**2 + 6 * x * np.sin(x)

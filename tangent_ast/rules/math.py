@@ -26,21 +26,21 @@ _unary(
         (math.sin, lambda ans, x: math.cos(x)),
         (math.cos, lambda ans, x: -math.sin(x)),
         (math.tan, lambda ans, x: 1 / math.cos(x) ** 2),
-        (math.asin, lambda ans, x: 1 / math.sqrt(1 - x * x)),
-        (math.acos, lambda ans, x: -1 / math.sqrt(1 - x * x)),
+        (math.asin, lambda ans, x: runtime.safe_divide(1, math.sqrt(1 - x * x))),
+        (math.acos, lambda ans, x: -runtime.safe_divide(1, math.sqrt(1 - x * x))),
         (math.atan, lambda ans, x: 1 / (1 + x * x)),
         (math.sinh, lambda ans, x: math.cosh(x)),
         (math.cosh, lambda ans, x: math.sinh(x)),
         (math.tanh, lambda ans, x: 1 - ans * ans),
         (math.asinh, lambda ans, x: 1 / math.sqrt(x * x + 1)),
-        (math.acosh, lambda ans, x: 1 / math.sqrt(x * x - 1)),
+        (math.acosh, lambda ans, x: runtime.safe_divide(1, math.sqrt(x * x - 1))),
         (math.atanh, lambda ans, x: 1 / (1 - x * x)),
         (math.exp, lambda ans, x: ans),
         (math.expm1, lambda ans, x: ans + 1),
         (math.log1p, lambda ans, x: 1 / (1 + x)),
         (math.log2, lambda ans, x: 1 / (x * math.log(2))),
         (math.log10, lambda ans, x: 1 / (x * math.log(10))),
-        (math.sqrt, lambda ans, x: 1 / (2.0 * ans)),
+        (math.sqrt, lambda ans, x: runtime.safe_divide(1, 2.0 * ans)),
         (math.fabs, lambda ans, x: math.copysign(1.0, x)),
         (math.erf, lambda ans, x: 2 / math.sqrt(math.pi) * math.exp(-x * x)),
         (math.erfc, lambda ans, x: -2 / math.sqrt(math.pi) * math.exp(-x * x)),
@@ -76,17 +76,25 @@ defvjp(
 
 defjvp(
     math.atan2,
-    lambda dy, ans, y, x: dy * x / (x * x + y * y),
-    lambda dx, ans, y, x: -dx * y / (x * x + y * y),
+    lambda dy, ans, y, x: runtime.safe_divide(dy * x, x * x + y * y),
+    lambda dx, ans, y, x: runtime.safe_divide(-dx * y, x * x + y * y),
 )
 defvjp(
     math.atan2,
-    lambda ct, ans, y, x: ct * x / (x * x + y * y),
-    lambda ct, ans, y, x: -ct * y / (x * x + y * y),
+    lambda ct, ans, y, x: runtime.safe_divide(ct * x, x * x + y * y),
+    lambda ct, ans, y, x: runtime.safe_divide(-ct * y, x * x + y * y),
 )
 
-defjvp(math.hypot, lambda dx, ans, x, y: dx * x / ans, lambda dy, ans, x, y: dy * y / ans)
-defvjp(math.hypot, lambda ct, ans, x, y: ct * x / ans, lambda ct, ans, x, y: ct * y / ans)
+defjvp(
+    math.hypot,
+    lambda dx, ans, x, y: runtime.safe_divide(dx * x, ans),
+    lambda dy, ans, x, y: runtime.safe_divide(dy * y, ans),
+)
+defvjp(
+    math.hypot,
+    lambda ct, ans, x, y: runtime.safe_divide(ct * x, ans),
+    lambda ct, ans, x, y: runtime.safe_divide(ct * y, ans),
+)
 
 defjvp(math.fmod, lambda dx, ans, x, y: dx, lambda dy, ans, x, y: -dy * math.trunc(x / y))
 defvjp(math.fmod, lambda ct, ans, x, y: ct, lambda ct, ans, x, y: -ct * math.trunc(x / y))

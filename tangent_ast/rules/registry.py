@@ -380,8 +380,15 @@ def elementwise(fn, derivative, *, broadcasts=True):
 
 
 def _scale(factor, derivative):
-    """``factor * derivative``, written ``factor / e`` when the derivative is ``1 / e``."""
+    """``factor * derivative``, written ``factor / e`` when the derivative is ``1 / e``, and
+    ``runtime.safe_divide(factor, e)`` when it is ``runtime.safe_divide(1, e)``, with its
+    minus sign in front when it is ``-runtime.safe_divide(1, e)``."""
     d = copy.deepcopy(derivative)
+    negated = isinstance(d, gast.UnaryOp) and isinstance(d.op, gast.USub)
+    if _is_safe_divide_of_one(d.operand if negated else d):
+        quotient = d.operand if negated else d
+        quotient.args[0] = factor
+        return gast.UnaryOp(op=gast.USub(), operand=quotient) if negated else quotient
     if (
         isinstance(d, gast.BinOp)
         and isinstance(d.op, gast.Div)
@@ -390,6 +397,19 @@ def _scale(factor, derivative):
     ):
         return gast.BinOp(left=factor, op=gast.Div(), right=d.right)
     return gast.BinOp(left=factor, op=gast.Mult(), right=d)
+
+
+def _is_safe_divide_of_one(node):
+    """Whether ``node`` is ``runtime.safe_divide(1, e)``."""
+    return (
+        isinstance(node, gast.Call)
+        and isinstance(node.func, gast.Attribute)
+        and isinstance(node.func.value, gast.Name)
+        and (node.func.value.id, node.func.attr) == ("runtime", "safe_divide")
+        and len(node.args) == 2
+        and isinstance(node.args[0], gast.Constant)
+        and node.args[0].value == 1
+    )
 
 
 def qualified_name(fn):

@@ -16,6 +16,7 @@ from .. import runtime
 from ..kinds import UNKNOWN, Tag
 from .registry import (
     ZERO,
+    broadcasting,
     def_jointly_linear,
     def_linear,
     defjvp,
@@ -104,6 +105,28 @@ def_jointly_linear(runtime.add_tangents, 0, 1)
 
 defvjp(runtime.add_tangents, lambda ct, ans, a, b: ct, lambda ct, ans, a, b: ct)
 handles(runtime.add_tangents, sequences=True)  # of tuples, lists, dicts, records: item by item
+
+# safe_divide(num, den) is num / den, and 0 where den is 0: linear in num (exactly: it is 0
+# for every num where den is 0), and in den the quotient's derivative -ans / den, which
+# divide_nonzero refuses where den is 0 (the jump to 0 there has no derivative).
+# divide_nonzero's own rules are the quotient's.
+def_linear(runtime.safe_divide, runtime.divide_nonzero)
+broadcasting(runtime.safe_divide, runtime.divide_nonzero)
+holds_for_complex(runtime.safe_divide, runtime.divide_nonzero)
+for _fn in (runtime.safe_divide, runtime.divide_nonzero):
+    defjvp(_fn, lambda dden, ans, num, den: -dden * runtime.divide_nonzero(ans, den), argnum=1)
+
+defvjp(
+    runtime.safe_divide,
+    lambda ct, ans, num, den: runtime.safe_divide(ct, den),
+    lambda ct, ans, num, den: -ct * runtime.divide_nonzero(ans, den),
+)
+
+defvjp(
+    runtime.divide_nonzero,
+    lambda ct, ans, num, den: runtime.divide_nonzero(ct, den),
+    lambda ct, ans, num, den: -ct * runtime.divide_nonzero(ans, den),
+)
 
 # zeros carry no derivative, nor a value kept only for its shape
 nondifferentiable(runtime.zero_tangent, runtime.zeros_like, runtime.only_shape)

@@ -65,8 +65,10 @@ _EXPORTS = {
     "elementwise": (
         "astype_vjp",
         "clip_mask",
+        "divide_nonzero",
         "divmod_jvp",
         "divmod_vjp",
+        "safe_divide",
         "sinc_derivative",
         "xlogy",
     ),
@@ -154,7 +156,6 @@ _EXPORTS = {
         "extremum_jvp",
         "extremum_mask",
         "extremum_vjp",
-        "half_over",
         "mean_jvp",
         "mean_vjp",
         "prod_jvp",

@@ -2,11 +2,46 @@
 
 >>> float(xlogy(0.0, 0.0))
 0.0
+>>> safe_divide(np.array([1.0, 2.0]), np.array([4.0, 0.0]))
+array([0.25, 0.  ])
 """
 
 import numpy as np
 
+from .errors import TangentAstError
 from .tangents import TangentTuple, unbroadcast
+
+
+def safe_divide(num, den):
+    """``num / den``, and 0 where ``den`` is 0, with no floating-point warning.
+
+    The first derivatives of ``abs``, ``hypot``, the norms, ``sqrt`` and ``std`` divide by
+    the function's value; where it is 0 they are 0 (docs/rules.md, "Where a derivative
+    divides by zero"): the derivative of every composite through such a point that is
+    differentiable there, such as ``np.abs(z) ** 2``.
+    """
+    if type(num) is float and type(den) is float:  # scalar code: as fast as a division
+        return num / den if den else 0.0
+    if isinstance(num, np.ndarray) or isinstance(den, np.ndarray):
+        zero = np.equal(den, 0)
+        return np.where(zero, 0, np.divide(num, np.where(zero, 1, den)))
+    return num / den if den != 0 else np.zeros((), np.result_type(num, den))[()]
+
+
+def divide_nonzero(num, den):
+    """``num / den`` where no element of ``den`` is 0: the derivative of ``safe_divide`` in its
+    divisor, which has none where the divisor is 0 (the quotient jumps to 0 there)."""
+    if np.any(np.equal(den, 0)):
+        raise TangentAstError(
+            "a second derivative at a point where a first derivative divides by 0 (an abs, a "
+            "hypot, a norm, a sqrt or a std that is 0, the modulus of an angle or an arctan2, "
+            "the root of an arcsin, arccos or arccosh): the first derivative is 0 there by "
+            "convention, and that 0 has no derivative of its own",
+            hint="differentiate twice at another point, or write the function without the "
+            "division (np.sum(x ** 2) rather than np.linalg.norm(x) ** 2); see 'Where a "
+            "derivative divides by zero' in docs/rules.md",
+        )
+    return num / den
 
 
 def clip_mask(x, a_min, a_max):

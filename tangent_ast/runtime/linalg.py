@@ -8,6 +8,7 @@ array([[3., 0.],
 
 import numpy as np
 
+from .elementwise import safe_divide
 from .errors import TangentAstError
 from .reductions import extremum_mask
 from .sequences import leaf_like
@@ -199,8 +200,9 @@ def cholesky_vjp(ct, ans, x):
     return np.tril(g + _T(g)) - np.eye(g.shape[-1]) * g
 
 
-def _norm_kind(x, ord, axis):
-    ndim = np.ndim(x)
+def _norm_kind(ndim, ord, axis):
+    """``("vector" or "matrix", the axes reduced)`` of ``np.linalg.norm`` of an array of
+    ``ndim`` dimensions (from the number alone, so no derivative reaches the axes)."""
     if axis is None:
         return ("vector" if ndim <= 1 or ord is None else "matrix"), (
             None if ndim <= 1 or ord is None else (0, 1)
@@ -210,23 +212,34 @@ def _norm_kind(x, ord, axis):
     return "vector", axis
 
 
+def _power_norm_grad(x, n, p):
+    """``d norm(x, p) / dx = sign(x) (|x| / n) ** (p - 1)``, and 0 where ``x`` is 0 (where the
+    power is infinite for ``p < 1``) and where the norm ``n`` is 0."""
+    ratio = safe_divide(np.abs(x), n)
+    if p >= 1:
+        return np.sign(x) * ratio ** (p - 1)
+    return safe_divide(np.sign(x), ratio ** (1 - p))
+
+
 def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
-    """``d norm(x) / dx`` for the supported orders, with the result's axes kept."""
-    kind, ax = _norm_kind(x, ord, axis)
-    x = np.asarray(x, dtype=np.result_type(x, float))
+    """``d norm(x) / dx`` for the supported orders, with the result's axes kept; 0 where the
+    norm is 0 (docs/rules.md, "Where a derivative divides by zero")."""
+    kind, ax = _norm_kind(np.ndim(x), ord, axis)
+    x = np.asarray(x, dtype=float)
     n = keep_reduced(ans, x, ax, keepdims) if np.ndim(x) else ans
     if kind == "vector" or ord in (None, "fro"):  # a matrix's default norm is Frobenius's
         if ord in (None, 2, "fro"):
-            return x / np.where(n == 0, 1.0, n)
+            return safe_divide(x, n)
         if ord == 1:
             return np.sign(x)
         if ord in (np.inf, -np.inf):
             return np.sign(x) * extremum_mask(n, np.abs(x), ax, keepdims=True)
         if np.ndim(ord) == 0 and ord not in (0,):
-            return np.sign(x) * (np.abs(x) / n) ** (ord - 1)
+            return _power_norm_grad(x, n, ord)
     if kind == "matrix" and ord in (2, "nuc") and ax in ((0, 1), (-2, -1)) and np.ndim(x) == 2:
         u, _s, vt = np.linalg.svd(x, full_matrices=False)
-        return np.outer(u[:, 0], vt[0]) if ord == 2 else u @ vt
+        g = np.outer(u[:, 0], vt[0]) if ord == 2 else u @ vt
+        return np.where(n == 0, 0.0, g)  # the singular vectors of 0 are arbitrary
     raise TangentAstError(
         f"np.linalg.norm(..., ord={ord!r}, axis={axis!r}) of an array of {np.ndim(x)} dimensions "
         "has no derivative rule",
@@ -237,14 +250,14 @@ def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
 
 def norm_jvp(dx, ans, x, ord=None, axis=None, keepdims=False):
     """Tangent of ``np.linalg.norm``."""
-    _kind, ax = _norm_kind(x, ord, axis)
+    _kind, ax = _norm_kind(np.ndim(x), ord, axis)
     g = norm_grad(ans, x, ord, axis, keepdims)
     return scalar_like(np.sum(g * dx, axis=ax, keepdims=keepdims), ans)
 
 
 def norm_vjp(ct, ans, x, ord=None, axis=None, keepdims=False):
     """Cotangent of ``x`` for ``np.linalg.norm``."""
-    _kind, ax = _norm_kind(x, ord, axis)
+    _kind, ax = _norm_kind(np.ndim(x), ord, axis)
     g = norm_grad(ans, x, ord, axis, keepdims)
     return scalar_like(g * (keep_reduced(ct, x, ax, keepdims) if np.ndim(x) else ct), x)
 
@@ -410,19 +423,19 @@ def einsum_vjp(ct, argnum, subscripts, *operands):
 
 
 def _vector_norm_grad(ans, x, axis=None, keepdims=False, ord=2):
-    x = np.asarray(x, dtype=np.result_type(x, float))
+    x = np.asarray(x, dtype=float)
     if axis is None:
         n = np.reshape(ans, (1,) * x.ndim) if x.ndim else ans
     else:
         n = keep_reduced(ans, x, axis, keepdims)
     if ord in (2, None):
-        return x / np.where(n == 0, 1.0, n)
+        return safe_divide(x, n)
     if ord == 1:
         return np.sign(x)
     if ord in (np.inf, -np.inf):
         return np.sign(x) * extremum_mask(n, np.abs(x), axis, keepdims=True)
     if np.ndim(ord) == 0 and ord != 0:
-        return np.sign(x) * (np.abs(x) / n) ** (ord - 1)
+        return _power_norm_grad(x, n, ord)
     raise TangentAstError(f"no derivative of np.linalg.vector_norm for ord={ord!r}")
 
 
@@ -444,15 +457,14 @@ def vector_norm_vjp(ct, ans, x, axis=None, keepdims=False, ord=2):
 
 
 def _matrix_norm_grad(ans, x, keepdims=False, ord="fro"):
-    x = np.asarray(x, dtype=np.result_type(x, float))
+    x = np.asarray(x, dtype=float)
     n = np.asarray(ans) if keepdims else np.asarray(ans)[..., None, None]
     if ord == "fro":
-        return x / np.where(n == 0, 1.0, n)
+        return safe_divide(x, n)
     if ord in ("nuc", 2):
         u, _s, vt = np.linalg.svd(x, full_matrices=False)
-        if ord == "nuc":
-            return u @ vt
-        return u[..., :, :1] @ vt[..., :1, :]
+        g = u @ vt if ord == "nuc" else u[..., :, :1] @ vt[..., :1, :]
+        return np.where(n == 0, 0.0, g)  # the singular vectors of 0 are arbitrary
     raise TangentAstError(f"no derivative of np.linalg.matrix_norm for ord={ord!r}")
 
 

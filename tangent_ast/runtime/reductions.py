@@ -6,6 +6,7 @@
 
 import numpy as np
 
+from .elementwise import safe_divide
 from .errors import TangentAstError
 from .shapes import keep_reduced, reduced_axes, scalar_like
 
@@ -114,24 +115,16 @@ def var_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False,
     )
 
 
-def half_over(ans):
-    """``1 / (2 * std)``, and 0 where the std is 0: a single element's std is 0 whatever its
-    value (derivative 0), and at equal elements the std has no derivative, only a kink."""
-    ans = np.asarray(ans, dtype=float)
-    zero = ans == 0
-    return np.where(zero, 0.0, 0.5 / np.where(zero, 1.0, ans))
-
-
 def std_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    """Tangent of ``np.std``: the variance's over ``2 * std``."""
-    return scalar_like(
-        var_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims) * half_over(ans), ans
-    )
+    """Tangent of ``np.std``: the variance's over ``2 * std``, and 0 where the std is 0 (equal
+    elements, where the std has a kink; a single element, whose std is always 0)."""
+    t = var_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims)
+    return scalar_like(safe_divide(t, 2 * ans), ans)
 
 
 def std_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """Cotangent of ``x`` for ``np.std``."""
-    return var_vjp(ct * half_over(ans), ans, x, axis, ddof=ddof, keepdims=keepdims)
+    return var_vjp(safe_divide(ct, 2 * ans), ans, x, axis, ddof=ddof, keepdims=keepdims)
 
 
 def cumsum_vjp(ct, x, axis=None, dtype=None, out=None):

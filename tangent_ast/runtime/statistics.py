@@ -6,13 +6,10 @@ array([1., 0.])
 
 import numpy as np
 
+from .elementwise import safe_divide
 from .errors import TangentAstError
-from .reductions import half_over, prod_jvp, prod_vjp, sum_vjp
+from .reductions import prod_jvp, prod_vjp, sum_vjp
 from .shapes import keep_reduced, reduced_axes, scalar_like
-
-
-def _not_nan(x):
-    return ~np.isnan(x)
 
 
 def nansum_vjp(ct, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
@@ -22,7 +19,7 @@ def nansum_vjp(ct, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs)
 
 def nanmean_vjp(ct, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     """Cotangent of ``x`` for ``np.nanmean``: ``ct`` over the count of non-NaN elements."""
-    count = np.sum(_not_nan(x), axis=reduced_axes(axis, np.ndim(x)), keepdims=True)
+    count = np.sum(~np.isnan(x), axis=reduced_axes(axis, np.ndim(x)), keepdims=True)
     return scalar_like(np.where(np.isnan(x), 0.0, keep_reduced(ct, x, axis, keepdims) / count), x)
 
 
@@ -129,7 +126,7 @@ def median_vjp(ct, ans, x, axis=None, out=None, overwrite_input=False, keepdims=
 
 def nanvar_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """Tangent of ``np.nanvar``: the variance's, over the non-NaN elements."""
-    ok = _not_nan(x)
+    ok = ~np.isnan(x)
     centered = np.where(ok, x - np.nanmean(x, axis=axis, keepdims=True), 0.0)
     count = np.sum(ok, axis=reduced_axes(axis, np.ndim(x)), keepdims=keepdims)
     t = 2 * np.sum(
@@ -140,19 +137,18 @@ def nanvar_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=Fal
 
 def nanvar_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """Cotangent of ``x`` for ``np.nanvar`` (zero where ``x`` is NaN)."""
-    ok = _not_nan(x)
+    ok = ~np.isnan(x)
     centered = np.where(ok, x - np.nanmean(x, axis=axis, keepdims=True), 0.0)
     count = np.sum(ok, axis=reduced_axes(axis, np.ndim(x)), keepdims=True)
     return scalar_like(2 * centered * keep_reduced(ct, x, axis, keepdims) / (count - ddof), x)
 
 
 def nanstd_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    """Tangent of ``np.nanstd``: the variance's over ``2 * std``."""
-    return scalar_like(
-        nanvar_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims) * half_over(ans), ans
-    )
+    """Tangent of ``np.nanstd``: the variance's over ``2 * std``, and 0 where the std is 0."""
+    t = nanvar_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims)
+    return scalar_like(safe_divide(t, 2 * ans), ans)
 
 
 def nanstd_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """Cotangent of ``x`` for ``np.nanstd``."""
-    return nanvar_vjp(ct * half_over(ans), ans, x, axis, ddof=ddof, keepdims=keepdims)
+    return nanvar_vjp(safe_divide(ct, 2 * ans), ans, x, axis, ddof=ddof, keepdims=keepdims)

@@ -161,6 +161,8 @@ def zero_tangent(x):
         return None
     if isinstance(x, (float, np.floating)):
         return 0.0
+    if isinstance(x, (complex, np.complexfloating)):
+        return 0j
     if isinstance(x, np.ndarray):
         return np.zeros_like(x, dtype=float) if x.dtype.kind not in "fc" else np.zeros_like(x)
     if is_record(x):

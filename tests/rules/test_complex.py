@@ -287,12 +287,23 @@ def eigenvectors(a):
     return np.sum(np.abs(v))
 
 
+def angle_maybe_complex(x):
+    return np.sum(np.angle(x * (1 + 1j) + np.array([0, 1j, 0, 0, 0, 0])))
+
+
+def imag_maybe_complex(x):
+    return np.sum(np.imag(x * (1 + 1j) + np.array([0, 1j, 0, 0, 0, 0])))
+
+
 @pytest.mark.parametrize(
     "fn, match",
     [
         (rfft_of_complex, "rules of numpy.fft.rfft are for real values"),
         (sort_complex, "rules of numpy.sort are for real values"),
         (maybe_complex, "whether it is real or complex is not known"),
+        # their rule for a real value is zero: a value that may be complex does not get it
+        (angle_maybe_complex, "numpy.angle .*whether it is real or complex is not known"),
+        (imag_maybe_complex, "numpy.imag .*whether it is real or complex is not known"),
         (real_then_complex, "'s' is real on one path and complex on another"),
         (eigenvectors, "eig"),
     ],

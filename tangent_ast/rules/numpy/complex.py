@@ -19,6 +19,9 @@ function        forward (``dz``)                      reverse (``ct``)
 ``conj(z)``     ``conj(dz)``                          ``conj(ct)``
 ``angle(z)``    ``Im(conj(z) dz) / |z|^2``            ``-1j ct conj(z) / |z|^2``
 ==============  ====================================  =====================================
+
+The divisions of ``abs`` and ``angle`` give 0 where ``z`` is 0 (``runtime.safe_divide``:
+docs/rules.md, "Where a derivative divides by zero").
 """
 
 import builtins
@@ -119,8 +122,8 @@ holds_for_complex(
 for _fn in (np.absolute, builtins.abs):
     defcomplex(
         _fn,
-        lambda dz, ans, z: np.real(np.conj(z) * dz) / ans,
-        lambda ct, ans, z: ct * np.conj(z) / ans,
+        lambda dz, ans, z: runtime.safe_divide(np.real(np.conj(z) * dz), ans),
+        lambda ct, ans, z: runtime.safe_divide(ct * np.conj(z), ans),
     )
 
 # imag and angle of a real value do not change with it
@@ -135,8 +138,8 @@ defvjp(np.angle, ZERO)
 
 defcomplex(
     np.angle,
-    lambda dz, ans, z: np.imag(np.conj(z) * dz) / np.abs(z) ** 2,
-    lambda ct, ans, z: -1j * ct * np.conj(z) / np.abs(z) ** 2,
+    lambda dz, ans, z: runtime.safe_divide(np.imag(np.conj(z) * dz), np.abs(z) ** 2),
+    lambda ct, ans, z: runtime.safe_divide(-1j * ct * np.conj(z), np.abs(z) ** 2),
 )
 
 

@@ -27,14 +27,14 @@ ELEMENTWISE = [
     (np.sin, lambda ans, x: np.cos(x)),
     (np.cos, lambda ans, x: -np.sin(x)),
     (np.tan, lambda ans, x: 1 / np.cos(x) ** 2),
-    (np.arcsin, lambda ans, x: 1 / np.sqrt(1 - x**2)),
-    (np.arccos, lambda ans, x: -1 / np.sqrt(1 - x**2)),
+    (np.arcsin, lambda ans, x: runtime.safe_divide(1, np.sqrt(1 - x**2))),
+    (np.arccos, lambda ans, x: -runtime.safe_divide(1, np.sqrt(1 - x**2))),
     (np.arctan, lambda ans, x: 1 / (1 + x**2)),
     (np.sinh, lambda ans, x: np.cosh(x)),
     (np.cosh, lambda ans, x: np.sinh(x)),
     (np.tanh, lambda ans, x: 1 - ans**2),
     (np.arcsinh, lambda ans, x: 1 / np.sqrt(x**2 + 1)),
-    (np.arccosh, lambda ans, x: 1 / np.sqrt(x**2 - 1)),
+    (np.arccosh, lambda ans, x: runtime.safe_divide(1, np.sqrt(x**2 - 1))),
     (np.arctanh, lambda ans, x: 1 / (1 - x**2)),
     (np.exp, lambda ans, x: ans),
     (np.exp2, lambda ans, x: ans * np.log(2)),
@@ -43,7 +43,7 @@ ELEMENTWISE = [
     (np.log2, lambda ans, x: 1 / (x * np.log(2))),
     (np.log10, lambda ans, x: 1 / (x * np.log(10))),
     (np.log1p, lambda ans, x: 1 / (1 + x)),
-    (np.sqrt, lambda ans, x: 1 / (2.0 * ans)),
+    (np.sqrt, lambda ans, x: runtime.safe_divide(1, 2.0 * ans)),
     (np.cbrt, lambda ans, x: 1 / (3 * ans**2)),
     (np.square, lambda ans, x: 2 * x),
     (np.reciprocal, lambda ans, x: -(ans**2)),
@@ -117,19 +117,27 @@ for _fn in (np.minimum, np.fmin):
 
 defjvp(
     np.arctan2,
-    lambda dy, ans, y, x: dy * x / (x**2 + y**2),
-    lambda dx, ans, y, x: -dx * y / (x**2 + y**2),
+    lambda dy, ans, y, x: runtime.safe_divide(dy * x, x**2 + y**2),
+    lambda dx, ans, y, x: runtime.safe_divide(-dx * y, x**2 + y**2),
 )
 
 defvjp(
     np.arctan2,
-    lambda ct, ans, y, x: ct * x / (x**2 + y**2),
-    lambda ct, ans, y, x: -ct * y / (x**2 + y**2),
+    lambda ct, ans, y, x: runtime.safe_divide(ct * x, x**2 + y**2),
+    lambda ct, ans, y, x: runtime.safe_divide(-ct * y, x**2 + y**2),
 )
 
-defjvp(np.hypot, lambda dx, ans, x, y: dx * x / ans, lambda dy, ans, x, y: dy * y / ans)
+defjvp(
+    np.hypot,
+    lambda dx, ans, x, y: runtime.safe_divide(dx * x, ans),
+    lambda dy, ans, x, y: runtime.safe_divide(dy * y, ans),
+)
 
-defvjp(np.hypot, lambda ct, ans, x, y: ct * x / ans, lambda ct, ans, x, y: ct * y / ans)
+defvjp(
+    np.hypot,
+    lambda ct, ans, x, y: runtime.safe_divide(ct * x, ans),
+    lambda ct, ans, x, y: runtime.safe_divide(ct * y, ans),
+)
 
 defjvp(
     np.logaddexp,
