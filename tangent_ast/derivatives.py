@@ -165,14 +165,7 @@ class Derivation:
                     f"a differentiable value passed by keyword ({kw.arg}=...) to a function value",
                     "pass it positionally",
                 )
-        if isinstance(site.func, gast.Name) and site.func.id in self.activity.reached:
-            raise unsupported_call(
-                self,
-                node,
-                f"calling {site.func.id!r}, a function value made from "
-                "differentiable values (what it captures would get no derivative)",
-                "pass those values to it as arguments",
-            )
+        self.check_function_value(node, site)
         wrt = gast.Tuple(
             elts=[gast.Constant(i, None) for i in self.active_args(site)], ctx=gast.Load()
         )
@@ -182,6 +175,19 @@ class Derivation:
             gast.keyword(arg=kw.arg, value=copy_tree(kw.value)) for kw in site.keywords
         ]
         return call
+
+    def check_function_value(self, node, site):
+        """Refuse a call ``g(...)`` of a function value made from differentiable values (a
+        closure of them, a pullback of ``vjp``): what it captures would get no derivative,
+        whether or not its arguments carry one."""
+        if isinstance(site.func, gast.Name) and site.func.id in self.activity.reached:
+            raise unsupported_call(
+                self,
+                node,
+                f"calling {site.func.id!r}, a function value made from "
+                "differentiable values (what it captures would get no derivative)",
+                "pass those values to it as arguments",
+            )
 
     def runtime_helper(self, helper):
         """``runtime.<helper>``, with ``runtime`` imported by the generated module."""
@@ -243,6 +249,15 @@ class Derivation:
         for kw in site.keywords:
             names |= {n.id for n in walk(kw.value) if isinstance(n, gast.Name)}
         return names
+
+    def called_value(self, value):
+        """``{"g"}`` for ``value`` a call ``g(...)`` of a local function value, else nothing:
+        what ``g`` returns varies with what it was made from (a closure, a pullback of
+        ``vjp``), even where none of its arguments does."""
+        site = self.site(value)
+        if site is not None and site.fn is None and isinstance(site.func, gast.Name):
+            return {site.func.id}
+        return set()
 
     def bind_user_call(self, node, site):
         """``(form, args)``: the call's arguments in flattened parameter order, keywords

@@ -143,6 +143,7 @@ class Forward:
     def user_call(self, s, site, target, dtarget):
         fn = site.fn
         if fn is None:  # g(x) with g a function value: g's forward rule is found when the call runs
+            self.d.check_function_value(s, site)
             active = self.d.active_args(site)
             if not active:
                 return [s, _at(assign(dtarget, self.d.zero(target)), s)]

@@ -351,6 +351,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         wrt,
         d.differentiable_args,
         _final_states(f) if mode is Mode.FORWARD else (),
+        d.called_value,
     )
     d.check_complex(f.function)
     d.check_lambda_values(f.function)

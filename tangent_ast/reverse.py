@@ -382,6 +382,7 @@ class Reverse:
         if (
             site is not None and site.fn is None
         ):  # g(x), g a function value: its rule is found when it runs
+            self.d.check_function_value(s, site)
             active = self.d.active_args(site)
             if active:
                 call = self.d.call_function_value(s, site, "call_fwd")
