@@ -26,6 +26,7 @@ import textwrap
 import numpy as np
 
 from .calling import PLAIN, flat_params
+from .code_keys import cells_key
 from .errors import TangentAstError
 from .kinds import canonical
 from .live import dependencies_of, remember_in, source_text
@@ -33,6 +34,7 @@ from .load import (
     OnDisk,
     as_on_disk,
     cache_dir,
+    closure_rules,
     function_of,
     import_module,
     loadable,
@@ -100,7 +102,27 @@ def rule_prefix(fn):
 
         node = lambda_node(fn.__code__)
         qualname = f"{qualname}_line{node.lineno}_col{node.col_offset}"
-    return f"{sanitize(module)}__{qualname_part(qualname)}"
+    prefix = f"{sanitize(module)}__{qualname_part(qualname)}"
+    # closures of one def over other functions, or data of other kinds: modules of their own
+    cells = cells_key(fn) if fn.__closure__ else ""
+    return f"{prefix}_{digest(cells, 6)}" if cells else prefix
+
+
+def closure_at(fn, via, module_name):
+    """The closure ``fn`` reads as ``via`` (a free name, or an attribute chain of one), if its
+    rules are those of ``module_name``; else None."""
+    head, *chain = via.split(".")
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+    try:
+        value = cells[head].cell_contents if head in cells else fn.__globals__[head]
+        for attr in chain:
+            value = getattr(value, attr)
+    except (KeyError, ValueError, AttributeError):
+        return None
+    value = getattr(value, "__func__", value)
+    if not inspect.isfunction(value) or not module_name.startswith(rule_prefix(value) + "__"):
+        return None
+    return value
 
 
 def by_prefix(dependencies):
@@ -143,9 +165,46 @@ class RuleCache:
         if expected is None or state_of(path, expected) not in (OnDisk.FRESH, OnDisk.EDITED):
             return None
         dependencies = self.dependencies(fn)
-        if not loadable(self.directory, module_name, fn, self.rule_values, by_prefix(dependencies)):
+        if not loadable(
+            self.directory,
+            module_name,
+            fn,
+            self.rule_values,
+            by_prefix(dependencies),
+            closures=self.closure_callees,
+        ):
             return None
         return self.load(key, module_name, dependencies)
+
+    def closure_callees(self, fn, via, module_name):
+        """The closure ``fn`` reads as ``via``, whose rule is ``module_name``, and how the
+        names of the rule modules of what it reaches start (None if it is not that)."""
+        g = closure_at(fn, via, module_name)
+        return None if g is None else (g, by_prefix(self.dependencies(g)))
+
+    def load_closure_rules(self, fn, module_name):
+        """The values the loader binds to the rules of the closures the module ``module_name``
+        of ``fn``'s rule calls: each closure's functions, from its module loaded with its cells."""
+        path = self.directory / f"{module_name}.py"
+        try:
+            text = path.read_text()
+        except OSError:
+            return {}
+        values = {}
+        for name, (via, callee_module, function) in closure_rules(text).items():
+            g = closure_at(fn, via, callee_module)
+            if g is None:
+                raise TangentAstError(
+                    f"{path} calls the rule of the closure {via}, which {fn.__qualname__} no "
+                    "longer reads as such",
+                    hint=f"delete {path} to derive it again",
+                )
+            self.load_callees(callee_module, self.dependencies(g), {callee_module})
+            module = import_module(
+                self.directory, callee_module, self.bindings(g, callee_module), reload=True
+            )
+            values[name] = getattr(module, function)
+        return values
 
     def load(self, key, module_name, dependencies, rules_used=()):
         """The rule of ``key`` (fn, mode, wrt, signature, form) from ``module_name`` on disk."""
@@ -191,13 +250,15 @@ class RuleCache:
         """What the loader sets in ``module_name``: ``fn``'s own values, and those of the rules
         inlined in it as its latest derivation in this process found them."""
         path = self.directory / f"{module_name}.py"
-        return loader_values(path, fn, self.rule_values.get(module_name, {}))
+        known = self.rule_values.get(module_name, {}) | self.load_closure_rules(fn, module_name)
+        return loader_values(path, fn, known)
 
     def expected_header(self, fn):
         """Header fields a fresh module of ``fn`` has, or None if they cannot be known cheaply.
 
-        ``depends`` and ``reads`` cover the functions it reaches and the values it reads:
-        a module derived against an older callee or a value of another kind is stale."""
+        ``depends``, ``reads`` and ``calls`` cover the functions it reaches and the values
+        and code it reads: a module derived against an older callee, a value of another kind
+        or another function under a name it reads is stale."""
         try:
             source = source_text(fn)
         except (OSError, TypeError):
@@ -212,6 +273,7 @@ class RuleCache:
             "tangent-ast-version": __version__,
             "depends": dependencies.depends_field(),
             "reads": dependencies.reads_field(),
+            "calls": dependencies.calls_field(),
         }
 
     def rules_hash(self):

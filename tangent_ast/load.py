@@ -392,12 +392,14 @@ def loader_values(path, fn, known):
     return values
 
 
-def loadable(directory, module_name, fn, known, functions, seen=None):
+def loadable(directory, module_name, fn, known, functions, seen=None, closures=None):
     """Whether the module ``module_name`` of ``fn``'s rule and the callee rules it imports can
     be loaded as they are on disk: each file there and complete, and every value their loaders
     bind ``fn``'s own or ``known[module]`` (the values its rules read, once this process has
     derived it). ``functions``: how the names of their rule modules start -> user function,
-    for the functions whose rules the modules may import."""
+    for the functions whose rules the modules may import. ``closures(fn, via, module)``: the
+    closure ``fn`` reads as ``via`` whose rule is in ``module``, and the ``functions`` of its
+    own callees, or None (the modules of the closures a rule calls, :func:`closure_rules`)."""
     seen = set() if seen is None else seen
     seen.add(module_name)
     path = Path(directory) / f"{module_name}.py"
@@ -406,16 +408,50 @@ def loadable(directory, module_name, fn, known, functions, seen=None):
     except (OSError, UnicodeDecodeError):
         return False
     own, values = own_names(fn), known.get(module_name, {})
-    if not all(n in own or n in values for n in _bound_in(text)):
+    entries = closure_rules(text)
+    if not all(n in own or n in values or n in entries for n in _bound_in(text)):
         return False
-    for callee in relative_imports(text):
+    callees = [
+        (callee, function_of(callee, functions), functions) for callee in relative_imports(text)
+    ]
+    for via, callee, _ in entries.values():
+        found = closures(fn, via, callee) if closures is not None else None
+        if found is None:
+            return False
+        callees.append((callee, *found))
+    for callee, g, g_functions in callees:
         if callee not in seen:
             if state_of(Path(directory) / f"{callee}.py", {}) in (OnDisk.MISSING, OnDisk.CORRUPT):
                 return False
-            g = function_of(callee, functions)
-            if g is not None and not loadable(directory, callee, g, known, functions, seen):
+            if g is not None and not loadable(
+                directory, callee, g, known, g_functions, seen, closures
+            ):
                 return False
     return True
+
+
+def has_own_values(fn):
+    """Whether ``fn``'s rules read values of its own, which the loader binds: closure cells,
+    or the globals the loader bound in the generated module ``fn`` is a function of (each
+    closure's rule module is loaded with its cells: the same function of another closure
+    reads other values)."""
+    if fn.__closure__:
+        return True
+    loaded = fn.__globals__.get("__tangent_ast_loaded__")
+    return loaded is not None and bool(_bound_in(loaded[0]))
+
+
+def closure_rules(text):
+    """``{name: (via, module, function)}`` of the header of the module ``text``: each name its
+    loader binds to the rule function of a closure its function reads as ``via``, from the
+    module loaded with that closure's cells."""
+    entries = {}
+    for entry in read_header(text).get("closure-rules", "").partition("  ")[0].split():
+        name, _, rest = entry.partition("=")
+        parts = rest.split(":")
+        if len(parts) == 3 and all(parts):
+            entries[name] = tuple(parts)
+    return entries
 
 
 def function_of(module_name, functions):

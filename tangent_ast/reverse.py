@@ -396,7 +396,7 @@ class Reverse:
             if active:
                 kinds = tuple(self.d.kind(a) for a in site.args)
                 rule = self.d.derive_callee(
-                    site.fn, Mode.REVERSE, tuple(active), kinds, self.d.where(s), form
+                    site.fn, Mode.REVERSE, tuple(active), kinds, self.d.where(s), form, site.func
                 )
                 self.d.callees.append(rule)
                 call = gast.Call(

@@ -234,6 +234,51 @@ def test_a_module_of_other_rules_or_version_is_derived_again(project, field):
     assert line in path.read_text().splitlines()
 
 
+CLOSURES = textwrap.dedent("""
+    import numpy as np
+
+
+    def make(c, h):
+        def layer(x):
+            return c * h(x)
+        return layer
+
+
+    FIRST = make(2.0, np.sin)
+    SECOND = make(0.5, np.sin)
+    THIRD = make(0.5, np.cos)
+
+
+    def f(x, a):
+        return np.sum(SECOND(FIRST(x)) * a + THIRD(x))
+""")
+
+
+def closures_gradient(x, first, second, third):
+    """The gradient of CLOSURES's f at ``x`` (a = 0.5), for its three closures ``(c, h, dh)``."""
+    (c1, h1, d1), (c2, _, d2), (c3, _, d3) = first, second, third
+    return 0.5 * c2 * d2(c1 * h1(x)) * c1 * d1(x) + c3 * d3(x)
+
+
+def test_closures_of_one_def_on_disk_each_get_their_cells(project):
+    """One module on disk for the closures over np.sin (their rule reads c), another for the
+    closure over np.cos; found on disk again, each loaded with its own cells."""
+    path = project / "src" / "model.py"
+    path.write_text(CLOSURES)
+    x = np.linspace(0.1, 1.0, 4)
+    sine, cosine = (np.sin, np.cos), (np.cos, lambda y: -np.sin(y))
+    expected = closures_gradient(x, (2.0, *sine), (0.5, *sine), (0.5, *cosine))
+    first = run(project)
+    np.testing.assert_allclose(first["gradient"], expected)
+    again = run(project)
+    assert again["loaded"] == []
+    assert again["gradient"] == first["gradient"]
+    path.write_text(CLOSURES.replace("FIRST = make(2.0, np.sin)", "FIRST = make(2.0, np.cos)"))
+    changed = run(project)
+    expected = closures_gradient(x, (2.0, *cosine), (0.5, *sine), (0.5, *cosine))
+    np.testing.assert_allclose(changed["gradient"], expected)
+
+
 def test_other_rule_files_are_not_taken_for_these(project):
     """A fingerprint of the rule tables not recorded (a rule file edited, NumPy upgraded):
     the rules hash is computed from the tables, not assumed."""
