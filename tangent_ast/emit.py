@@ -65,6 +65,9 @@ class ModuleNamespace:
         # calls, each from its module loaded with that closure's cells (bound by the loader)
         self.closure_rules = {}
         self.homes = {}  # a free name of the user's function -> the module it is a global of
+        # the package of the cache directory the module is written to: a function of another
+        # module there (a derived rule) is imported relatively, as callees' rules are
+        self.package = None
 
     def bind(self, preferred, obj):
         if self.objects.get(preferred, _MISSING) is obj:
@@ -192,6 +195,9 @@ def imports_and_bindings(namespace, used):
         line = _importable(namespace.objects[name], name)
         if line is None and name in namespace.homes:  # a module-level value of the user's
             line = f"from {namespace.homes[name]} import {name}"
+        own = f"from {namespace.package}." if namespace.package else None
+        if line and own and line.startswith(own):
+            line = "from ." + line[len(own) :]
         if line is None:
             loader.append(name)
         elif line:

@@ -83,11 +83,13 @@ from .load import (
     has_own_values,
     loadable,
     name_in_cache,
+    package_for,
     state_of,
     warn_stale,
     write_atomic,
 )
 from .lowering import Normalizer
+from .lowering.api_calls import bind_made
 from .modes import Mode, Route
 from .naming import Namer, rule_base
 from .parse import ParsedFunction, parse
@@ -129,6 +131,7 @@ class Front:
     handlers: list  # lines of except clauses: not derived (a call that runs one is refused)
     snapshots: dict = field(default_factory=dict)
     checkpoints: dict = field(default_factory=dict)  # id of a loop of `function` -> snapshots
+    made: dict = field(default_factory=dict)  # names made for calls of the API -> their values
 
 
 def front(fn, signature, trace=False, form=PLAIN):
@@ -168,6 +171,8 @@ def front(fn, signature, trace=False, form=PLAIN):
     if trace:
         snapshots["ssa"] = _source(ssa_fn)
     kinds = infer(ssa_fn, scope, signature, result_kind)
+    # the names made for calls of tangent_ast's API: the functions they stand for, by name
+    bind_made(ssa_fn, scope, kinds, normalizer.made)
     follow_shared_updates(ssa_fn, info.origin, kinds, scope, normalizer.augmented, namer)
     check_augmented(parsed, ssa_fn, info.origin, kinds, scope, normalizer.augmented)
     if updated:
@@ -191,6 +196,7 @@ def front(fn, signature, trace=False, form=PLAIN):
         normalizer.handlers,
         snapshots,
         checkpoints,
+        normalizer.made,
     )
 
 
@@ -333,6 +339,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     functions = mode.function_names(base)
     f.namer.reserve(*functions)
     namespace = ModuleNamespace(f.namer)
+    namespace.package = package_for(session.directory)
     for free_name, obj in f.scope.free.items():
         namespace.bind_user(free_name, obj, _home_module(fn, free_name, obj))
 
@@ -489,8 +496,12 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     )
     if trace:
         snapshots["module"] = text
+    # values the loader binds that the function's own names do not give: those of the rules
+    # inlined, and what a call of tangent_ast's API made (api_calls.py)
     rule_values = {
-        n: namespace.objects[n] for n in loader if n in namespace.objects and n not in f.scope.free
+        n: namespace.objects[n]
+        for n in loader
+        if n in namespace.objects and (n not in f.scope.free or n in f.made)
     }
     return GeneratedModule(
         module_name, text, functions, loader, d.rules_used, d.callees, snapshots, rule_values
