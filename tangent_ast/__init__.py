@@ -11,7 +11,7 @@ from .version import __version__
 
 # public name -> the module that defines it
 _EXPORTS = {
-    "derive": "api",
+    "derive": "sessions",
     "grad": "api",
     "jvp": "api",
     "show": "api",

@@ -2,7 +2,6 @@
 they all get their rules from), jvp, grad, value_and_grad, vjp, show."""
 
 import functools
-import os
 import weakref
 
 import numpy as np
@@ -25,8 +24,8 @@ from .load import import_module, write_atomic
 from .modes import Mode, Route
 from .naming import rule_base
 from .runtime.checkpoints import checkpoint
-from .sessions import _session, as_function
-from .sessions import derive as _derive
+from .sessions import _session, as_function, derive
+from .sessions import verify_rule as _verify
 
 
 def jvp(f, primals, tangents, *, batched=False, cache=None, verify=None):
@@ -78,53 +77,6 @@ def _jvp_function(g, wrt, arity, cache=None):
 
 
 jvp.as_function = _jvp_function  # type: ignore[attr-defined]
-
-
-def derive(
-    f,
-    mode="forward",
-    wrt=0,
-    *,
-    args=None,
-    kwargs=None,
-    cache=None,
-    strict=False,
-    route=None,
-    verify=None,
-):
-    """The derived rule of ``f``: a module written to the cache and imported.
-
-    ``wrt``: a parameter index or name, or a tuple of them. ``args`` (and
-    ``kwargs``): example arguments; the rule is then specialised to their kinds
-    (Python float, ndarray of given ndim, ...) and, for a function with
-    ``*args``/``**kwargs``, to how many and which extra arguments they pass.
-    Without them a generic rule is derived. The rule takes every parameter
-    positionally, defaults included (see ``DerivedRule.params``).
-    ``route``: how a reverse rule is derived, ``"direct"`` (each statement's adjoint from
-    its reverse rule) or ``"transpose"`` (its forward rule transposed); the default is
-    ``TANGENT_AST_ROUTE``, else direct.
-    ``verify``: check the forward and reverse rules against each other and against ``f``
-    at ``args`` the first time (the dot-product test, the primal value, the arguments'
-    state; see :mod:`tangent_ast.gradient_checks`); the default is ``TANGENT_AST_VERIFY``.
-    Returns a :class:`~tangent_ast.cached.DerivedRule` with ``.source``,
-    ``.path`` and the generated functions (``.jvp``, or ``.fwd``/``.bwd``).
-    """
-    rule = _derive(f, mode, wrt, args=args, kwargs=kwargs, cache=cache, strict=strict, route=route)
-    if args is not None or kwargs is not None:
-        _verify(rule, tuple(args or ()), kwargs, cache, verify)
-    return rule
-
-
-def _verify(rule, args, kwargs, cache, verify):
-    """Verify ``rule`` at ``args`` on its first call when ``verify`` says so, or, when it is
-    None, the environment (``TANGENT_AST_VERIFY`` set to anything but 0)."""
-    if verify is False or (
-        verify is None and os.environ.get("TANGENT_AST_VERIFY", "0") in ("", "0")
-    ):
-        return
-    from .gradient_checks import verify_rules  # checks: only when verifying
-
-    verify_rules(rule, args, kwargs, cache)
 
 
 def guarded(f, args, rule, call):
@@ -716,7 +668,7 @@ def stage_source(fn, mode, wrt, signature, stage, route=None):
 register(Role.VJP, vjp)
 register(Role.JVP, jvp)
 register(Role.MAKER, grad, value_and_grad, checkpoint)
-register(Role.DERIVE, derive, _derive)
+register(Role.DERIVE, derive)
 register(Role.OTHER, show)
 register(Role.PULLBACK, Pullback)
 register(Role.RULE, DerivedRule)

@@ -34,6 +34,7 @@ array([[1., 1., 1.],
 import functools
 import importlib
 import inspect
+import os
 
 from .cached import RuleCache
 from .calling import PLAIN, flat_arguments
@@ -89,7 +90,16 @@ def _session(cache=None, strict=False, route=None):
 
 
 def derive(
-    f, mode="forward", wrt=0, *, args=None, kwargs=None, cache=None, strict=False, route=None
+    f,
+    mode="forward",
+    wrt=0,
+    *,
+    args=None,
+    kwargs=None,
+    cache=None,
+    strict=False,
+    route=None,
+    verify=None,
 ):
     """The derived rule of ``f``: a module written to the cache and imported.
 
@@ -102,6 +112,9 @@ def derive(
     ``route``: how a reverse rule is derived, ``"direct"`` (each statement's adjoint from
     its reverse rule) or ``"transpose"`` (its forward rule transposed); the default is
     ``TANGENT_AST_ROUTE``, else direct.
+    ``verify``: check the forward and reverse rules against each other and against ``f``
+    at ``args`` the first time (the dot-product test, the primal value, the arguments'
+    state; see :mod:`tangent_ast.gradient_checks`); the default is ``TANGENT_AST_VERIFY``.
     Returns a :class:`~tangent_ast.cached.DerivedRule` with ``.source``,
     ``.path`` and the generated functions (``.jvp``, or ``.fwd``/``.bwd``).
     """
@@ -110,7 +123,22 @@ def derive(
     if args is None and kwargs is None:
         return session.rule(f, mode, wrt, None)
     form, flat = flat_arguments(f, tuple(args or ()), kwargs or {})
-    return session.rule(f, mode, wrt, signature_of(flat), form)
+    rule = session.rule(f, mode, wrt, signature_of(flat), form)
+    verify_rule(rule, tuple(args or ()), kwargs, cache, verify)
+    return rule
+
+
+def verify_rule(rule, args, kwargs, cache, verify):
+    """Verify ``rule`` at ``args`` on its first call when ``verify`` says so, or, when it is
+    None, the environment (``TANGENT_AST_VERIFY`` set to anything but 0)."""
+    if verify is False or (
+        verify is None and os.environ.get("TANGENT_AST_VERIFY", "0") in ("", "0")
+    ):
+        return
+    # the checks (which derive through this module) are imported only when verifying, named
+    # as the package's lazy exports are rather than imported
+    checks = importlib.import_module(f"{__package__}.gradient_checks")
+    checks.verify_rules(rule, args, kwargs, cache)
 
 
 # The rule tables are imported when a function given is not the user's own Python function

@@ -99,6 +99,7 @@ A_HIT_IMPORTS = [
     "tangent_ast",
     "tangent_ast.cached",  # RuleCache.find, DerivedRule
     "tangent_ast.calling",  # the call's flat arguments and parameters
+    "tangent_ast.code_keys",  # the keys of the functions the rule was derived for
     "tangent_ast.derived",  # the package of the cache directory's modules
     "tangent_ast.errors",
     "tangent_ast.kinds",  # the signature, the kinds of the values read
