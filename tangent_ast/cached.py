@@ -142,6 +142,7 @@ class RuleCache:
         self.rules = {}
         self._dependencies = {}
         self.rule_values = {}  # module name -> loader-bound values its rules read
+        self._resolving = set()  # derived modules rule_callee is loading (a cycle ends there)
 
     def find(self, fn, mode=Mode.FORWARD, wrt=0, signature=None, form=PLAIN):
         """The rule of ``fn`` known to this process or on disk and current, else None."""
@@ -172,6 +173,7 @@ class RuleCache:
             self.rule_values,
             by_prefix(dependencies),
             closures=self.closure_callees,
+            rules=self.rule_callee,
         ):
             return None
         return self.load(key, module_name, dependencies)
@@ -199,7 +201,7 @@ class RuleCache:
                     "longer reads as such",
                     hint=f"delete {path} to derive it again",
                 )
-            self.load_callees(callee_module, self.dependencies(g), {callee_module})
+            self.load_callees(callee_module, by_prefix(self.dependencies(g)), {callee_module})
             module = import_module(
                 self.directory, callee_module, self.bindings(g, callee_module), reload=True
             )
@@ -211,7 +213,7 @@ class RuleCache:
         fn, mode, wrt, signature, form = key
         # The module imports the rules of its callees (``from .g__reverse... import g_fwd``):
         # load them first, with their own bindings and as they are now on disk.
-        self.load_callees(module_name, dependencies, {module_name})
+        self.load_callees(module_name, by_prefix(dependencies), {module_name})
         module = import_module(
             self.directory, module_name, self.bindings(fn, module_name), reload=True
         )
@@ -228,23 +230,73 @@ class RuleCache:
             known = self._dependencies[fn] = dependencies_of(fn)
         return known
 
-    def load_callees(self, module_name, dependencies, loading):
+    def load_callees(self, module_name, functions, loading):
         """Import the callee rules ``module_name`` imports, each with the values its loader
-        binds."""
+        binds. ``functions``: how the names of the rule modules of the functions they may be
+        the rules of start -> function (``by_prefix``)."""
         path = self.directory / f"{module_name}.py"
         try:
             text = path.read_text()
         except OSError:
             return
         for callee_module in relative_imports(text):
-            g = function_of(callee_module, by_prefix(dependencies))
-            if callee_module in loading or g is None:
+            if callee_module in loading:
+                continue
+            found = self.rule_callee(callee_module, functions)
+            if found is None:
                 continue  # not a rule of a function we know: Python's import finds it
+            g, g_functions = found
             loading.add(callee_module)
-            self.load_callees(callee_module, dependencies, loading)
+            self.load_callees(callee_module, g_functions, loading)
             import_module(
                 self.directory, callee_module, self.bindings(g, callee_module), reload=True
             )
+
+    def rule_callee(self, module_name, functions):
+        """The function whose rule the module ``module_name`` is, and how the names of the
+        rule modules it imports start; None if it is not known. The function is one of
+        ``functions``, as the module's header says, or a function of a derived module the
+        header names (``source: .main__f__reverse__x__float:f_fwd``: the rule of a rule, as
+        calls of tangent_ast's API in a function make them), that module loaded as the
+        rule module it is."""
+        g = function_of(module_name, functions, self.directory)
+        if g is not None:
+            return g, functions
+        try:
+            text = (self.directory / f"{module_name}.py").read_text()
+        except OSError:
+            return None
+        source = read_header(text).get("source", "").split(" (")[0]
+        module, _, qualname = source.partition(":")
+        if not module.startswith(".") or module[1:] in self._resolving:
+            return None
+        self._resolving.add(module[1:])
+        try:
+            owner = self.derived_module(module[1:], functions)
+        finally:
+            self._resolving.discard(module[1:])
+        g = getattr(owner, qualname, None)
+        if not inspect.isfunction(g):
+            return None
+        return g, functions | by_prefix(self.dependencies(g))
+
+    def derived_module(self, name, functions):
+        """The derived module ``name``, loaded: a rule module with the values of the function
+        it is the rule of, or a module made on rules (``gradient_function``'s, a linear
+        map's; it has no header) after the rule modules it imports; None if neither is known."""
+        try:
+            text = (self.directory / f"{name}.py").read_text()
+        except OSError:
+            return None
+        if "source" not in read_header(text):
+            self.load_callees(name, functions, {name})
+            return import_module(self.directory, name, reload=True)
+        found = self.rule_callee(name, functions)
+        if found is None:
+            return None
+        g, g_functions = found
+        self.load_callees(name, g_functions, {name})
+        return import_module(self.directory, name, self.bindings(g, name), reload=True)
 
     def bindings(self, fn, module_name):
         """What the loader sets in ``module_name``: ``fn``'s own values, and those of the rules

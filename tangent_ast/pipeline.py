@@ -630,6 +630,7 @@ class Session(RuleCache):
                 self.rule_values,
                 callees,
                 closures=self.closure_callees,
+                rules=self.rule_callee,
             ):
                 # a callee's module deleted, or values its rules read not met yet: derived in
                 # memory (callee modules written, values learnt), its own file kept as it is

@@ -280,6 +280,44 @@ def test_closures_of_one_def_on_disk_each_get_their_cells(project):
     np.testing.assert_allclose(changed["gradient"], expected)
 
 
+VJP_OF_A_CLOSURE = textwrap.dedent("""
+    import numpy as np
+
+    import tangent_ast as ta
+
+
+    def make(c):
+        def g(x):
+            return np.sin(x) * c
+        return g
+
+
+    G = make(2.0)
+
+
+    def f(x, a):
+        out, pullback = ta.vjp(G, x)
+        value, g_jvp = ta.linearize(G, x)
+        return np.sum(pullback(a * x) * out + g_jvp(x) * a)
+""")
+
+
+def test_the_rules_a_call_of_the_api_makes_are_found_on_disk_with_their_values(project):
+    """f's rule calls the rules of G's forward and reverse sweeps and of its linear map (rules
+    of rules), whose modules the loader binds G's cell in, and their rules: found on disk
+    again, each loaded with the values of the function it is the rule of."""
+    (project / "src" / "model.py").write_text(VJP_OF_A_CLOSURE)
+    x = np.linspace(0.1, 1.0, 4)
+    # c = 2, a = 0.5: sum(a x c cos(x) c sin(x) + c cos(x) x a)
+    expected = 4.0 * 0.5 * (np.sin(2 * x) / 2 + x * np.cos(2 * x))
+    expected += 2.0 * 0.5 * (np.cos(x) - x * np.sin(x))
+    first = run(project)
+    np.testing.assert_allclose(first["gradient"], expected)
+    again = run(project)
+    assert again["loaded"] == []
+    assert again["gradient"] == first["gradient"]
+
+
 def test_other_rule_files_are_not_taken_for_these(project):
     """A fingerprint of the rule tables not recorded (a rule file edited, NumPy upgraded):
     the rules hash is computed from the tables, not assumed."""
