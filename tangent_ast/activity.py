@@ -66,18 +66,22 @@ def assignments(stmts):
             yield from assignments(s.body)
 
 
-def analyze(fn, kinds, wrt, differentiable_args, outputs=()):
+def analyze(fn, kinds, wrt, differentiable_args, outputs=(), called_value=None):
     """``differentiable_args(value) -> set of argument names that flow differentiably``;
     ``outputs``: names whose tangents are results besides the returned value's (in forward
-    mode, an argument's state after the call: its tangent is updated alongside it)."""
+    mode, an argument's state after the call: its tangent is updated alongside it);
+    ``called_value(value)``: the local function value ``value`` calls, if any (the result of
+    a function value made from varied values varies, and is refused where it is used)."""
     assigns = list(assignments(fn.body))
     # An in-place update a[i] = v makes a depend on v (a keeps its name).
     flows = [(updated_name(s) or s.targets[0].id, differentiable_args(s.value)) for s in assigns]
+    called = [called_value(s.value) if called_value else set() for s in assigns]
     varied = {w for w in wrt}
     changed = True
     while changed:
         changed = False
-        for target, sources in flows:
+        for (target, sources), function in zip(flows, called, strict=True):
+            sources = sources | function
             if (
                 target not in varied
                 and sources & varied

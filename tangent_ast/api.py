@@ -7,6 +7,8 @@ import weakref
 import numpy as np
 
 from . import runtime
+from .api_roles import Role, register
+from .cached import DerivedRule
 from .calling import PLAIN, flat_arguments, plain_arity
 from .display import SourceText
 from .errors import (
@@ -21,6 +23,7 @@ from .live import generated_test
 from .load import import_module, write_atomic
 from .modes import Mode, Route
 from .naming import rule_base
+from .runtime.checkpoints import checkpoint
 from .sessions import _session, as_function, verifying
 from .sessions import derive as derive  # tangent_ast.api.derive, as before
 from .sessions import verify_first_call as _verify
@@ -76,7 +79,7 @@ def _jvp_function(g, wrt, arity, cache=None):
         return jvp(g, args[:arity], tangents, cache=cache)
 
     def as_source(kinds):
-        plain = as_function(g, _session(cache).directory)
+        plain = source_of(as_function(g, _session(cache).directory), tuple(kinds[:arity]))
         rule = _session(cache).rule(plain, Mode.FORWARD, wrt, tuple(kinds[:arity]))
         return rule.jvp
 
@@ -427,7 +430,7 @@ def value_and_grad(f, wrt=0, *, cache=None, route=None, verify=None):
         """Differentiated again: the value and gradient of ``f``'s reverse rule for arguments
         of ``kinds``, as a function whose source is on disk."""
         session = _session(cache, route=route)
-        plain = as_function(f, session.directory)
+        plain = source_of(as_function(f, session.directory), tuple(kinds))
         rule = session.rule(plain, Mode.REVERSE, wrt, tuple(kinds))
         return companion_function(rule, "value_and_gradient", _gradient_text(rule, value=True))
 
@@ -489,7 +492,7 @@ def grad(f, wrt=0, *, cache=None, route=None, verify=None):
         code): the gradient of ``f``'s reverse rule for arguments of ``kinds``, as a function
         whose source is on disk."""
         session = _session(cache, route=route)
-        plain = as_function(f, session.directory)
+        plain = source_of(as_function(f, session.directory), tuple(kinds))
         return gradient_function(session.rule(plain, Mode.REVERSE, wrt, tuple(kinds)))
 
     gradient.tangent_ast_source_for = as_source
@@ -577,6 +580,57 @@ def _pullback_at(f, args, wrt, cache, route=None):
     return vjp(f, *args, wrt=wrt, cache=cache, route=route)[1]
 
 
+def _vjp_functions(f, arity, *, wrt=None, cache=None, route=None, where=None):
+    """``out, pullback = vjp(f, *args)`` (``arity`` arguments) in differentiated code, as two
+    functions whose sources are on disk once the kinds of the arguments are known: ``f``'s
+    forward sweep, ``f_fwd(*args) -> (out, saved)``, and its reverse sweep,
+    ``f_bwd(saved, ct)``, which each call of the pullback becomes (the pullback being
+    ``saved``, the residuals). Derived again, they give the derivatives of the pullback's
+    results. ``where``: the call's place, for refusals."""
+    rules = []  # the reverse rule for the kinds of the call's arguments, once known
+
+    def rule_for(kinds):
+        session = _session(cache, route=route)
+        plain = source_of(as_function(f, session.directory), kinds)
+        rule = session.rule(plain, Mode.REVERSE, default_wrt(wrt, kinds, "vjp"), kinds)
+        if len(rule.params) != arity:
+            raise TangentAstError(
+                f"vjp of {getattr(f, '__qualname__', f)} in a function being differentiated, "
+                f"given {arity} of its {len(rule.params)} parameters",
+                where=where,
+                hint="pass every argument, the defaults too",
+            )
+        from .pipeline import result_kind  # deriving already: the pipeline is imported
+
+        if result_kind(plain, kinds).container:
+            raise TangentAstError(
+                f"vjp of {getattr(f, '__qualname__', f)}, which returns a tuple, list, dict or "
+                "record, in a function being differentiated",
+                where=where,
+                hint="differentiate a function returning one array or number",
+            )
+        rules[:] = [rule]
+        return rule
+
+    def forward_sweep(*args):
+        return rule_for(signature_of(args)).fwd(*args)
+
+    def reverse_sweep(saved, ct):
+        return reverse_source(())(saved, ct)
+
+    def reverse_source(kinds):
+        if not rules:
+            raise InternalError("the pullback of vjp was called before vjp", where=where)
+        return rules[-1].bwd
+
+    forward_sweep.tangent_ast_source_for = lambda kinds: rule_for(tuple(kinds[:arity])).fwd
+    reverse_sweep.tangent_ast_source_for = reverse_source
+    return forward_sweep, reverse_sweep
+
+
+vjp.as_functions = _vjp_functions  # type: ignore[attr-defined]
+
+
 def show(f, mode="forward", wrt=0, *, stage="module", args=None, route=None):
     """The source of one stage of the derivation of ``f``.
 
@@ -621,3 +675,14 @@ def stage_source(fn, mode, wrt, signature, stage, route=None):
     session = _session(route=route).deriving()
     generated = derive_module(fn, mode, wrt, signature, session, trace=True)
     return generated.snapshots[stage]
+
+
+# tangent_ast's API in differentiated code (lowering/api_calls.py), by identity
+register(Role.VJP, vjp)
+register(Role.JVP, jvp)
+register(Role.MAKER, grad, value_and_grad, checkpoint)
+register(Role.DERIVE, derive)
+register(Role.OTHER, show)
+register(Role.PULLBACK, Pullback)
+register(Role.RULE, DerivedRule)
+register(Role.MADE, Made)

@@ -26,6 +26,7 @@ import textwrap
 import numpy as np
 
 from .calling import PLAIN, flat_params
+from .code_keys import cells_key
 from .errors import TangentAstError
 from .kinds import canonical
 from .live import dependencies_of, remember_in, source_text
@@ -33,6 +34,7 @@ from .load import (
     OnDisk,
     as_on_disk,
     cache_dir,
+    closure_rules,
     function_of,
     import_module,
     loadable,
@@ -100,7 +102,27 @@ def rule_prefix(fn):
 
         node = lambda_node(fn.__code__)
         qualname = f"{qualname}_line{node.lineno}_col{node.col_offset}"
-    return f"{sanitize(module)}__{qualname_part(qualname)}"
+    prefix = f"{sanitize(module)}__{qualname_part(qualname)}"
+    # closures of one def over other functions, or data of other kinds: modules of their own
+    cells = cells_key(fn) if fn.__closure__ else ""
+    return f"{prefix}_{digest(cells, 6)}" if cells else prefix
+
+
+def closure_at(fn, via, module_name):
+    """The closure ``fn`` reads as ``via`` (a free name, or an attribute chain of one), if its
+    rules are those of ``module_name``; else None."""
+    head, *chain = via.split(".")
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+    try:
+        value = cells[head].cell_contents if head in cells else fn.__globals__[head]
+        for attr in chain:
+            value = getattr(value, attr)
+    except (KeyError, ValueError, AttributeError):
+        return None
+    value = getattr(value, "__func__", value)
+    if not inspect.isfunction(value) or not module_name.startswith(rule_prefix(value) + "__"):
+        return None
+    return value
 
 
 def by_prefix(dependencies):
@@ -120,6 +142,7 @@ class RuleCache:
         self.rules = {}
         self._dependencies = {}
         self.rule_values = {}  # module name -> loader-bound values its rules read
+        self._resolving = set()  # derived modules rule_callee is loading (a cycle ends there)
 
     def find(self, fn, mode=Mode.FORWARD, wrt=0, signature=None, form=PLAIN):
         """The rule of ``fn`` known to this process or on disk and current, else None."""
@@ -143,16 +166,54 @@ class RuleCache:
         if expected is None or state_of(path, expected) not in (OnDisk.FRESH, OnDisk.EDITED):
             return None
         dependencies = self.dependencies(fn)
-        if not loadable(self.directory, module_name, fn, self.rule_values, by_prefix(dependencies)):
+        if not loadable(
+            self.directory,
+            module_name,
+            fn,
+            self.rule_values,
+            by_prefix(dependencies),
+            closures=self.closure_callees,
+            rules=self.rule_callee,
+        ):
             return None
         return self.load(key, module_name, dependencies)
+
+    def closure_callees(self, fn, via, module_name):
+        """The closure ``fn`` reads as ``via``, whose rule is ``module_name``, and how the
+        names of the rule modules of what it reaches start (None if it is not that)."""
+        g = closure_at(fn, via, module_name)
+        return None if g is None else (g, by_prefix(self.dependencies(g)))
+
+    def load_closure_rules(self, fn, module_name):
+        """The values the loader binds to the rules of the closures the module ``module_name``
+        of ``fn``'s rule calls: each closure's functions, from its module loaded with its cells."""
+        path = self.directory / f"{module_name}.py"
+        try:
+            text = path.read_text()
+        except OSError:
+            return {}
+        values = {}
+        for name, (via, callee_module, function) in closure_rules(text).items():
+            g = closure_at(fn, via, callee_module)
+            if g is None:
+                raise TangentAstError(
+                    f"{path} calls the rule of the closure {via}, which {fn.__qualname__} no "
+                    "longer reads as such",
+                    hint=f"delete {path} to derive it again",
+                )
+            self.load_callees(callee_module, by_prefix(self.dependencies(g)), {callee_module})
+            module = import_module(
+                self.directory, callee_module, self.bindings(g, callee_module), reload=True
+            )
+            values[name] = getattr(module, function)
+        return values
 
     def load(self, key, module_name, dependencies, rules_used=()):
         """The rule of ``key`` (fn, mode, wrt, signature, form) from ``module_name`` on disk."""
         fn, mode, wrt, signature, form = key
         # The module imports the rules of its callees (``from .g__reverse... import g_fwd``):
         # load them first, with their own bindings and as they are now on disk.
-        self.load_callees(module_name, dependencies, {module_name})
+        self.load_callees(module_name, by_prefix(dependencies), {module_name})
         module = import_module(
             self.directory, module_name, self.bindings(fn, module_name), reload=True
         )
@@ -169,35 +230,87 @@ class RuleCache:
             known = self._dependencies[fn] = dependencies_of(fn)
         return known
 
-    def load_callees(self, module_name, dependencies, loading):
+    def load_callees(self, module_name, functions, loading):
         """Import the callee rules ``module_name`` imports, each with the values its loader
-        binds."""
+        binds. ``functions``: how the names of the rule modules of the functions they may be
+        the rules of start -> function (``by_prefix``)."""
         path = self.directory / f"{module_name}.py"
         try:
             text = path.read_text()
         except OSError:
             return
         for callee_module in relative_imports(text):
-            g = function_of(callee_module, by_prefix(dependencies))
-            if callee_module in loading or g is None:
+            if callee_module in loading:
+                continue
+            found = self.rule_callee(callee_module, functions)
+            if found is None:
                 continue  # not a rule of a function we know: Python's import finds it
+            g, g_functions = found
             loading.add(callee_module)
-            self.load_callees(callee_module, dependencies, loading)
+            self.load_callees(callee_module, g_functions, loading)
             import_module(
                 self.directory, callee_module, self.bindings(g, callee_module), reload=True
             )
+
+    def rule_callee(self, module_name, functions):
+        """The function whose rule the module ``module_name`` is, and how the names of the
+        rule modules it imports start; None if it is not known. The function is one of
+        ``functions``, as the module's header says, or a function of a derived module the
+        header names (``source: .main__f__reverse__x__float:f_fwd``: the rule of a rule, as
+        calls of tangent_ast's API in a function make them), that module loaded as the
+        rule module it is."""
+        g = function_of(module_name, functions, self.directory)
+        if g is not None:
+            return g, functions
+        try:
+            text = (self.directory / f"{module_name}.py").read_text()
+        except OSError:
+            return None
+        source = read_header(text).get("source", "").split(" (")[0]
+        module, _, qualname = source.partition(":")
+        if not module.startswith(".") or module[1:] in self._resolving:
+            return None
+        self._resolving.add(module[1:])
+        try:
+            owner = self.derived_module(module[1:], functions)
+        finally:
+            self._resolving.discard(module[1:])
+        g = getattr(owner, qualname, None)
+        if not inspect.isfunction(g):
+            return None
+        return g, functions | by_prefix(self.dependencies(g))
+
+    def derived_module(self, name, functions):
+        """The derived module ``name``, loaded: a rule module with the values of the function
+        it is the rule of, or a module made on rules (``gradient_function``'s, a linear
+        map's; it has no header) after the rule modules it imports; None if neither is known."""
+        try:
+            text = (self.directory / f"{name}.py").read_text()
+        except OSError:
+            return None
+        if "source" not in read_header(text):
+            self.load_callees(name, functions, {name})
+            return import_module(self.directory, name, reload=True)
+        found = self.rule_callee(name, functions)
+        if found is None:
+            return None
+        g, g_functions = found
+        self.load_callees(name, g_functions, {name})
+        return import_module(self.directory, name, self.bindings(g, name), reload=True)
 
     def bindings(self, fn, module_name):
         """What the loader sets in ``module_name``: ``fn``'s own values, and those of the rules
         inlined in it as its latest derivation in this process found them."""
         path = self.directory / f"{module_name}.py"
-        return loader_values(path, fn, self.rule_values.get(module_name, {}))
+        known = self.rule_values.get(module_name, {}) | self.load_closure_rules(fn, module_name)
+        return loader_values(path, fn, known)
 
     def expected_header(self, fn):
         """Header fields a fresh module of ``fn`` has, or None if they cannot be known cheaply.
 
-        ``depends`` and ``reads`` cover the functions it reaches and the values it reads:
-        a module derived against an older callee or a value of another kind is stale."""
+        ``depends``, ``reads`` and ``calls`` cover the functions it reaches and the values
+        and code it reads: a module derived against an older callee, a value of another kind
+        or another function under a name it reads is stale."""
         try:
             source = source_text(fn)
         except (OSError, TypeError):
@@ -212,6 +325,7 @@ class RuleCache:
             "tangent-ast-version": __version__,
             "depends": dependencies.depends_field(),
             "reads": dependencies.reads_field(),
+            "calls": dependencies.calls_field(),
         }
 
     def rules_hash(self):

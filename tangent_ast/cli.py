@@ -368,6 +368,8 @@ def stale_reason(header, directory=None):
         return f"a function {target} calls changed since it was derived"
     if header.get("reads") != dependencies.reads_field():
         return f"a module-level value {target} reads has another kind than when it was derived"
+    if header.get("calls") != dependencies.calls_field():
+        return f"a name {target} calls denotes another function than when it was derived"
     return None
 
 

@@ -39,7 +39,7 @@ from .activity import Activity, assignments
 from .aliasing import check_updates
 from .calling import CallMismatch, bind, flat_params
 from .emit import ModuleNamespace, ModuleReference
-from .errors import MissingRuleError, TangentAstError, UnsupportedSyntaxError
+from .errors import ForwardRuleOnly, MissingRuleError, TangentAstError, UnsupportedSyntaxError
 from .kinds import UNKNOWN, Kind, Tag, has_complex, is_complex, is_real, kind_of, lengths_of
 from .live import is_library
 from .modes import Mode, Route
@@ -165,14 +165,7 @@ class Derivation:
                     f"a differentiable value passed by keyword ({kw.arg}=...) to a function value",
                     "pass it positionally",
                 )
-        if isinstance(site.func, gast.Name) and site.func.id in self.activity.reached:
-            raise unsupported_call(
-                self,
-                node,
-                f"calling {site.func.id!r}, a function value made from "
-                "differentiable values (what it captures would get no derivative)",
-                "pass those values to it as arguments",
-            )
+        self.check_function_value(node, site)
         wrt = gast.Tuple(
             elts=[gast.Constant(i, None) for i in self.active_args(site)], ctx=gast.Load()
         )
@@ -182,6 +175,19 @@ class Derivation:
             gast.keyword(arg=kw.arg, value=copy_tree(kw.value)) for kw in site.keywords
         ]
         return call
+
+    def check_function_value(self, node, site):
+        """Refuse a call ``g(...)`` of a function value made from differentiable values (a
+        closure of them, a pullback of ``vjp``): what it captures would get no derivative,
+        whether or not its arguments carry one."""
+        if isinstance(site.func, gast.Name) and site.func.id in self.activity.reached:
+            raise unsupported_call(
+                self,
+                node,
+                f"calling {site.func.id!r}, a function value made from "
+                "differentiable values (what it captures would get no derivative)",
+                "pass those values to it as arguments",
+            )
 
     def runtime_helper(self, helper):
         """``runtime.<helper>``, with ``runtime`` imported by the generated module."""
@@ -213,20 +219,14 @@ class Derivation:
         # on the transpose route a forward rule is enough, except for tangent_ast's runtime
         # helpers: their forward rules are for forward over reverse, their source is the
         # reverse rule's (as on the direct route)
-        transposed = (
-            self.transposing
-            and entry is not None
+        forward_rule = (
+            entry is not None
             and bool(entry.jvps)
             and not getattr(fn, "__module__", "").startswith("tangent_ast.")
         )
-        if (
-            self.mode is Mode.REVERSE
-            and not self.transposing
-            and entry is not None
-            and entry.jvps
-            and not entry.has(Mode.REVERSE)
-            and not getattr(fn, "__module__", "").startswith("tangent_ast.")
-        ):
+        transposed = self.transposing and forward_rule
+        # the direct route: a forward rule alone is transposed too (by the transpose route)
+        if forward_rule and self.mode is Mode.REVERSE and not (entry.vjps or self.transposing):
             raise ForwardRuleOnly(qualified_name(fn))
         return (
             (entry is None or not (entry.has(self.mode) or transposed))
@@ -252,6 +252,15 @@ class Derivation:
         for kw in site.keywords:
             names |= {n.id for n in walk(kw.value) if isinstance(n, gast.Name)}
         return names
+
+    def called_value(self, value):
+        """``{"g"}`` for ``value`` a call ``g(...)`` of a local function value, else nothing:
+        what ``g`` returns varies with what it was made from (a closure, a pullback of
+        ``vjp``), even where none of its arguments does."""
+        site = self.site(value)
+        if site is not None and site.fn is None and isinstance(site.func, gast.Name):
+            return {site.func.id}
+        return set()
 
     def bind_user_call(self, node, site):
         """``(form, args)``: the call's arguments in flattened parameter order, keywords
@@ -769,20 +778,6 @@ def _call(module_name, attr, args):
         args=args,
         keywords=[],
     )
-
-
-class ForwardRuleOnly(MissingRuleError):
-    """A call of a function whose registered rule is a forward rule only (``defjvp``), met on
-    the direct route of reverse mode: differentiating its body instead would ignore the rule
-    (a straight-through estimator's gradient would be zero). The session derives the caller
-    by the transpose route, which transposes the forward rule."""
-
-    def __init__(self, fn_name):
-        super().__init__(
-            f"no reverse rule for {fn_name}, which has a forward rule (defjvp) only",
-            hint=f"derive with route='transpose' (it transposes {fn_name}'s forward rule), "
-            f"or register a reverse rule with @tangent_ast.defvjp({fn_name})",
-        )
 
 
 def _missing(derivation, node, site, mode, argnum=None):

@@ -64,7 +64,13 @@ class ModuleNamespace:
         self.namer = namer
         self.objects = {}
         self.relative = {}  # name -> (module name, attribute): derived rules of callees
+        # name -> (free name or chain, module name, attribute): rules of closures the function
+        # calls, each from its module loaded with that closure's cells (bound by the loader)
+        self.closure_rules = {}
         self.homes = {}  # a free name of the user's function -> the module it is a global of
+        # the package of the cache directory the module is written to: a function of another
+        # module there (a derived rule) is imported relatively, as callees' rules are
+        self.package = None
 
     def bind(self, preferred, obj):
         if self.objects.get(preferred, _MISSING) is obj:
@@ -86,6 +92,17 @@ class ModuleNamespace:
         self.objects[name] = obj
         if home is not None:
             self.homes[name] = home
+
+    def bind_closure_rule(self, preferred, via, module, attr):
+        """The rule function ``attr`` of the closure the function reads as ``via``, whose
+        module is ``module``: a name the loader binds."""
+        key = (via, module, attr)
+        for existing, value in self.closure_rules.items():
+            if value == key:
+                return existing
+        fresh = self.namer.fresh(preferred)
+        self.closure_rules[fresh] = key
+        return fresh
 
     def bind_relative_module(self, preferred, module):
         """A derived rule's module itself, imported relatively (``from . import mod as m``)."""
@@ -119,6 +136,7 @@ class Provenance:
     version: str
     depends: str = "-"  # "module:qualname=fingerprint" of every user function reached (live.py)
     reads: str | None = None  # "name=kind" of the module-level values and cells the function reads
+    calls: str | None = None  # "name=key" of the code it reads by a name that does not say which
     updates: tuple = ()  # arguments the function updates in place
     packed: str = ""  # how *args/**kwargs were flattened for this call form (calling.py)
     route: str = "direct"  # how a reverse rule was derived (modes.Route)
@@ -172,11 +190,17 @@ def imports_and_bindings(namespace, used):
                 else f"from .{module} import {attr} as {name}"
             )
             continue
+        if name in namespace.closure_rules:
+            loader.append(name)
+            continue
         if name not in namespace.objects:
             continue
         line = _importable(namespace.objects[name], name)
         if line is None and name in namespace.homes:  # a module-level value of the user's
             line = f"from {namespace.homes[name]} import {name}"
+        own = f"from {namespace.package}." if namespace.package else None
+        if line and own and line.startswith(own):
+            line = "from ." + line[len(own) :]
         if line is None:
             loader.append(name)
         elif line:
@@ -391,6 +415,8 @@ def module_source(functions, namespace, provenance, line_of, *, notes=()):
     ]
     if p.reads:
         header.append(f"# reads: {p.reads}")
+    if p.calls:
+        header.append(f"# calls: {p.calls}")
     header += [
         f"# tangent-ast-version: {p.version}",
         f"# body-hash: {body_hash}",
@@ -406,6 +432,16 @@ def module_source(functions, namespace, provenance, line_of, *, notes=()):
         header.append(
             f"# bound-by-loader: {' '.join(loader)}  (closure cells or values that "
             "cannot be imported; the loader sets them before running this module)"
+        )
+    closures = [
+        f"{n}={':'.join(namespace.closure_rules[n])}"
+        for n in loader
+        if n in namespace.closure_rules
+    ]
+    if closures:
+        header.append(
+            f"# closure-rules: {' '.join(closures)}  (name=closure:module:function, the rules "
+            "of the closures it calls, each loaded with that closure's cells)"
         )
     for note in notes:
         header.append(f"# {note}")

@@ -8,6 +8,7 @@ the transformer: they are wrapped in one of these.
 from .runtime.errors import TangentAstError
 
 __all__ = [
+    "ForwardRuleOnly",
     "InternalError",
     "MissingRuleError",
     "NoSourceError",
@@ -41,3 +42,17 @@ class NonScalarOutputError(TangentAstError):
 class InternalError(TangentAstError):
     """A bug of tangent_ast itself, not of the program being differentiated: it names the
     function being derived and, for a failure inside generated code, the generated line."""
+
+
+class ForwardRuleOnly(MissingRuleError):
+    """A call of a function whose registered rule is a forward rule only (``defjvp``), met on
+    the direct route of reverse mode: differentiating its body instead would ignore the rule
+    (a straight-through estimator's gradient would be zero). The session derives the caller
+    by the transpose route, which transposes the forward rule."""
+
+    def __init__(self, fn_name):
+        super().__init__(
+            f"no reverse rule for {fn_name}, which has a forward rule (defjvp) only",
+            hint=f"derive with route='transpose' (it transposes {fn_name}'s forward rule), "
+            f"or register a reverse rule with @tangent_ast.defvjp({fn_name})",
+        )

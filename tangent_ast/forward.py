@@ -143,6 +143,7 @@ class Forward:
     def user_call(self, s, site, target, dtarget):
         fn = site.fn
         if fn is None:  # g(x) with g a function value: g's forward rule is found when the call runs
+            self.d.check_function_value(s, site)
             active = self.d.active_args(site)
             if not active:
                 return [s, _at(assign(dtarget, self.d.zero(target)), s)]
@@ -160,7 +161,9 @@ class Forward:
         if not active:
             return [s, _at(assign(dtarget, self.d.zero(target)), s)]
         kinds = tuple(self.d.kind(a) for a in site.args)
-        rule = self.d.derive_callee(fn, Mode.FORWARD, tuple(active), kinds, self.d.where(s), form)
+        rule = self.d.derive_callee(
+            fn, Mode.FORWARD, tuple(active), kinds, self.d.where(s), form, site.func
+        )
         self.d.callees.append(rule)
         func = rule.reference("jvp", self.d.namespace)
         args = [copy_tree(a) for a in site.args] + [self.tangent_of(site.args[i]) for i in active]

@@ -18,8 +18,9 @@ import weakref
 from .api import derive
 from .calling import flat_arguments
 from .errors import TangentAstError
-from .kinds import KEYS_KEPT, signature_key
+from .kinds import KEYS_KEPT, signature_key, signature_of
 from .modes import Mode
+from .sessions import _session, as_function
 
 # function -> {(mode, wrt, arguments' key): rule}
 _FUNCTION_VALUE_RULES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -28,7 +29,14 @@ _FUNCTION_VALUE_RULES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def _rule_of_function_value(f, mode, wrt, args, kwargs):
     """The derived rule of ``f``, a function value called in a derived rule (a function
     passed in, or a closure), and the arguments to call it with (calling.py); closures
-    of one function each keep their captured values."""
+    of one function each keep their captured values. A function made by the API
+    (``grad(g)``) is called through its source on disk, a primitive with rules (``np.sin``)
+    through a def that calls it (``sessions.as_function``)."""
+    again = getattr(f, "tangent_ast_source_for", None)
+    if again is not None and not kwargs:
+        f = again(signature_of(args))
+    elif not inspect.isfunction(f):
+        f = as_function(f, _session().directory)
     rules = _FUNCTION_VALUE_RULES.setdefault(f, {}) if inspect.isfunction(f) else None
     if rules is None:
         raise TangentAstError(

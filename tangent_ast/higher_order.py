@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .api import Made, _session, companion_function, gradient_function, guarded, source_of, vjp
+from .api_roles import Role, register
 from .calling import PLAIN, flat_arguments
 from .errors import TangentAstError
 from .kinds import signature_of
@@ -128,7 +129,7 @@ def _forward_over_reverse(f, wrt, session, args):
 def _gradient_forward_rule(f, wrt, session, signature):
     """The forward rule of the gradient of ``f`` (of its reverse rule), for arguments of
     ``signature``."""
-    rule = session.rule(f, Mode.REVERSE, wrt, signature, PLAIN)
+    rule = session.rule(source_of(f, signature), Mode.REVERSE, wrt, signature, PLAIN)
     positions = tuple(rule.params.index(w) for w in rule.wrt)
     gradient = gradient_function(rule)
     try:
@@ -278,3 +279,9 @@ def hessian(f, wrt=0, *, cache=None):
         Path(inspect.getfile(function_for(args)[2]))
     )
     return dense_hessian
+
+
+# tangent_ast's API in differentiated code (lowering/api_calls.py), by identity: hvp(f) is
+# differentiated through its source; the Jacobians and Hessians, of batches, are not
+register(Role.MAKER, hvp)
+register(Role.MADE, jacfwd, jacrev, hessian)

@@ -27,11 +27,13 @@ import functools
 
 import numpy as np
 
-from .api import _session, default_wrt, guarded, source_of
+from .api import _session, companion_function, default_wrt, guarded, source_of
+from .api_roles import Role, register, register_made
 from .calling import flat_arguments
 from .errors import TangentAstError
-from .kinds import signature_of
+from .kinds import UNKNOWN, signature_of
 from .modes import Mode
+from .naming import rule_base
 from .runtime import Tangent, is_record, rebuild, record_fields
 from .runtime.batched import ArrayMethods
 from .sessions import as_function
@@ -328,6 +330,7 @@ def linearize(f, *args, wrt=None, cache=None):
         def f_jvp(*tangents):
             return run_rule(*tangents)[1]
 
+        register_made(f_jvp, Role.PULLBACK)
         return out, f_jvp
 
     steps = tuple(trace.steps)
@@ -337,4 +340,69 @@ def linearize(f, *args, wrt=None, cache=None):
             raise TangentAstError(f"f_jvp takes {len(nodes)} tangents, got {len(tangents)}")
         return _filled(template, replay(steps, nodes, tangents))
 
+    register_made(f_jvp, Role.PULLBACK)
     return out, f_jvp
+
+
+def _linear_map_function(f, arity, *, wrt=None, cache=None, where=None):
+    """``out, f_jvp = linearize(f, *args)`` (``arity`` arguments) in differentiated code:
+    ``f_jvp`` is the point ``args`` (a tuple), and each call ``f_jvp(*tangents)`` a call of
+    this function, ``linear_map(point, *tangents)``, whose source for the kinds of the point
+    is a module next to ``f``'s forward rule (``f_linear_map``): the tangent that rule gives
+    at the point. ``where``: the call's place, for refusals."""
+
+    def rule_for(point):
+        session = _session(cache)
+        plain = source_of(as_function(f, session.directory), point)
+        chosen = default_wrt(wrt, point, "linearize")
+        chosen = (chosen,) if isinstance(chosen, int) else tuple(chosen)
+        rule = session.rule(plain, Mode.FORWARD, chosen, point)
+        if len(rule.params) != arity or rule.updates:
+            raise TangentAstError(
+                f"linearize of {getattr(f, '__qualname__', f)} in a function being "
+                + (
+                    "differentiated: it updates its arguments in place"
+                    if rule.updates
+                    else f"differentiated, given {arity} of its {len(rule.params)} parameters"
+                ),
+                where=where,
+                hint="pass every argument, the defaults too, to a function that returns "
+                "what it computes",
+            )
+        return rule
+
+    def linear_map(point, *tangents):
+        return rule_for(signature_of(point)).jvp(*point, *tangents)[1]
+
+    def as_source(kinds):
+        elements = kinds[0].elements if kinds and kinds[0].elements is not None else None
+        rule = rule_for(tuple(elements) if elements is not None else (UNKNOWN,) * arity)
+        base = rule_base(rule.fn)
+        params = list(rule.params)
+        taken = set(params)
+        point, out, tangent = (_fresh(n, taken) for n in ("point", "out", "tangent"))
+        tangents = [_fresh(f"d{w}", taken) for w in rule.wrt]
+        text = (
+            f'"""The tangent of {rule.fn.__qualname__} at a point: the linear map linearize '
+            'gives,\nas a function of the point and the tangents."""\n\n'
+            f"from .{rule.path.stem} import {base}_jvp\n\n\n"
+            f"def {base}_linear_map({', '.join([point, *tangents])}):\n"
+            f"    {', '.join(params)}{',' if len(params) == 1 else ''} = {point}\n"
+            f"    {out}, {tangent} = {base}_jvp({', '.join([*params, *tangents])})\n"
+            f"    return {tangent}\n"
+        )
+        return companion_function(rule, "linear_map", text)
+
+    linear_map.tangent_ast_source_for = as_source
+    return linear_map
+
+
+def _fresh(name, taken):
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+linearize.as_function = _linear_map_function  # type: ignore[attr-defined]
+register(Role.LINEARIZE, linearize)

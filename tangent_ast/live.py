@@ -64,6 +64,7 @@ import sys
 import textwrap
 import types
 
+from .code_keys import code_key, is_data
 from .derived import portable_name
 from .errors import NoSourceError, TangentAstError, UnsupportedSyntaxError
 from .kinds import kind_of
@@ -326,14 +327,17 @@ _ALWAYS_THERE = frozenset(("__code__", "__defaults__", "__kwdefaults__", "cell_c
 class Dependencies:
     """The objects a rule was derived against; :attr:`current` says whether they still are."""
 
-    __slots__ = ("_current", "_identity", "attributes", "functions", "in_dicts", "reads")
+    __slots__ = ("_current", "_identity", "attributes", "calls", "functions", "in_dicts", "reads")
 
-    def __init__(self, in_dicts, attributes, functions, reads):
+    def __init__(self, in_dicts, attributes, functions, reads, calls=None):
         self.in_dicts = tuple(in_dicts)  # (mapping, key, object): globals, module and class dicts
         # (owner, attribute, object): __code__, __defaults__, cells
         self.attributes = tuple(attributes)
         self.functions = tuple(functions)  # user functions reached, the rule's own first
         self.reads = reads  # {function: {name: value}}: data values each reads
+        # {function: {name: key}}: the code each reads by a name that does not say which
+        # (a cell, an alias, a global rebound), by its code_keys.code_key
+        self.calls = calls if calls is not None else {}
         # both made from the lookups above when first asked for: a rule found on disk in a
         # new process is not checked again before it is used
         self._identity = self._current = None
@@ -372,10 +376,18 @@ class Dependencies:
         own = self.reads.get(self.functions[0], {}) if self.functions else {}
         return " ".join(f"{n}={_kind(v)}" for n, v in sorted(own.items())) or None
 
+    def calls_field(self):
+        """The header's ``calls``: ``name=key`` of the code the function itself reads by a
+        name that does not say which (:func:`code_reads`), or None."""
+        own = self.calls.get(self.functions[0], {}) if self.functions else {}
+        return " ".join(f"{n}={k}" for n, k in sorted(own.items())) or None
+
     def fingerprint(self, fn):
-        """A hash of ``fn``'s source and the kinds of the data values it reads."""
+        """A hash of ``fn``'s source, the kinds of the data values and the keys of the code
+        it reads."""
         text = _dedented_source(fn) or repr(fn.__code__.co_code)
         text += "".join(f"\n{n}={_kind(v)}" for n, v in sorted(self.reads.get(fn, {}).items()))
+        text += "".join(f"\n{n}:{k}" for n, k in sorted(self.calls.get(fn, {}).items()))
         return digest(text)
 
 
@@ -475,16 +487,11 @@ def user_rules(fn):
     return registry.lookup(fn)
 
 
-def _is_data(value):
-    """A value (number, array, container, record), not code: its kind shapes the derivation."""
-    return not (callable(value) or isinstance(value, types.ModuleType))
-
-
 def dependencies_of(fn):
     """The :class:`Dependencies` of a rule of ``fn``: ``fn`` and every user function it
     reaches through its free names and attribute chains, transitively."""
     fn = getattr(fn, "__func__", fn)
-    in_dicts, attributes, functions, reads = {}, {}, [], {}
+    in_dicts, attributes, functions, reads, calls = {}, {}, [], {}, {}
     queue = [fn]
     while queue:
         h = queue.pop(0)
@@ -497,7 +504,7 @@ def dependencies_of(fn):
             free = free_reads_of(h)
         except TangentAstError:
             continue  # no source: it is not derived, so only its identity matters
-        own_reads = reads.setdefault(h, {})
+        own_reads, own_calls = reads.setdefault(h, {}), calls.setdefault(h, {})
 
         def reached(value):
             value = getattr(value, "__func__", value)
@@ -508,9 +515,14 @@ def dependencies_of(fn):
             value = _lookup_name(h, name, in_dicts, attributes)
             if value is _MISSING:
                 continue
-            if _is_data(value):
+            if is_data(value):
                 own_reads[name] = value
+            elif _says_which(h, name, value):
+                pass
+            else:
+                own_calls[name] = code_key(value)
             reached(value)
+            dotted = name
             for (
                 attr
             ) in chain:  # mod.g, Class.method: the attribute is looked up when the primal runs
@@ -526,8 +538,40 @@ def dependencies_of(fn):
                     attributes[(id(owner), attr)] = (owner, attr, value)
                 if value is _MISSING:
                     break
+                dotted += f".{attr}"
+                if not is_data(value) and not _defined_as(value, owner, attr):
+                    own_calls[dotted] = code_key(value)
                 reached(value)
-    return Dependencies(in_dicts.values(), attributes.values(), functions, reads)
+    return Dependencies(in_dicts.values(), attributes.values(), functions, reads, calls)
+
+
+def _says_which(fn, name, value):
+    """Whether ``name``, read by ``fn``, says which code ``value`` is without a key: a
+    module-level module (``np``), a builtin, the def of that name in ``fn``'s module (its
+    source is in the header's ``depends``). A closure cell or an alias says nothing."""
+    if name in fn.__code__.co_freevars:
+        return False
+    if name not in fn.__globals__:
+        return True  # a builtin (a global defined later shadows it: Dependencies.current)
+    if isinstance(value, types.ModuleType):
+        return True
+    return _defined_as(value, fn.__globals__.get("__name__"), name)
+
+
+def _defined_as(value, owner, name):
+    """Whether ``value`` is the function or class defined as ``name`` in ``owner`` (a module,
+    or its name, or a class): ``owner.name`` then names it wherever it is read."""
+    if not (inspect.isfunction(value) or isinstance(value, type)) or is_library(
+        getattr(value, "__module__", None)
+    ):
+        return False
+    if isinstance(owner, type):
+        home = owner.__module__
+        return value.__qualname__ == f"{owner.__qualname__}.{name}" and value.__module__ == home
+    home = owner.__name__ if isinstance(owner, types.ModuleType) else owner
+    if isinstance(owner, types.ModuleType) and value.__module__.startswith(f"{home}."):
+        return value.__qualname__ == name  # a package's name for a function of its modules
+    return value.__qualname__ == name and value.__module__ == home
 
 
 def _lookup_name(fn, name, in_dicts, attributes):

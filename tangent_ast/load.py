@@ -392,12 +392,16 @@ def loader_values(path, fn, known):
     return values
 
 
-def loadable(directory, module_name, fn, known, functions, seen=None):
+def loadable(directory, module_name, fn, known, functions, seen=None, closures=None, rules=None):
     """Whether the module ``module_name`` of ``fn``'s rule and the callee rules it imports can
     be loaded as they are on disk: each file there and complete, and every value their loaders
     bind ``fn``'s own or ``known[module]`` (the values its rules read, once this process has
     derived it). ``functions``: how the names of their rule modules start -> user function,
-    for the functions whose rules the modules may import."""
+    for the functions whose rules the modules may import. ``closures(fn, via, module)``: the
+    closure ``fn`` reads as ``via`` whose rule is in ``module``, and the ``functions`` of its
+    own callees, or None (the modules of the closures a rule calls, :func:`closure_rules`).
+    ``rules(module, functions)``: the same for a module ``functions`` do not name, a rule of a
+    function of a derived module (``RuleCache.rule_callee``)."""
     seen = set() if seen is None else seen
     seen.add(module_name)
     path = Path(directory) / f"{module_name}.py"
@@ -406,22 +410,82 @@ def loadable(directory, module_name, fn, known, functions, seen=None):
     except (OSError, UnicodeDecodeError):
         return False
     own, values = own_names(fn), known.get(module_name, {})
-    if not all(n in own or n in values for n in _bound_in(text)):
+    entries = closure_rules(text)
+    if not all(n in own or n in values or n in entries for n in _bound_in(text)):
         return False
+    callees = []
     for callee in relative_imports(text):
+        g, g_functions = function_of(callee, functions, directory), functions
+        if g is None and bound_by_loader(Path(directory) / f"{callee}.py"):
+            found = rules(callee, functions) if rules is not None else None
+            if found is None:
+                return False  # a module its loader must bind values in, of a function not known
+            g, g_functions = found
+        callees.append((callee, g, g_functions))
+    for via, callee, _ in entries.values():
+        found = closures(fn, via, callee) if closures is not None else None
+        if found is None:
+            return False
+        callees.append((callee, *found))
+    for callee, g, g_functions in callees:
         if callee not in seen:
             if state_of(Path(directory) / f"{callee}.py", {}) in (OnDisk.MISSING, OnDisk.CORRUPT):
                 return False
-            g = function_of(callee, functions)
-            if g is not None and not loadable(directory, callee, g, known, functions, seen):
+            if g is not None and not loadable(
+                directory, callee, g, known, g_functions, seen, closures, rules
+            ):
                 return False
     return True
 
 
-def function_of(module_name, functions):
+def has_own_values(fn):
+    """Whether ``fn``'s rules read values of its own, which the loader binds: closure cells,
+    or the globals the loader bound in the generated module ``fn`` is a function of (each
+    closure's rule module is loaded with its cells: the same function of another closure
+    reads other values)."""
+    if fn.__closure__:
+        return True
+    loaded = fn.__globals__.get("__tangent_ast_loaded__")
+    return loaded is not None and bool(_bound_in(loaded[0]))
+
+
+def closure_rules(text):
+    """``{name: (via, module, function)}`` of the header of the module ``text``: each name its
+    loader binds to the rule function of a closure its function reads as ``via``, from the
+    module loaded with that closure's cells."""
+    entries = {}
+    for entry in read_header(text).get("closure-rules", "").partition("  ")[0].split():
+        name, _, rest = entry.partition("=")
+        parts = rest.split(":")
+        if len(parts) == 3 and all(parts):
+            entries[name] = tuple(parts)
+    return entries
+
+
+def function_of(module_name, functions, directory=None):
     """The function (of ``functions``: module name prefix -> function) whose rule module
-    ``module_name`` is, or None."""
-    return next((g for prefix, g in functions.items() if module_name.startswith(prefix)), None)
+    ``module_name`` is, or None. With ``directory``, the one the module's header says it was
+    derived from: the name of a rule of a function a derived rule of ``g`` is made of
+    (``g_linear_map``'s, ``g_fwd``'s) starts with ``g``'s prefix too."""
+    found = sorted(
+        ((prefix, g) for prefix, g in functions.items() if module_name.startswith(prefix)),
+        key=lambda item: -len(item[0]),
+    )
+    if directory is None:
+        return found[0][1] if found else None
+    try:
+        text = (Path(directory) / f"{module_name}.py").read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+    source = read_header(text).get("source", "").split(" (")[0]
+    return next(
+        (
+            g
+            for _, g in found
+            if source == f"{derived.portable_name(g.__module__)}:{g.__qualname__}"
+        ),
+        None,
+    )
 
 
 def own_names(fn):

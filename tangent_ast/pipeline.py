@@ -54,6 +54,7 @@ from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, 
     DerivedRule,
     RuleCache,
     by_prefix,
+    closure_at,
     module_name_for,
     rule_prefix,
     wrt_names,
@@ -61,7 +62,7 @@ from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, 
 from .calling import PLAIN, Spread, flat_params, flatten
 from .checkpoints import checkpoint_loops
 from .checks import check_dynamic, check_supported
-from .derivatives import Derivation, ForwardRuleOnly
+from .derivatives import Derivation
 from .derived import portable_name
 from .emit import (
     ModuleNamespace,
@@ -70,7 +71,7 @@ from .emit import (
     rule_source_hash,
     to_ast,
 )
-from .errors import InternalError, NotDifferentiableError, TangentAstError
+from .errors import ForwardRuleOnly, InternalError, NotDifferentiableError, TangentAstError
 from .float_literals import float_names, write_float_literals
 from .forward import forward
 from .kind_inference import infer
@@ -79,12 +80,17 @@ from .live import dependencies_of
 from .load import (
     OnDisk,
     as_on_disk,
+    bound_by_loader,
+    has_own_values,
     loadable,
+    name_in_cache,
+    package_for,
     state_of,
     warn_stale,
     write_atomic,
 )
 from .lowering import Normalizer
+from .lowering.api_calls import bind_made
 from .modes import Mode, Route
 from .naming import Namer, rule_base
 from .parse import ParsedFunction, parse
@@ -127,6 +133,7 @@ class Front:
     handlers: list  # lines of except clauses: not derived (a call that runs one is refused)
     snapshots: dict = field(default_factory=dict)
     checkpoints: dict = field(default_factory=dict)  # id of a loop of `function` -> snapshots
+    made: dict = field(default_factory=dict)  # names made for calls of the API -> their values
 
 
 def front(fn, signature, trace=False, form=PLAIN):
@@ -166,6 +173,8 @@ def front(fn, signature, trace=False, form=PLAIN):
     if trace:
         snapshots["ssa"] = _source(ssa_fn)
     kinds = infer(ssa_fn, scope, signature, result_kind)
+    # the names made for calls of tangent_ast's API: the functions they stand for, by name
+    bind_made(ssa_fn, scope, kinds, normalizer.made)
     follow_shared_updates(ssa_fn, info.origin, kinds, scope, normalizer.augmented, namer)
     check_augmented(parsed, ssa_fn, info.origin, kinds, scope, normalizer.augmented)
     if updated:
@@ -189,6 +198,7 @@ def front(fn, signature, trace=False, form=PLAIN):
         normalizer.handlers,
         snapshots,
         checkpoints,
+        normalizer.made,
     )
 
 
@@ -245,12 +255,19 @@ class CalleeRule:
     # module, whose functions are looked up when called, since neither can import the
     # other's functions before both exist
     cyclic: bool = False
+    # a closure the caller reads by the free name (or attribute chain) ``via``: another
+    # closure of the same def has the same module with other cells, so the caller's module
+    # gets this one's functions from its loader, which loads the module with these cells
+    via: str | None = None
 
     def reference(self, suffix, namespace):
         """The expression generated code calls the callee's ``f_<suffix>`` by."""
         local = f"{rule_base(self.fn)}_{suffix}"
         if self.same_module:
             return name(local)
+        if self.via is not None:
+            preferred = f"{self.via.rpartition('.')[2]}_{suffix}"
+            return name(namespace.bind_closure_rule(preferred, self.via, self.module_name, local))
         if self.cyclic:
             module = namespace.bind_relative_module(f"{rule_base(self.fn)}_rules", self.module_name)
             return gast.Attribute(value=name(module), attr=local, ctx=gast.Load())
@@ -324,12 +341,23 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     functions = mode.function_names(base)
     f.namer.reserve(*functions)
     namespace = ModuleNamespace(f.namer)
+    namespace.package = package_for(session.directory)
     for free_name, obj in f.scope.free.items():
         namespace.bind_user(free_name, obj, _home_module(fn, free_name, obj))
 
-    def derive_callee(callee_fn, callee_mode, positions, kinds, where, callee_form=PLAIN):
+    def derive_callee(
+        callee_fn, callee_mode, positions, kinds, where, callee_form=PLAIN, called=None
+    ):
         return session.callee(
-            callee_fn, callee_mode, positions, kinds, where, module_name, callee_form, caller=fn
+            callee_fn,
+            callee_mode,
+            positions,
+            kinds,
+            where,
+            module_name,
+            callee_form,
+            caller=fn,
+            via=_free_chain(called, f.scope),
         )
 
     d = Derivation(
@@ -353,6 +381,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         wrt,
         d.differentiable_args,
         _final_states(f) if mode is Mode.FORWARD else (),
+        d.called_value,
     )
     d.check_complex(f.function)
     d.check_lambda_values(f.function)
@@ -424,7 +453,12 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     derivatives = _float_derivatives(generated, result, floats, wrt, mode)
     for g, known in zip(generated, derivatives, strict=True):
         write_float_literals(g, floats | known, namespace.objects)
-    forbidden = set(namespace.objects) | set(namespace.relative) | set(functions)
+    forbidden = (
+        set(namespace.objects)
+        | set(namespace.relative)
+        | set(namespace.closure_rules)
+        | set(functions)
+    )
     kept = (
         set(params)
         | {"ct_" + p for p in params}
@@ -448,6 +482,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         version=__version__,
         depends=dependencies.depends_field(),
         reads=dependencies.reads_field(),
+        calls=dependencies.calls_field(),
         updates=tuple(p for p in params if p in f.changed_args),
         packed=f.spread.describe(),
         route=session.route.value if mode is Mode.REVERSE else Route.DIRECT.value,
@@ -463,7 +498,13 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     )
     if trace:
         snapshots["module"] = text
-    rule_values = {n: namespace.objects[n] for n in loader if n not in f.scope.free}
+    # values the loader binds that the function's own names do not give: those of the rules
+    # inlined, and what a call of tangent_ast's API made (api_calls.py)
+    rule_values = {
+        n: namespace.objects[n]
+        for n in loader
+        if n in namespace.objects and (n not in f.scope.free or n in f.made)
+    }
     return GeneratedModule(
         module_name, text, functions, loader, d.rules_used, d.callees, snapshots, rule_values
     )
@@ -584,7 +625,15 @@ class Session(RuleCache):
             if state is OnDisk.EDITED_STALE:
                 warn_stale(path, fn.__qualname__, self.strict)
             callees = by_prefix(self.dependencies(fn))
-            if not loadable(self.directory, module_name, fn, self.rule_values, callees):
+            if not loadable(
+                self.directory,
+                module_name,
+                fn,
+                self.rule_values,
+                callees,
+                closures=self.closure_callees,
+                rules=self.rule_callee,
+            ):
                 # a callee's module deleted, or values its rules read not met yet: derived in
                 # memory (callee modules written, values learnt), its own file kept as it is
                 self._derive(fn, mode, wrt, signature, form)
@@ -617,7 +666,20 @@ class Session(RuleCache):
             _SESSIONS_BY_DIRECTORY[key] = Session(self.directory, self.strict, Route.TRANSPOSE)
         return _SESSIONS_BY_DIRECTORY[key]
 
-    def callee(self, fn, mode, positions, kinds, where, caller_module, form=PLAIN, caller=None):
+    def callee(
+        self,
+        fn,
+        mode,
+        positions,
+        kinds,
+        where,
+        caller_module,
+        form=PLAIN,
+        caller=None,
+        via=None,
+    ):
+        """The rule of ``fn`` called by ``caller`` (which reads it as ``via``, a free name or
+        attribute chain, when it does), its module on disk."""
         params = flat_params(fn, form)
         wrt = tuple(params[i] for i in positions)
         signature = canonical(kinds)
@@ -625,7 +687,26 @@ class Session(RuleCache):
         if (fn, mode, wrt, signature, form) not in self.in_progress:
             self.ensure(fn, mode, wrt, signature, module_name, form)
         cyclic = caller is not None and caller in self.dependencies(fn).functions
-        return CalleeRule(fn, module_name, module_name == caller_module, cyclic)
+        same_module = module_name == caller_module
+        instance = (
+            via is not None
+            and not (cyclic or same_module)
+            and has_own_values(fn)
+            and closure_at(caller, via, module_name) is fn
+        )
+        return CalleeRule(fn, module_name, same_module, cyclic, via if instance else None)
+
+
+def _free_chain(expr, scope):
+    """``"a.b"`` for ``expr`` a free name or an attribute chain of one (what a function
+    reads a callee by), else None."""
+    parts = []
+    while isinstance(expr, gast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, gast.Name) or scope.is_local(expr.id):
+        return None
+    return ".".join([expr.id, *reversed(parts)])
 
 
 def program_changed():
@@ -642,6 +723,10 @@ def _home_module(fn, name, obj):
         return None
     module = sys.modules.get(home)
     if module is None or getattr(module, name, _NOT_THERE) is not obj:
+        return None
+    if name_in_cache(home) and name in bound_by_loader(module.__file__):
+        # a value the loader bound in a generated module (a closure's cell): each closure's
+        # module holds its own, so it is bound again, not imported from the one of the name
         return None
     return home
 

@@ -382,6 +382,7 @@ class Reverse:
         if (
             site is not None and site.fn is None
         ):  # g(x), g a function value: its rule is found when it runs
+            self.d.check_function_value(s, site)
             active = self.d.active_args(site)
             if active:
                 call = self.d.call_function_value(s, site, "call_fwd")
@@ -395,7 +396,7 @@ class Reverse:
             if active:
                 kinds = tuple(self.d.kind(a) for a in site.args)
                 rule = self.d.derive_callee(
-                    site.fn, Mode.REVERSE, tuple(active), kinds, self.d.where(s), form
+                    site.fn, Mode.REVERSE, tuple(active), kinds, self.d.where(s), form, site.func
                 )
                 self.d.callees.append(rule)
                 call = gast.Call(

@@ -5,7 +5,7 @@
       -> pipeline                               the stages in order
         -> stages (parse ... load)              one transformation each
           -> rules                              what each primitive's derivative is
-            -> kinds, calling, errors           the vocabulary every layer shares
+            -> kinds, calling, errors, api_roles the vocabulary every layer shares
               -> runtime                        what generated code calls (NumPy only)
 
 Every import counts, those inside functions included.
@@ -36,6 +36,7 @@ TOP = {
     "linearization",
 }
 VOCABULARY = {
+    "api_roles",
     "kinds",
     "modes",
     "calling",

@@ -99,6 +99,7 @@ A_HIT_IMPORTS = [
     "tangent_ast",
     "tangent_ast.cached",  # RuleCache.find, DerivedRule
     "tangent_ast.calling",  # the call's flat arguments and parameters
+    "tangent_ast.code_keys",  # the keys of the functions the rule was derived for
     "tangent_ast.derived",  # the package of the cache directory's modules
     "tangent_ast.errors",
     "tangent_ast.kinds",  # the signature, the kinds of the values read
@@ -234,6 +235,89 @@ def test_a_module_of_other_rules_or_version_is_derived_again(project, field):
     again = run(project)
     assert "tangent_ast.pipeline" in again["loaded"]
     assert line in path.read_text().splitlines()
+
+
+CLOSURES = textwrap.dedent("""
+    import numpy as np
+
+
+    def make(c, h):
+        def layer(x):
+            return c * h(x)
+        return layer
+
+
+    FIRST = make(2.0, np.sin)
+    SECOND = make(0.5, np.sin)
+    THIRD = make(0.5, np.cos)
+
+
+    def f(x, a):
+        return np.sum(SECOND(FIRST(x)) * a + THIRD(x))
+""")
+
+
+def closures_gradient(x, first, second, third):
+    """The gradient of CLOSURES's f at ``x`` (a = 0.5), for its three closures ``(c, h, dh)``."""
+    (c1, h1, d1), (c2, _, d2), (c3, _, d3) = first, second, third
+    return 0.5 * c2 * d2(c1 * h1(x)) * c1 * d1(x) + c3 * d3(x)
+
+
+def test_closures_of_one_def_on_disk_each_get_their_cells(project):
+    """One module on disk for the closures over np.sin (their rule reads c), another for the
+    closure over np.cos; found on disk again, each loaded with its own cells."""
+    path = project / "src" / "model.py"
+    path.write_text(CLOSURES)
+    x = np.linspace(0.1, 1.0, 4)
+    sine, cosine = (np.sin, np.cos), (np.cos, lambda y: -np.sin(y))
+    expected = closures_gradient(x, (2.0, *sine), (0.5, *sine), (0.5, *cosine))
+    first = run(project)
+    np.testing.assert_allclose(first["gradient"], expected)
+    again = run(project)
+    assert again["loaded"] == []
+    assert again["gradient"] == first["gradient"]
+    path.write_text(CLOSURES.replace("FIRST = make(2.0, np.sin)", "FIRST = make(2.0, np.cos)"))
+    changed = run(project)
+    expected = closures_gradient(x, (2.0, *cosine), (0.5, *sine), (0.5, *cosine))
+    np.testing.assert_allclose(changed["gradient"], expected)
+
+
+VJP_OF_A_CLOSURE = textwrap.dedent("""
+    import numpy as np
+
+    import tangent_ast as ta
+
+
+    def make(c):
+        def g(x):
+            return np.sin(x) * c
+        return g
+
+
+    G = make(2.0)
+
+
+    def f(x, a):
+        out, pullback = ta.vjp(G, x)
+        value, g_jvp = ta.linearize(G, x)
+        return np.sum(pullback(a * x) * out + g_jvp(x) * a)
+""")
+
+
+def test_the_rules_a_call_of_the_api_makes_are_found_on_disk_with_their_values(project):
+    """f's rule calls the rules of G's forward and reverse sweeps and of its linear map (rules
+    of rules), whose modules the loader binds G's cell in, and their rules: found on disk
+    again, each loaded with the values of the function it is the rule of."""
+    (project / "src" / "model.py").write_text(VJP_OF_A_CLOSURE)
+    x = np.linspace(0.1, 1.0, 4)
+    # c = 2, a = 0.5: sum(a x c cos(x) c sin(x) + c cos(x) x a)
+    expected = 4.0 * 0.5 * (np.sin(2 * x) / 2 + x * np.cos(2 * x))
+    expected += 2.0 * 0.5 * (np.cos(x) - x * np.sin(x))
+    first = run(project)
+    np.testing.assert_allclose(first["gradient"], expected)
+    again = run(project)
+    assert again["loaded"] == []
+    assert again["gradient"] == first["gradient"]
 
 
 def test_other_rule_files_are_not_taken_for_these(project):

@@ -203,6 +203,13 @@ def test_a_closure_made_from_a_differentiable_value_is_refused_not_zero():
         ta.grad(bad.calls_closure_of_differentiable_value, (0, 1))(0.5, 2.0)
     # with respect to x alone, the closure is data
     assert np.isclose(ta.grad(bad.calls_closure_of_differentiable_value)(0.5, 2.0), 2.0)
+    # called on a constant, the closure's result still varies with s: refused, not zero
+    for route in ("direct", "transpose"):
+        with pytest.raises(UnsupportedSyntaxError, match="calling 'g', a function value made from"):
+            ta.grad(bad.calls_closure_of_differentiable_value_on_a_constant, 1, route=route)(0.5, 2.0)
+    with pytest.raises(UnsupportedSyntaxError, match="calling 'g', a function value made from"):
+        ta.jvp(bad.calls_closure_of_differentiable_value_on_a_constant, (0.5, 2.0), (None, 1.0))
+    assert np.isclose(ta.grad(bad.calls_closure_of_differentiable_value_on_a_constant)(0.5, 2.0), 4.0)
     with pytest.raises(UnsupportedSyntaxError, match="a second name for 'a'"):
         ta.derive(bad.aliases_updated_array)
     with pytest.raises(UnsupportedSyntaxError, match="'xs' held in a tuple, list or dict"):

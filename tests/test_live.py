@@ -359,3 +359,185 @@ def test_unused_print_runs_once(capsys):
     ta.grad(unused_print)(1.0)
     ta.jvp(unused_print, (1.0,), (1.0,))
     assert capsys.readouterr().out == "effect\neffect\n"
+
+
+# One def, several closures: a rule is derived for the code a closure's cells hold (and the
+# kinds of its data), never reused for another closure of the same def.
+
+X4 = np.array([0.3, -0.2, 0.5, 0.1])
+W4 = np.array([1.0, 2.0, -1.0, 0.5])
+ROUTES = ["direct", "transpose"]
+
+
+def check_spectrum(fft_fun, n):
+    def fun(x, w):
+        z = fft_fun(x, n)
+        return np.sum(np.real(z) * w)
+
+    return fun
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_closures_over_two_functions_get_two_rules(route):
+    from tangent_ast.testing import check_grads
+
+    forward = ta.grad(check_spectrum(np.fft.fft, 4), route=route)(X4, W4)
+    inverse = ta.grad(check_spectrum(np.fft.ifft, 4), route=route)(X4, W4)
+    np.testing.assert_allclose(forward, np.real(np.fft.fft(W4)))
+    np.testing.assert_allclose(inverse, np.real(np.fft.fft(W4)) / 4)
+    for fft_fun in (np.fft.fft, np.fft.ifft, np.fft.fft):
+        check_grads(check_spectrum(fft_fun, 4), (X4, W4), route=route)
+
+
+def test_a_module_on_disk_is_not_reused_for_another_function_in_a_cell(tmp_path):
+    cache = tmp_path / "cache"
+    from tangent_ast.pipeline import Session
+
+    kinds = (ta.kinds.kind_of(X4), ta.kinds.kind_of(W4))
+    first = Session(cache).rule(check_spectrum(np.fft.fft, 4), "reverse", 0, kinds)
+    assert "fft_fun=numpy.fft.fft" in first.source
+    # a new process: its own session, the same cache directory
+    other = Session(cache).rule(check_spectrum(np.fft.ifft, 4), "reverse", 0, kinds)
+    assert other.path != first.path
+    np.testing.assert_allclose(other.bwd(other.fwd(X4, W4)[1], 1.0), np.real(np.fft.fft(W4)) / 4)
+
+
+def apply_to(g):
+    def fun(x, w):
+        return np.sum(g(x) * w)
+
+    return fun
+
+
+def make_scaled(c):
+    def scaled(x):
+        return c * np.sin(x)
+
+    return scaled
+
+
+def make_calling(h):
+    def calls(x):
+        return h(x) * 2.0
+
+    return calls
+
+
+def two_of(a, b):
+    def fun(x, w):
+        return np.sum((a(x) + 2.0 * b(x)) * w)
+
+    return fun
+
+
+SAME_LINE = [lambda x: np.sin(x), lambda x: np.cos(x)]  # noqa: E731
+
+
+CLOSURES = {
+    "constants": [make_scaled(2.0), make_scaled(5.0)],
+    "arrays": [make_scaled(W4), make_scaled(W4[::-1].copy())],
+    "kinds": [make_scaled(2.0), make_scaled(W4)],
+    "lambdas on one line": [apply_to(SAME_LINE[0]), apply_to(SAME_LINE[1])],
+    "closures over closures": [
+        apply_to(make_calling(np.sin)),
+        apply_to(make_calling(np.cos)),
+    ],
+    "swapped": [two_of(np.sin, np.cos), two_of(np.cos, np.sin)],
+    "two closures of one def in one rule": [
+        two_of(make_scaled(2.0), make_scaled(5.0)),
+        two_of(make_calling(np.sin), make_calling(np.tanh)),
+    ],
+}
+
+
+def _with_w(fn):
+    """A function of (x, w) for each closure (make_scaled's take x only)."""
+    if fn.__code__.co_argcount == 2:
+        return fn
+
+    def fun(x, w):
+        return np.sum(fn(x) * w)
+
+    return fun
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("case", sorted(CLOSURES))
+def test_closures_of_one_def_each_get_their_rule(case, route):
+    from tangent_ast.testing import check_grads
+
+    for fn in CLOSURES[case] + CLOSURES[case][:1]:  # and back to the first
+        check_grads(_with_w(fn), (X4, W4), route=route)
+
+
+class Scaled:
+    def __init__(self, k):
+        self.k = k
+
+    def times(self, x):
+        return self.k * x * x
+
+
+def test_closures_over_bound_methods_are_refused():
+    with pytest.raises(ta.MissingRuleError, match="Scaled.times"):
+        ta.grad(apply_to(Scaled(2.0).times))(X4, W4)
+
+
+def test_a_global_function_rebound_between_calls(make_module, tmp_path):
+    mod = make_module("live_rebound_function_a", """
+        import numpy as np
+
+        act = np.sin
+
+        def f(x):
+            return np.sum(act(x))
+    """)
+    df = ta.grad(mod.f)
+    np.testing.assert_allclose(df(X4), np.cos(X4))
+    mod.act = np.tanh
+    np.testing.assert_allclose(df(X4), 1 - np.tanh(X4) ** 2)
+    # a new process, the same cache directory: the module derived for np.sin is stale
+    cache = tmp_path / "cache"
+    from tangent_ast.pipeline import Session
+
+    mod.act = np.sin
+    Session(cache).rule(mod.f, "reverse", 0, (ta.kinds.kind_of(X4),))
+    mod.act = np.tanh
+    again = Session(cache).rule(mod.f, "reverse", 0, (ta.kinds.kind_of(X4),))
+    assert "# calls: act=numpy.tanh" in again.source
+    np.testing.assert_allclose(again.bwd(again.fwd(X4)[1], 1.0), 1 - np.tanh(X4) ** 2)
+
+
+def make_layer(w):
+    def layer(x):
+        return np.tanh(w @ x)
+
+    return layer
+
+
+FIRST = make_layer(np.eye(3) + 0.5)
+SECOND = make_layer(np.eye(3)[::-1] * 2.0)
+
+
+def two_layers(x):
+    return np.sum(SECOND(FIRST(x)) ** 2)
+
+
+def test_two_closures_of_one_def_called_by_one_rule_each_get_their_cells():
+    from tangent_ast.testing import check_grads
+
+    x = np.array([0.2, -0.4, 0.9])
+    for route in ROUTES:
+        check_grads(two_layers, (x,), route=route)
+    rule = ta.derive(two_layers, "reverse", args=(x,))
+    assert "closure-rules:" in rule.source
+    # differentiated again: the rules of each closure's rule functions get their cells too
+    check_grads(two_layers, (x,), order=2)
+
+
+@pytest.mark.parametrize("case", ["swapped", "two closures of one def in one rule"])
+def test_closures_of_one_def_at_second_order(case):
+    from tangent_ast.testing import check_grads
+
+    for fn in CLOSURES[case]:
+        check_grads(_with_w(fn), (X4, W4), order=2)

@@ -44,7 +44,20 @@ HELPERS = {
         "def twice_sin(p):\n    return np.sin(p) * 2.0\n\n\n"
         "ta.defvjp(twice_sin, lambda ct, ans, p: ct * 2.0 * np.cos(p))\n"
     ),
+    # called through tangent_ast's own API inside f (vjp, jvp, linearize, grad, hvp)
+    "wave": "def wave(p):\n    return np.sin(p) * p + 0.5 * p * p\n",
+    "wave_sum": "def wave_sum(p):\n    return np.sum(np.sin(p) * p) + 0.5 * np.sum(p * p)\n",
+    # closures of one def, over other constants and other functions, called in one rule
+    "make_layer": (
+        "def make_layer(c, act):\n    def layer(p):\n        return act(p) * c\n"
+        "    return layer\n\n\n"
+        "LAYER_A = make_layer(0.5, np.tanh)\nLAYER_B = make_layer(1.5, np.tanh)\n"
+        "LAYER_C = make_layer(0.5, np.sin)\n"
+    ),
 }
+# the helpers a statement calls by themselves ("helper"); the others are called by the API
+# ("api") or are closures ("closures")
+CALLED = ("bump", "pair", "repeat_sin", "scaled", "smooth_step")
 PREAMBLE = (
     "import math\nimport collections\nimport dataclasses\n\nimport numpy as np\n\n"
     "import tangent_ast as ta\n\n"
@@ -295,6 +308,36 @@ def _alias(w, name, shape):
     return w.emit([f"al = {a}", f"{name} = al * 2.0"], name, shape)
 
 
+def _api_call(w, name, shape):
+    """tangent_ast's own API called inside ``f``: differentiated through (or refused)."""
+    rng = w.rng
+    a, b = w.pick(shape), w.pick(shape)
+    ct = "1.0" if shape == SCALAR and rng.random() < 0.5 else b
+    helper, lines = rng.choice(
+        [
+            ("wave", ["out, pullback = ta.vjp(wave, {a})", "{name} = pullback({ct}) * out"]),
+            ("wave", ["out, tangent = ta.jvp(wave, ({a},), ({b},))", "{name} = tangent + out"]),
+            ("wave", ["out, wave_jvp = ta.linearize(wave, {a})", "{name} = wave_jvp({b}) * out"]),
+            ("wave_sum", ["{name} = ta.grad(wave_sum)({a}) * {b}"]),
+            ("wave_sum", ["{name} = ta.hvp(wave_sum)({a}, {b})"]),
+            ("wave_sum", ["vg, gg = ta.value_and_grad(wave_sum)({a})", "{name} = gg * vg + {b}"]),
+        ]
+    )
+    w.helpers.add(helper)
+    return w.emit([line.format(a=a, b=b, ct=ct, name=name) for line in lines], name, shape)
+
+
+def _closures(w, name, shape):
+    """Closures of one def, over other constants and other functions, called together."""
+    a, b = w.pick(shape), w.pick(shape)
+    w.helpers.add("make_layer")
+    first, second = w.rng.sample(["LAYER_A", "LAYER_B", "LAYER_C"], 2)
+    return w.emit([f"{name} = {first}({second}({a})) + {second}({b})"], name, shape)
+
+
+_WRITERS = {"alias": _alias, "api": _api_call, "closures": _closures}
+
+
 def _shape_for(w, kind):
     """The shape of a statement's value: of a value in scope; None for a statement that
     moves between lengths (lengths.py) instead."""
@@ -361,8 +404,10 @@ def _statement(w):
             "comprehension",
             "checkpointed",
             "nested",
+            "api",
+            "closures",
         ],
-        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1],
+        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 2, 1],
     )[0]
     shape = _shape_for(w, kind)
     if shape is None:
@@ -425,7 +470,7 @@ def _statement(w):
         )
     if kind == "helper":
         a, b = w.pick(shape), w.pick(shape)
-        helper = rng.choice(sorted(HELPERS))
+        helper = rng.choice(sorted(CALLED))
         w.helpers.add(helper)
         call = {
             "smooth_step": f"smooth_step({a}, {b})",
@@ -458,8 +503,8 @@ def _statement(w):
         return _update(w, name, shape)
     if kind == "closure":
         return _closure(w, name, shape)
-    if kind == "alias":
-        return _alias(w, name, shape)
+    if kind in _WRITERS:
+        return _WRITERS[kind](w, name, shape)
     if kind == "early":
         s = w.pick(SCALAR)
         if s is not None:

@@ -89,6 +89,9 @@ class CallLowering:
         if not isinstance(call, gast.Call):
             return
         func = call.func
+        if self.api_role(func) is not None:
+            self.api_call(call, s)  # tangent_ast's own API: refused, naming it, or lowered
+            return
         locals_in_args = any(
             isinstance(n, gast.Name) and self.scope.is_local(n.id)
             for a in list(call.args) + [k.value for k in call.keywords]
@@ -299,76 +302,6 @@ class CallLowering:
             call.args[1] if len(call.args) == 2 else gast.Constant(None, None), at
         )
 
-    def made_by_grad(self, func):
-        """``ta.grad(g, wrt)`` of a global function with constant arguments: made now (it is
-        what the call makes every time) and bound to a name of the function's globals, whose
-        calls are then differentiated through the gradient's own source. None otherwise."""
-        if not isinstance(func, gast.Call):
-            return None
-        maker = self.scope.lookup(func.func)
-        if (getattr(maker, "__module__", None), getattr(maker, "__name__", None)) not in (
-            ("tangent_ast.api", "grad"),
-            ("tangent_ast.api", "value_and_grad"),
-            ("tangent_ast.higher_order", "hvp"),
-        ):
-            return None
-        values = []
-        for a in [*func.args, *(kw.value for kw in func.keywords)]:
-            if isinstance(a, gast.Constant):
-                values.append(a.value)
-            elif (isinstance(a, gast.Name) and not self.scope.is_local(a.id)) or (
-                isinstance(a, gast.Attribute) and self.scope.is_global_chain(a)
-            ):
-                values.append(self.scope.lookup(a))
-            else:
-                return None
-        positional = values[: len(func.args)]
-        keywords = dict(
-            zip((kw.arg for kw in func.keywords), values[len(func.args) :], strict=True)
-        )
-        made = maker(*positional, **keywords)
-        label = self.namer.fresh(f"{maker.__name__}_of_{getattr(positional[0], '__name__', 'f')}")
-        self.scope.free[label] = made
-        return name(label)
-
-    def jvp_call(self, call):
-        """``ta.jvp(g, (x, y), (dx, None))`` of a global function ``g``, primals and tangents
-        written out: a call of the forward rule of ``g``, ``g_jvp(x, y, dx)``, which returns
-        the same pair and is differentiated through its own source. The call as it is
-        otherwise."""
-        fn = self.scope.lookup(call.func)
-        if (getattr(fn, "__module__", None), getattr(fn, "__name__", None)) != (
-            "tangent_ast.api",
-            "jvp",
-        ) or (len(call.args) != 3 or call.keywords):
-            return call
-        g, primals, tangents = call.args
-        if not (
-            isinstance(primals, gast.Tuple)
-            and isinstance(tangents, gast.Tuple)
-            and len(primals.elts) == len(tangents.elts)
-            and not any(isinstance(e, gast.Starred) for e in primals.elts + tangents.elts)
-            and (
-                (isinstance(g, gast.Name) and not self.scope.is_local(g.id))
-                or (isinstance(g, gast.Attribute) and self.scope.is_global_chain(g))
-            )
-        ):
-            return call
-        given = [
-            i
-            for i, t in enumerate(tangents.elts)
-            if not (isinstance(t, gast.Constant) and t.value is None)
-        ]
-        target = self.scope.lookup(g)
-        label = self.namer.fresh(f"jvp_of_{getattr(target, '__name__', 'f')}")
-        # api.jvp says how: a function of (*primals, *given tangents) with its source on disk
-        self.scope.free[label] = fn.as_function(target, tuple(given), len(primals.elts))
-        return gast.Call(
-            func=name(label),
-            args=[*primals.elts, *(tangents.elts[i] for i in given)],
-            keywords=[],
-        )
-
     def callee(self, func, at):
         if (  # getattr(np, "sin")(x) is np.sin(x)
             isinstance(func, gast.Call)
@@ -380,7 +313,7 @@ class CallLowering:
             and func.args[1].value.isidentifier()
         ):
             func = gast.Attribute(value=func.args[0], attr=func.args[1].value, ctx=gast.Load())
-        made = self.made_by_grad(func)
+        made = self.made_by_api(func)
         if made is not None:  # ta.grad(g)(x): the gradient, made once, called by a name
             return [], made
         if isinstance(func, gast.Name) or (

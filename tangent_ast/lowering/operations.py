@@ -168,7 +168,7 @@ class OperationLowering:
         got = self.known_key(expr, at)
         if got is not None:
             return got
-        expr = self.lists_as_arrays(self.einsum_subscripts(self.jvp_call(expr)))
+        expr = self.lists_as_arrays(self.einsum_subscripts(self.api_call(expr, at)))
         pre, func = self.callee(expr.func, at)
         args = []
         for a in self.spread_items(expr.args):

@@ -29,6 +29,7 @@ from ..calling import Spread
 from ..checks import check_supported, unsupported
 from ..local_functions import local_functions
 from ..syntax import assign, is_atom, is_docstring, located, name
+from .api_calls import ApiCallLowering
 from .calls import CallLowering
 from .comprehensions import ComprehensionLowering
 from .conditionals import ConditionalLowering
@@ -41,6 +42,7 @@ from .operations import OperationLowering, temp_base
 
 
 class Normalizer(
+    ApiCallLowering,
     CallLowering,
     ComprehensionLowering,
     ConditionalLowering,
@@ -65,6 +67,10 @@ class Normalizer(
         self.augmented: set[tuple[int, int, str]] = set()
         self.handlers: list[int] = []  # lines of the except clauses left to the primal
         self.checkpoints: dict[int, int] = {}  # id of a checkpointed loop -> its snapshots
+        # names made for calls of tangent_ast's API -> what they stand for (api_calls.py), and
+        # the pullbacks (linear maps) of vjp (linearize) -> the name their calls call
+        self.made: dict[str, object] = {}
+        self.made_calls: dict[str, str] = {}
 
     def function(self, node):
         check_supported(self.parsed)
@@ -238,6 +244,9 @@ class Normalizer(
         raise unsupported(self.parsed, s)
 
     def assign(self, s):
+        lowered = self.api_assignment(s)  # out, pullback = ta.vjp(f, x)
+        if lowered is not None:
+            return lowered
         value = s.value
         pre = []
         targets = s.targets

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from ..api_roles import Role, register
 from ..kinds import Kind
 from ..modes import Mode
 from .template import Template, expression_template, template_of
@@ -431,3 +432,21 @@ def qualified_name(fn):
     ):
         module = fn.__self__.__name__
     return f"{module}.{name}" if module else name
+
+
+# called in a function being differentiated: refused (lowering/api_calls.py), by identity
+register(
+    Role.OTHER,
+    defjvp,
+    defvjp,
+    specialize,
+    holds_for_complex,
+    defcomplex,
+    def_linear,
+    handles,
+    nondifferentiable,
+    effectful,
+    pure,
+    broadcasting,
+    elementwise,
+)

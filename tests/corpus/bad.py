@@ -122,6 +122,11 @@ def calls_closure_of_differentiable_value(x, s):
     return g(x)
 
 
+def calls_closure_of_differentiable_value_on_a_constant(x, s):
+    g = make_scaled(s)
+    return g(2.0) * x
+
+
 def two_parameters(x, y):
     return x * y
 

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+import tangent_ast as ta
+
 rng = np.random.default_rng(11)
 V = rng.standard_normal(4)
 M = rng.standard_normal((3, 4))
@@ -394,3 +396,62 @@ def lambda_through_a_slice_of_unknown_kind(a):
 
 
 CASES += [(lambda_through_a_slice_of_unknown_kind, (M,))]
+
+
+# tangent_ast's own API inside a differentiated function was taken for a constant: the
+# pullback of a vjp called on a constant cotangent gave x no derivative (lowering/api_calls.py)
+
+
+def _sine_times(x):
+    return np.sin(x) * x
+
+
+def pullback_called_on_a_constant(x, v):
+    out, pullback = ta.vjp(_sine_times, x)
+    return pullback(1.0) * v
+
+
+def linear_map_called(x, v):
+    out, f_jvp = ta.linearize(_sine_times, x)
+    return f_jvp(v) * out
+
+
+CASES += [(pullback_called_on_a_constant, (0.7, 2.0)), (linear_map_called, (0.7, 2.0))]
+
+
+# One def, two closures, one rule: the rule derived for the closure over np.fft.fft was
+# used for the one over np.fft.ifft, and a rule calling two closures of one def gave both
+# the cells of one (code_keys.py, the header's calls and closure-rules)
+
+
+def _spectrum(fft_fun, n):
+    def fun(x, w):
+        z = fft_fun(x, n)
+        return np.sum(np.real(z) * w)
+
+    return fun
+
+
+def _layer(w, act):
+    def layer(x):
+        return act(w @ x)
+
+    return layer
+
+
+spectrum_by_fft = _spectrum(np.fft.fft, 4)
+spectrum_by_ifft = _spectrum(np.fft.ifft, 4)
+_FIRST = _layer(SQ, np.tanh)
+_SECOND = _layer(SQ.T * 0.5, np.tanh)
+_THIRD = _layer(SQ * 0.3, np.sin)
+
+
+def closures_of_one_def(x):
+    return np.sum(_SECOND(_FIRST(x)) * _THIRD(x))
+
+
+CASES += [
+    (spectrum_by_fft, (V, V[::-1].copy())),
+    (spectrum_by_ifft, (V, V[::-1].copy())),
+    (closures_of_one_def, (V[:3].copy(),)),
+]
