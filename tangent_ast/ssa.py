@@ -8,6 +8,9 @@ Takes a normalized function; guarantees
   both branches assign the same join name (the branch's own version is
   renamed to it when it is defined there, else a copy ``y_2 = y`` ends the
   branch), so each path still assigns it once;
+* a path that leaves a loop (``break``) runs nothing after it: join copies and
+  the copies into a loop's header names end every path that falls through,
+  inside the branches of an ``if`` that may break, at any depth;
 * :class:`SSAInfo` says which user name each version stands for.
 
 >>> import tangent_ast as ta
@@ -40,7 +43,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from .lowering.jumps import append_fallthrough
+from .lowering.jumps import append_fallthrough, may_leave
 from .syntax import stored_names
 from .trees import Transformer, walk
 
@@ -247,9 +250,9 @@ class _SSA:
                 _rename_block(node.orelse, e, joined)
                 self.renamed(e, joined)
             elif in_body:
-                node.orelse.append(_copy(joined, e, node))
+                append_fallthrough(node.orelse, [_copy(joined, e, node)])
             else:
-                node.body.append(_copy(joined, b, node))
+                append_fallthrough(node.body, [_copy(joined, b, node)])
             self.info.joins.add(joined)
             env[user] = joined
 
@@ -288,6 +291,10 @@ def verify(fn, carried=None):
                     assert n.id in defined or n.id not in assigned, (
                         f"line {getattr(s, 'lineno', '?')}: {n.id} used before it is assigned"
                     )
+            # the reverse sweep replays a loop's last iteration up to its break
+            assert not (
+                isinstance(s, gast.If) and may_leave(s, (gast.Break,)) and s is not stmts[-1]
+            ), f"line {getattr(s, 'lineno', '?')}: a statement follows an if that may break"
             if isinstance(s, gast.Assign):
                 for t in s.targets:
                     for n in gast.walk(t):

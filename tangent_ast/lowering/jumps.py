@@ -137,7 +137,7 @@ class JumpLowering:
                 return out
             if isinstance(s, gast.Break):
                 return out + [s]
-            if isinstance(s, gast.If) and _may_jump(s):
+            if isinstance(s, gast.If) and may_leave(s, (gast.Break, gast.Continue)):
                 rest = stmts[i + 1 :]
                 new = copy.copy(s)
                 new.body = self.lower_jumps(
@@ -152,14 +152,18 @@ class JumpLowering:
 
 
 def append_fallthrough(stmts, tail):
-    """Append ``tail`` where control reaches the end of ``stmts`` (not after a ``break``)."""
+    """Append ``tail`` at the end of every path through ``stmts`` that falls through: into
+    the branches of a last ``if`` that may jump, at any depth, never after a ``break``.
+
+    So a path that breaks runs nothing after it (the reverse sweep replays a loop's last
+    iteration as its body's statements on the path it took, up to the ``break``); the
+    jumps are lowered so that an ``if`` that may jump is the last statement of its block."""
     last = stmts[-1] if stmts else None
-    if isinstance(last, (gast.Break, gast.Return, gast.Raise)):
+    if isinstance(last, (gast.Break, gast.Continue, gast.Return, gast.Raise)):
         return
-    if isinstance(last, gast.If) and (_always_jumps(last.body) or _always_jumps(last.orelse)):
+    if isinstance(last, gast.If) and may_leave(last):
         for block in (last.body, last.orelse):
-            if not _always_jumps(block):
-                append_fallthrough(block, copy.deepcopy(tail))
+            append_fallthrough(block, copy.deepcopy(tail))
         return
     stmts.extend(tail)
 
@@ -173,8 +177,9 @@ def loop_level(stmts):
             yield from loop_level(s.orelse)
 
 
-def _may_jump(s):
-    return any(isinstance(n, (gast.Break, gast.Continue)) for n in loop_level([s]))
+def may_leave(s, leaves=(gast.Break, gast.Continue, gast.Return, gast.Raise)):
+    """Some path through ``s`` leaves the block by one of ``leaves`` (of its own loop)."""
+    return any(isinstance(n, leaves) for n in loop_level([s]))
 
 
 def _always_jumps(stmts):

@@ -1,10 +1,190 @@
-"""Jumps out of loops from inside branches: ``break``, ``continue`` and ``return``.
+"""Jumps nested in branches: ``break``, ``continue`` and ``return`` two and three ``if``
+levels deep (in ``else`` and ``elif`` branches too), in ``for`` and ``while`` loops.
 
-Each function is called at a point where its jump is taken and, where it says so, at
-one where it is not.
+A path that jumps must run nothing after the jump: the copies that hand values to the
+next iteration (and a ``while`` loop's test) go at the end of each path that falls
+through, at every depth. Each function is called at a point where its jump is taken
+and, where it says so, at one where it is not.
 """
 
+# ruff: noqa: SIM102 (the nested ifs are what is checked)
+
+import numpy as np
+
 from .cases import Case
+
+
+def break_at_depth_two(x):
+    s = 0.0
+    for i in range(10):
+        t = s + x
+        if i > 0:
+            if t > 3.0:
+                s = t
+                break
+        s = t
+    return s
+
+
+def break_at_depth_two_in_else(x):
+    s = 0.0
+    for i in range(10):
+        t = s + x
+        if i == 0:
+            s = t * 1.0
+        else:
+            if t > 3.0:
+                s = t
+                break
+            s = t
+    return s
+
+
+def break_at_depth_three(x):
+    s = x
+    for i in range(12):
+        t = s * 1.1 + x
+        if i > 1:
+            if t > 2.0:
+                if i % 2 == 0:
+                    s = t * 0.5
+                    break
+                s = t - 0.1
+            else:
+                s = t
+        else:
+            s = np.sin(t) + s
+    return s
+
+
+def break_at_depth_three_in_elif(x):
+    s = x
+    for i in range(12):
+        t = s * 1.2
+        if t < -5.0:
+            s = t + 1.0
+        elif i > 2:
+            if t > 1.0:
+                if t > 3.0:
+                    break
+                else:
+                    s = t * x
+            else:
+                s = t + x
+        else:
+            s = t + 0.5 * x
+    return s * x
+
+
+def continue_at_depth_two(x):
+    s = 0.0
+    for i in range(8):
+        t = s + x * (i + 1.0)
+        if i % 2 == 0:
+            if t > 2.0:
+                s = s + 0.1 * t
+                continue
+        s = np.sin(t) + s
+    return s
+
+
+def continue_at_depth_three_in_else(xs):
+    s = 0.0
+    for x in xs:
+        if x > 1.0:
+            s = s + x
+        else:
+            if x < 0.0:
+                if x < -1.0:
+                    s = s * 0.5
+                    continue
+                s = s - x * x
+            s = s + np.cos(x) * s
+    return s
+
+
+def return_at_depth_two(x):
+    s = 0.0
+    for i in range(10):
+        t = s + x
+        if i > 0:
+            if t > 3.0:
+                return t * s
+        s = t
+    return s
+
+
+def return_at_depth_three_in_else(xs, c):
+    s = c
+    for x in xs:
+        if x > 0.0:
+            s = s + x * c
+        else:
+            if s > 0.5:
+                if x < -0.3:
+                    return s * x
+                s = s * 0.9
+            s = s + 0.1 * x
+    return s
+
+
+def while_break_at_depth_two(x):
+    s = x
+    n = 0
+    while n < 10:
+        t = s * 1.5
+        if n > 0:
+            if t > 4.0:
+                s = t - x
+                break
+        s = t
+        n = n + 1
+    return s
+
+
+def while_continue_at_depth_three(x):
+    s = x
+    n = 0
+    while s < 20.0:
+        n = n + 1
+        t = s * 1.3 + 0.1
+        if n > 1:
+            if t > 2.0:
+                if n % 2 == 0:
+                    s = t + x
+                    continue
+        s = t
+    return s
+
+
+def while_return_at_depth_two_in_else(x):
+    s = x
+    n = 0
+    while n < 10:
+        n = n + 1
+        t = s * x + 0.2
+        if t < 0.0:
+            s = -t
+        else:
+            if t > 3.0:
+                return t * s
+            s = t
+    return s
+
+
+def inner_loop_break_at_depth_two(A):
+    # the inner loop's break two levels down; the outer loop carries s across it
+    s = 0.0
+    for i in range(3):
+        for j in range(3):
+            t = s + A[i, j]
+            if j > 0:
+                if t > 1.5:
+                    s = t * 0.5
+                    break
+            s = t
+        s = s * 0.9
+    return s
 
 
 def assigned_only_before_break(x):
@@ -19,7 +199,104 @@ def assigned_only_before_break(x):
     return s * x
 
 
+def assigned_only_before_break_at_depth_two(x):
+    s = x
+    for i in range(6):
+        t = s * 1.2 + x
+        if i > 0:
+            if t > 30.0:
+                s = t
+                break
+        else:
+            u = t * 2.0
+            if u > 100.0:
+                s = u
+                break
+    return s * x
+
+
+def while_continue_at_depth_two_in_else(x):
+    s = x
+    n = 0
+    while n < 8:
+        n = n + 1
+        if s > 100.0:
+            s = s - 90.0
+        else:
+            if n % 3 == 0:
+                continue
+            s = s * 1.4 + x
+    return s
+
+
+def while_return_at_depth_three(x):
+    s = x
+    n = 0
+    while s < 50.0:
+        n = n + 1
+        s = s * 1.3 + 0.2
+        if n > 1:
+            if s > 2.0:
+                if n % 2 == 1:
+                    return s * x
+        s = s + 0.1 * x
+    return s
+
+
+def kept_on_one_side_broken_on_the_other(x):
+    # the else branch keeps s as it was before the if (a join copy) on the path that falls
+    # through its inner if, and breaks with a new s on the other: the copy goes to the path
+    # that falls through, not after the inner if
+    s = x
+    c = 0.0
+    for i in range(6):
+        s = s * 1.1 + x
+        if i > 2:
+            s = s + 1.0
+        else:
+            if s > 3.0:
+                s = s * 2.0
+                break
+            c = c + np.sin(s)
+    return s + c
+
+
 CASES = [
+    Case(break_at_depth_two, (0.7,)),
+    Case(break_at_depth_two, (0.2,), note="no break"),
+    Case(break_at_depth_two_in_else, (0.7,)),
+    Case(break_at_depth_two_in_else, (0.2,), note="no break"),
+    Case(break_at_depth_three, (0.3,)),
+    Case(break_at_depth_three, (-0.3,), note="no break"),
+    Case(break_at_depth_three_in_elif, (1.3,)),
+    Case(break_at_depth_three_in_elif, (-0.2,), note="no break"),
+    Case(continue_at_depth_two, (0.4,)),
+    Case(continue_at_depth_three_in_else, (np.array([0.3, -1.2, 0.8, 2.1, -0.4, -1.5]),)),
+    Case(return_at_depth_two, (0.7,)),
+    Case(return_at_depth_two, (0.2,), note="no return"),
+    Case(return_at_depth_three_in_else, (np.array([0.3, 0.4, -0.2, -0.6, 0.5]), 0.4)),
+    Case(
+        return_at_depth_three_in_else,
+        (np.array([0.3, 0.4, -0.2, -0.1, 0.5]), 0.4),
+        note="no return",
+    ),
+    Case(while_break_at_depth_two, (0.9,)),
+    Case(while_break_at_depth_two, (0.05,), note="no break"),
+    Case(while_continue_at_depth_three, (0.9,)),
+    Case(while_return_at_depth_two_in_else, (1.3,)),
+    Case(while_return_at_depth_two_in_else, (0.5,), note="no return"),
+    Case(
+        inner_loop_break_at_depth_two,
+        (np.array([[0.2, 0.9, 0.3], [0.3, 0.7, 0.1], [0.7, 0.6, 0.5]]),),
+    ),
     Case(assigned_only_before_break, (0.5,)),
     Case(assigned_only_before_break, (20.0,), note="break"),
+    Case(assigned_only_before_break_at_depth_two, (0.5,)),
+    Case(assigned_only_before_break_at_depth_two, (20.0,), note="break"),
+    Case(assigned_only_before_break_at_depth_two, (60.0,), note="break in else"),
+    Case(while_continue_at_depth_two_in_else, (1.5,)),
+    Case(while_return_at_depth_three, (0.7,)),
+    Case(while_return_at_depth_three, (45.0,), note="no return"),
+    Case(kept_on_one_side_broken_on_the_other, (0.3,)),
+    Case(kept_on_one_side_broken_on_the_other, (2.0,), note="break"),
 ]
