@@ -161,7 +161,7 @@ def front(fn, signature, trace=False, form=PLAIN):
     scope.locals |= set(info.origin) | temps
     if trace:
         snapshots["ssa"] = _source(ssa_fn)
-    kinds = infer(ssa_fn, scope, signature, result_kind)
+    kinds = infer(ssa_fn, scope, signature, result_kind, info.unset)
     follow_shared_updates(ssa_fn, info.origin, kinds, scope, normalizer.augmented, namer)
     check_augmented(parsed, ssa_fn, info.origin, kinds, scope, normalizer.augmented)
     if updated:

@@ -261,6 +261,62 @@ def kept_on_one_side_broken_on_the_other(x):
     return s + c
 
 
+def return_from_inner_loop(x):
+    # the result is set in the inner loop only: SSA hands it on from before the loops,
+    # where it has no value yet (None stands for that)
+    s = x
+    for _ in range(2):
+        for _ in range(3):
+            if s > 0.5:
+                return s * 2.0
+            s = s * 1.1
+    return s
+
+
+def while_return_from_inner_while(x):
+    s = x
+    i = 0
+    while i < 2:
+        i = i + 1
+        j = 0
+        while j < 3:
+            j = j + 1
+            if s > 0.5:
+                return s * s
+            s = s * 1.1
+    return s
+
+
+def returns_from_two_loops(x):
+    s = x
+    for _ in range(3):
+        if s > 1.0:
+            return s * 2.0
+        s = s * 1.1
+    for _ in range(3):
+        if s > 0.8:
+            return s * 3.0
+        s = s * 1.2
+    return s
+
+
+def set_in_some_iterations(x):
+    # Python reads y only after an iteration set it; SSA's join copies read it before
+    for i in range(3):
+        if i == 1:
+            y = np.sin(x) * 2.0
+    return np.sum(y * x)
+
+
+def inner_index_read_after(x):
+    s = x
+    for j in range(2):
+        for i in range(2):  # noqa: B007 (read after the loops)
+            s = np.sin(s) + 0.5 * s
+        s = s * (j + 1.0)
+    return s * (i + 1.0)
+
+
 CASES = [
     Case(break_at_depth_two, (0.7,)),
     Case(break_at_depth_two, (0.2,), note="no break"),
@@ -299,4 +355,13 @@ CASES = [
     Case(while_return_at_depth_three, (45.0,), note="no return"),
     Case(kept_on_one_side_broken_on_the_other, (0.3,)),
     Case(kept_on_one_side_broken_on_the_other, (2.0,), note="break"),
+    Case(return_from_inner_loop, (0.45,)),
+    Case(return_from_inner_loop, (0.1,), note="no return"),
+    Case(while_return_from_inner_while, (0.45,)),
+    Case(while_return_from_inner_while, (0.1,), note="no return"),
+    Case(returns_from_two_loops, (1.5,)),
+    Case(returns_from_two_loops, (0.3,), note="no return"),
+    Case(returns_from_two_loops, (0.7,), note="return from the second loop"),
+    Case(set_in_some_iterations, (np.array([0.3, -1.2, 0.8]),)),
+    Case(inner_index_read_after, (0.4,)),
 ]
