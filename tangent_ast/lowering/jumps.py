@@ -65,6 +65,12 @@ class JumpLowering:
                         )
                     )
                 return out
+            if isinstance(s, (gast.For, gast.While)) and any(map(_may_return, s.orelse)):
+                # the else block runs after the loop: its return is not one from inside it
+                before, loop, after = self.loop_else(s)
+                loop = copy.copy(loop)
+                loop.orelse = []
+                return out + self.lower_returns(before + [loop] + after + stmts[i + 1 :])
             if isinstance(s, (gast.For, gast.While)) and _may_return(s):
                 flag = self.namer.fresh("returned")
                 loop = copy.copy(s)
@@ -118,6 +124,8 @@ class JumpLowering:
             elif isinstance(s, (gast.For, gast.While)) and _may_return(s):
                 loop = copy.copy(s)
                 loop.body = self.returns_to_breaks(s.body, flag)
+                # its else block runs in the loop around it: its break leaves that one
+                loop.orelse = self.returns_to_breaks(s.orelse, flag)
                 out += [
                     loop,
                     located(
@@ -137,6 +145,13 @@ class JumpLowering:
                 return out
             if isinstance(s, gast.Break):
                 return out + [s]
+            if isinstance(s, (gast.For, gast.While)) and any(
+                may_leave(o, (gast.Break, gast.Continue)) for o in s.orelse
+            ):  # for ... else: continue: the else block, after the loop, jumps in this one
+                before, loop, after = self.loop_else(s)
+                loop = copy.copy(loop)
+                loop.orelse = []
+                return out + self.lower_jumps(before + [loop] + after + stmts[i + 1 :])
             if isinstance(s, gast.If) and may_leave(s, (gast.Break, gast.Continue)):
                 rest = stmts[i + 1 :]
                 new = copy.copy(s)
@@ -169,11 +184,14 @@ def append_fallthrough(stmts, tail):
 
 
 def loop_level(stmts):
-    """Nodes of ``stmts`` not inside nested loops (what break/continue there refer to)."""
+    """Nodes of ``stmts`` not inside nested loops (what break/continue there refer to); a
+    nested loop's ``else`` block runs after it, at this level."""
     for s in stmts:
         yield s
         if isinstance(s, gast.If):
             yield from loop_level(s.body)
+            yield from loop_level(s.orelse)
+        elif isinstance(s, (gast.For, gast.While)):
             yield from loop_level(s.orelse)
 
 
@@ -200,6 +218,10 @@ def mark_breaks(stmts, flag):
         elif isinstance(s, gast.If):
             new = copy.copy(s)
             new.body = mark_breaks(s.body, flag)
+            new.orelse = mark_breaks(s.orelse, flag)
+            out.append(new)
+        elif isinstance(s, (gast.For, gast.While)) and s.orelse:  # see loop_level
+            new = copy.copy(s)
             new.orelse = mark_breaks(s.orelse, flag)
             out.append(new)
         else:

@@ -317,6 +317,48 @@ def inner_index_read_after(x):
     return s * (i + 1.0)
 
 
+def return_in_loop_else(x):
+    s = x
+    for _ in range(3):
+        s = s * 1.3
+        if s > 2.0:
+            break
+    else:
+        return s * s
+    return s + 1.0
+
+
+def break_out_of_nested_loops(x):
+    # for ... else: continue; break: the inner loop's else block jumps in the outer loop
+    s = x * 1.0
+    for _ in range(2):
+        for _ in range(3):
+            if np.sum(s) > 2.0:
+                r = s * 2.0
+                break
+            s = s * 1.1 + 0.05
+        else:
+            continue
+        break
+    else:
+        return np.sum(s)
+    return np.sum(r * s)
+
+
+def return_in_inner_loop_else(x):
+    s = x
+    for _ in range(3):
+        for _ in range(2):
+            s = s * 1.3
+            if s > 5.0:
+                break
+        else:
+            if s > 1.0:
+                return s * x
+            s = s + 0.1
+    return s
+
+
 CASES = [
     Case(break_at_depth_two, (0.7,)),
     Case(break_at_depth_two, (0.2,), note="no break"),
@@ -364,4 +406,12 @@ CASES = [
     Case(returns_from_two_loops, (0.7,), note="return from the second loop"),
     Case(set_in_some_iterations, (np.array([0.3, -1.2, 0.8]),)),
     Case(inner_index_read_after, (0.4,)),
+    Case(return_in_loop_else, (0.5,)),
+    Case(return_in_loop_else, (1.5,), note="break"),
+    Case(break_out_of_nested_loops, (np.array([0.5, 0.4, 0.3]),)),
+    Case(break_out_of_nested_loops, (np.array([0.9, 0.5, 0.7]),), note="break at once"),
+    Case(break_out_of_nested_loops, (np.array([0.1, -0.2, 0.05]),), note="no break"),
+    Case(return_in_inner_loop_else, (0.5,)),
+    Case(return_in_inner_loop_else, (0.05,), note="no return"),
+    Case(return_in_inner_loop_else, (3.0,), note="break"),
 ]
