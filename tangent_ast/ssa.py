@@ -12,7 +12,8 @@ Takes a normalized function; guarantees
   the copies into a loop's header names end every path that falls through,
   inside the branches of an ``if`` that may break, at any depth;
 * a header with no value before its loop (a name first assigned in it and read
-  after it) that one of these copies reads is ``None`` before the loop
+  after it), or a ``for`` loop's variable with none (a loop may run zero times),
+  that one of these copies reads is ``None`` before the loop
   (:attr:`SSAInfo.unset`): the copies run on paths where the user's code never
   reads it;
 * :class:`SSAInfo` says which user name each version stands for.
@@ -224,6 +225,9 @@ class _SSA:
                 # a loop that runs zero times leaves the name as it was: its version
                 # starts as that, for what reads it after the loop
                 before.append(_copy(target, env[user], node))
+            elif user in outside:  # and if it had no value, it has none after such a loop
+                before.append(_unset(target))
+                self.info.unset.add(target)
             env[user] = target
             node.target.id = target
         else:
