@@ -467,12 +467,13 @@ def join(a, b):
     return UNKNOWN
 
 
-def infer(fn, scope, signature, result_kind=None):
+def infer(fn, scope, signature, result_kind=None, unset=frozenset()):
     """Kinds of every SSA name of ``fn`` given the ``signature`` (None: all unknown).
 
     Names assigned more than once (branch joins, loop headers) get the join of
     their kinds; loops are iterated until nothing changes, so ``s = 0`` followed
-    by ``s = s + x`` in a loop is a float, not an int.
+    by ``s = s + x`` in a loop is a float, not an int. ``unset``: loop headers whose
+    ``h = None`` before the loop stands for no value yet (SSAInfo.unset), not a kind.
     """
     kinds = {}
     inference = KindInference(scope, kinds, result_kind)
@@ -488,6 +489,10 @@ def infer(fn, scope, signature, result_kind=None):
                 continue  # an in-place update does not change the array's kind
             if isinstance(s, gast.Assign):
                 target = s.targets[0].id
+                if target in unset and isinstance(s.value, gast.Constant):
+                    continue  # no value yet: the header's kind is that of what it is given
+                if isinstance(s.value, gast.Name) and s.value.id in unset - kinds.keys():
+                    continue  # a copy of it, before it has a kind: adds nothing
                 kind = inference.expr(s.value)
                 if target in seen:
                     kind = join(kinds[target], kind)

@@ -172,7 +172,7 @@ def front(fn, signature, trace=False, form=PLAIN):
     scope.locals |= set(info.origin) | temps
     if trace:
         snapshots["ssa"] = _source(ssa_fn)
-    kinds = infer(ssa_fn, scope, signature, result_kind)
+    kinds = infer(ssa_fn, scope, signature, result_kind, info.unset)
     # the names made for calls of tangent_ast's API: the functions they stand for, by name
     bind_made(ssa_fn, scope, kinds, normalizer.made)
     follow_shared_updates(ssa_fn, info.origin, kinds, scope, normalizer.augmented, namer)

@@ -644,6 +644,9 @@ class Reverse:
             accumulated.add(v)
         updated = {t.value.id for st in s.body + s.orelse for t in _update_targets(st)}
         out.extend(self.add_up_terms_reading(updated, pending, accumulated, s))
+        # After the if, a cotangent holds a sum on both paths or neither: a branch that leaves
+        # unset one the other starts (``s_1 = s_2; break`` takes ct_s_1) sets it to zero.
+        local = inside - (self.d.carried - nested)
         branches = []
         for block in (s.body, s.orelse):
             branch_pending = {}
@@ -653,17 +656,16 @@ class Reverse:
                 terms = self.take(v, branch_pending, branch_acc)
                 if terms:
                     stmts.extend(self.assign_sum(self.ct(v), terms, s))
-            assigned_here = _assigned(stmts)
-            branches.append((stmts, {v for v in outer if self.ct(v) in assigned_here}))
-        contributed = set().union(*(assigned for _, assigned in branches))
+                    branch_acc.add(v)
+            branches.append((stmts, branch_acc - local))
+        held = set().union(*(kept for _, kept in branches))
         bodies = []
-        for stmts, assigned in branches:
-            for v in sorted(contributed - assigned - accumulated):
+        for stmts, kept in branches:
+            for v in sorted(held - kept):
                 stmts.append(_at(assign(self.ct(v), self.d.zero(v)), s))
             bodies.append(stmts)
-        accumulated |= contributed
-        for v in inside - set(outer):
-            accumulated.discard(v)
+        accumulated.clear()
+        accumulated |= held
         if any(bodies):
             out.append(_at(gast.If(test=copy_tree(s.test), body=bodies[0], orelse=bodies[1]), s))
         return out

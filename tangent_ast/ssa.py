@@ -8,6 +8,14 @@ Takes a normalized function; guarantees
   both branches assign the same join name (the branch's own version is
   renamed to it when it is defined there, else a copy ``y_2 = y`` ends the
   branch), so each path still assigns it once;
+* a path that leaves a loop (``break``) runs nothing after it: join copies and
+  the copies into a loop's header names end every path that falls through,
+  inside the branches of an ``if`` that may break, at any depth;
+* a header with no value before its loop (a name first assigned in it and read
+  after it), or a ``for`` loop's variable with none (a loop may run zero times),
+  that one of these copies reads is ``None`` before the loop
+  (:attr:`SSAInfo.unset`): the copies run on paths where the user's code never
+  reads it;
 * :class:`SSAInfo` says which user name each version stands for.
 
 >>> import tangent_ast as ta
@@ -40,7 +48,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from .lowering.jumps import append_fallthrough
+from .lowering.jumps import append_fallthrough, may_leave
 from .syntax import stored_names
 from .trees import Transformer, walk
 
@@ -52,6 +60,9 @@ class SSAInfo:
     # loop header names (set before a loop and at its exits)
     carried: set = field(default_factory=set)
     loop_headers: dict = field(default_factory=dict)  # id(loop node) -> its own header names
+    # headers with no value before their loop, set to None there: SSA's copies read them
+    # (into a join, an inner loop's header) on paths where the user's code never does
+    unset: set = field(default_factory=set)
 
 
 class _Rename(Transformer):
@@ -76,6 +87,17 @@ def _copy(target, source, at):
     node = gast.Assign(
         targets=[gast.Name(target, gast.Store(), None, None)],
         value=gast.Name(source, gast.Load(), None, None),
+        type_comment=None,
+    )
+    node.lineno = None
+    return node
+
+
+def _unset(target):
+    """``target = None``: a loop header that has no value yet (SSA's own statement)."""
+    node = gast.Assign(
+        targets=[gast.Name(target, gast.Store(), None, None)],
+        value=gast.Constant(None, None),
         type_comment=None,
     )
     node.lineno = None
@@ -185,6 +207,14 @@ class _SSA:
                 header = self.define(user)
                 if user in env:
                     before.append(_copy(header, env[user], node))
+                else:
+                    # first assigned in the loop, read after it (a result a return in the
+                    # loop sets, a value some iterations set): Python reads it only where
+                    # set, SSA's copies (into a join, the next loop's header) wherever
+                    # control passes; None stands for no value yet (where they read it:
+                    # _drop_unread_unset)
+                    before.append(_unset(header))
+                    self.info.unset.add(header)
                 carried[user] = header
                 env[user] = header
         if isinstance(node, gast.For):
@@ -195,6 +225,9 @@ class _SSA:
                 # a loop that runs zero times leaves the name as it was: its version
                 # starts as that, for what reads it after the loop
                 before.append(_copy(target, env[user], node))
+            elif user in outside:  # and if it had no value, it has none after such a loop
+                before.append(_unset(target))
+                self.info.unset.add(target)
             env[user] = target
             node.target.id = target
         else:
@@ -230,6 +263,9 @@ class _SSA:
         if old in self.info.joins:
             self.info.joins.discard(old)
             self.info.joins.add(new)
+        if old in self.info.unset:
+            self.info.unset.discard(old)
+            self.info.unset.add(new)
 
     def join(self, node, env, body_env, else_env):
         for user in sorted(set(body_env) | set(else_env)):
@@ -247,9 +283,9 @@ class _SSA:
                 _rename_block(node.orelse, e, joined)
                 self.renamed(e, joined)
             elif in_body:
-                node.orelse.append(_copy(joined, e, node))
+                append_fallthrough(node.orelse, [_copy(joined, e, node)])
             else:
-                node.body.append(_copy(joined, b, node))
+                append_fallthrough(node.body, [_copy(joined, b, node)])
             self.info.joins.add(joined)
             env[user] = joined
 
@@ -263,7 +299,38 @@ def to_ssa(fn, namer):
         ssa.info.origin[arg.id] = arg.id
         env[arg.id] = arg.id
     fn.body = ssa.block(fn.body, env)
+    _drop_unread_unset(fn, ssa.info)
     return ssa.info
+
+
+def _drop_unread_unset(fn, info):
+    """Keep ``h = None`` only for headers one of SSA's copies reads (those cite no line):
+    where only the user's code reads ``h``, it has a value there, and a loop that never
+    sets it leaves it unbound, as Python does."""
+    read = {
+        s.value.id
+        for s in walk(fn)
+        if isinstance(s, gast.Assign)
+        and isinstance(s.value, gast.Name)
+        and getattr(s, "lineno", None) is None
+    }
+    unread = info.unset - read
+    for node in list(walk(fn)):
+        for field_name in ("body", "orelse"):
+            block = getattr(node, field_name, None)
+            if isinstance(block, list):
+                block[:] = [
+                    s
+                    for s in block
+                    if not (
+                        isinstance(s, gast.Assign)
+                        and isinstance(s.value, gast.Constant)
+                        and isinstance(s.targets[0], gast.Name)
+                        and s.targets[0].id in unread
+                        and getattr(s, "lineno", None) is None
+                    )
+                ]
+    info.unset -= unread
 
 
 def verify(fn, carried=None):
@@ -288,6 +355,10 @@ def verify(fn, carried=None):
                     assert n.id in defined or n.id not in assigned, (
                         f"line {getattr(s, 'lineno', '?')}: {n.id} used before it is assigned"
                     )
+            # the reverse sweep replays a loop's last iteration up to its break
+            assert not (
+                isinstance(s, gast.If) and may_leave(s, (gast.Break,)) and s is not stmts[-1]
+            ), f"line {getattr(s, 'lineno', '?')}: a statement follows an if that may break"
             if isinstance(s, gast.Assign):
                 for t in s.targets:
                     for n in gast.walk(t):

@@ -4,9 +4,9 @@ import pytest
 
 from tangent_ast.testing import check_grads
 
-from .corpus import calls, control_flow, language, straight_line
+from .corpus import calls, control_flow, jumps, language, straight_line
 
-CASES = straight_line.CASES + calls.CASES + control_flow.CASES + language.CASES
+CASES = straight_line.CASES + calls.CASES + control_flow.CASES + jumps.CASES + language.CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

@@ -9,7 +9,7 @@ from tangent_ast import runtime
 from tangent_ast.errors import TangentAstError
 from tangent_ast.testing import check_grads, check_second_order
 
-from .corpus import calls, control_flow, language, straight_line
+from .corpus import calls, control_flow, jumps, language, straight_line
 
 rng = np.random.default_rng(8)
 
@@ -17,7 +17,9 @@ rng = np.random.default_rng(8)
 def _scalar_cases():
     """Corpus cases whose function returns a float, with the first float argument."""
     out = []
-    for case in straight_line.CASES + control_flow.CASES + calls.CASES + language.CASES:
+    for case in (
+        straight_line.CASES + control_flow.CASES + jumps.CASES + calls.CASES + language.CASES
+    ):
         if case.kwargs:
             continue
         try:
@@ -379,6 +381,20 @@ def calls_value_and_grad(x):
 @pytest.mark.parametrize("fn", [calls_jvp, calls_hvp, calls_value_and_grad])
 def test_the_api_called_inside_differentiated_code(fn):
     check_grads(fn, (np.array([0.3, 0.9, -0.4]),), modes=("forward", "reverse"))
+
+
+def calls_jvp_of_a_nested_break(x):
+    out, d = ta.jvp(jumps.break_at_depth_two, (x,), (1.0,))
+    return out * d
+
+
+@pytest.mark.parametrize("route", ["direct", "transpose"])
+def test_reverse_rule_of_a_forward_rule_with_a_nested_break(route):
+    """The forward rule tangent_ast emits for a break two ``if`` levels down has that shape
+    itself (and a loop header's copies in every branch that falls through): grad of a
+    function calling it went through the same lowering, and once gave 0.0 for 5.0."""
+    check_grads(calls_jvp_of_a_nested_break, (0.7,), modes=("forward", "reverse"), route=route)
+    assert ta.grad(calls_jvp_of_a_nested_break, route=route)(0.7) == pytest.approx(25.0)
 
 
 def test_jacobians_of_functions_made_by_grad():

@@ -65,6 +65,12 @@ class JumpLowering:
                         )
                     )
                 return out
+            if isinstance(s, (gast.For, gast.While)) and any(map(_may_return, s.orelse)):
+                # the else block runs after the loop: its return is not one from inside it
+                before, loop, after = self.loop_else(s)
+                loop = copy.copy(loop)
+                loop.orelse = []
+                return out + self.lower_returns(before + [loop] + after + stmts[i + 1 :])
             if isinstance(s, (gast.For, gast.While)) and _may_return(s):
                 flag = self.namer.fresh("returned")
                 loop = copy.copy(s)
@@ -118,6 +124,8 @@ class JumpLowering:
             elif isinstance(s, (gast.For, gast.While)) and _may_return(s):
                 loop = copy.copy(s)
                 loop.body = self.returns_to_breaks(s.body, flag)
+                # its else block runs in the loop around it: its break leaves that one
+                loop.orelse = self.returns_to_breaks(s.orelse, flag)
                 out += [
                     loop,
                     located(
@@ -137,7 +145,14 @@ class JumpLowering:
                 return out
             if isinstance(s, gast.Break):
                 return out + [s]
-            if isinstance(s, gast.If) and _may_jump(s):
+            if isinstance(s, (gast.For, gast.While)) and any(
+                may_leave(o, (gast.Break, gast.Continue)) for o in s.orelse
+            ):  # for ... else: continue: the else block, after the loop, jumps in this one
+                before, loop, after = self.loop_else(s)
+                loop = copy.copy(loop)
+                loop.orelse = []
+                return out + self.lower_jumps(before + [loop] + after + stmts[i + 1 :])
+            if isinstance(s, gast.If) and may_leave(s, (gast.Break, gast.Continue)):
                 rest = stmts[i + 1 :]
                 new = copy.copy(s)
                 new.body = self.lower_jumps(
@@ -152,29 +167,37 @@ class JumpLowering:
 
 
 def append_fallthrough(stmts, tail):
-    """Append ``tail`` where control reaches the end of ``stmts`` (not after a ``break``)."""
+    """Append ``tail`` at the end of every path through ``stmts`` that falls through: into
+    the branches of a last ``if`` that may jump, at any depth, never after a ``break``.
+
+    So a path that breaks runs nothing after it (the reverse sweep replays a loop's last
+    iteration as its body's statements on the path it took, up to the ``break``); the
+    jumps are lowered so that an ``if`` that may jump is the last statement of its block."""
     last = stmts[-1] if stmts else None
-    if isinstance(last, (gast.Break, gast.Return, gast.Raise)):
+    if isinstance(last, (gast.Break, gast.Continue, gast.Return, gast.Raise)):
         return
-    if isinstance(last, gast.If) and (_always_jumps(last.body) or _always_jumps(last.orelse)):
+    if isinstance(last, gast.If) and may_leave(last):
         for block in (last.body, last.orelse):
-            if not _always_jumps(block):
-                append_fallthrough(block, copy.deepcopy(tail))
+            append_fallthrough(block, copy.deepcopy(tail))
         return
     stmts.extend(tail)
 
 
 def loop_level(stmts):
-    """Nodes of ``stmts`` not inside nested loops (what break/continue there refer to)."""
+    """Nodes of ``stmts`` not inside nested loops (what break/continue there refer to); a
+    nested loop's ``else`` block runs after it, at this level."""
     for s in stmts:
         yield s
         if isinstance(s, gast.If):
             yield from loop_level(s.body)
             yield from loop_level(s.orelse)
+        elif isinstance(s, (gast.For, gast.While)):
+            yield from loop_level(s.orelse)
 
 
-def _may_jump(s):
-    return any(isinstance(n, (gast.Break, gast.Continue)) for n in loop_level([s]))
+def may_leave(s, leaves=(gast.Break, gast.Continue, gast.Return, gast.Raise)):
+    """Some path through ``s`` leaves the block by one of ``leaves`` (of its own loop)."""
+    return any(isinstance(n, leaves) for n in loop_level([s]))
 
 
 def _always_jumps(stmts):
@@ -195,6 +218,10 @@ def mark_breaks(stmts, flag):
         elif isinstance(s, gast.If):
             new = copy.copy(s)
             new.body = mark_breaks(s.body, flag)
+            new.orelse = mark_breaks(s.orelse, flag)
+            out.append(new)
+        elif isinstance(s, (gast.For, gast.While)) and s.orelse:  # see loop_level
+            new = copy.copy(s)
             new.orelse = mark_breaks(s.orelse, flag)
             out.append(new)
         else:

@@ -202,6 +202,17 @@ def reused_loop_name_read_after(x, n):
     return s
 
 
+def loop_name_reused_after_an_empty_loop(x, n):
+    # i has no value before the first loop, which may run zero times; the second loop's
+    # i starts as the first one's (what a zero-trip loop leaves), None if there is none
+    s = x
+    for i in range(n):  # noqa: B007 (the next loop reuses the name)
+        s = s * 0.7
+    for i in range(3):  # noqa: B007 (read after the loop)
+        s = np.sin(s) + s
+    return s * i
+
+
 def updated_in_a_loop_then_read(A, b, c):
     # the reverse loop restores t's rows: what reads t after the loop is added up first
     t = np.zeros_like(A)
@@ -317,6 +328,8 @@ CASES = [
     Case(reused_loop_name, (0.7, 3)),
     Case(reused_loop_name, (30.0, 3), note="early return"),
     Case(reused_loop_name_read_after, (0.7, 3)),
+    Case(loop_name_reused_after_an_empty_loop, (0.4, 0)),
+    Case(loop_name_reused_after_an_empty_loop, (0.4, 2)),
     Case(updated_in_a_loop_then_read, (M, M[0] + 0.5, 0.7)),
     Case(updated_in_a_branch_then_read, (M, M[0] + 0.5, 0.7)),
     Case(early_return_before_nested_loops, (X, 0.9)),
