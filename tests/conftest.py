@@ -1,18 +1,32 @@
 import pytest
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _isolated_cache(tmp_path_factory):
-    """Derived modules go to a fresh cache directory for the whole test run."""
+def pytest_configure(config):
+    """Derived modules go to a fresh cache directory for the whole test run, set before any
+    test module is imported: a module may make ``grad(f)`` at import, whose session takes
+    the cache directory then (the user's own cache would be used, and its old modules)."""
     import os
-    path = tmp_path_factory.mktemp("tangent_ast_cache")
-    old = os.environ.get("TANGENT_AST_CACHE")
-    os.environ["TANGENT_AST_CACHE"] = str(path)
-    yield path
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="tangent_ast_test_cache_")
+    config.stash[_STASH] = (os.environ.get("TANGENT_AST_CACHE"), path)
+    os.environ["TANGENT_AST_CACHE"] = path
+
+
+def pytest_unconfigure(config):
+    import os
+    import shutil
+
+    old, path = config.stash.get(_STASH, (None, None))
+    if path is not None:
+        shutil.rmtree(path, ignore_errors=True)
     if old is None:
         os.environ.pop("TANGENT_AST_CACHE", None)
     else:
         os.environ["TANGENT_AST_CACHE"] = old
+
+
+_STASH = pytest.StashKey[object]()
 
 
 @pytest.fixture
