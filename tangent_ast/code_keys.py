@@ -13,8 +13,9 @@ is made from (:func:`cells_key`, with the kinds of the data its cells hold: the 
 derived for them).
 
 >>> import numpy as np
->>> code_key(np.fft.ifft), code_key(np.sin), code_key(np)
-('numpy.fft.ifft', 'numpy.sin', 'numpy')
+>>> import scipy.special
+>>> code_key(np.fft.ifft), code_key(np.sin), code_key(scipy.special.gamma), code_key(np)
+('numpy.fft.ifft', 'numpy.sin', 'scipy.special.gamma', 'numpy')
 >>> def outer(g):
 ...     def inner(x):
 ...         return g(x) * 2.0
@@ -30,6 +31,8 @@ import inspect
 import marshal
 import sys
 import types
+
+import numpy as np
 
 from .derived import portable_name
 from .kinds import kind_of
@@ -79,9 +82,22 @@ def code_key(value, seen=None):
         text = repr(value)
         made = text if " at 0x" not in text else _qualified(type(value))
         return f"{made}({code_key(wrapped, seen)})"
+    if isinstance(value, np.ufunc):  # before NumPy 2.2 a ufunc has no __qualname__
+        return _ufunc_key(value)
     if isinstance(value, type) or getattr(value, "__qualname__", None) is not None:
         return _qualified(value)
     return _qualified(type(value))
+
+
+def _ufunc_key(ufunc):
+    """``module.name`` of a ufunc: the module of NumPy or SciPy that exports it under its
+    name (``scipy.special.gamma``, whose ``__module__`` is None), else its name alone."""
+    name = ufunc.__name__
+    for module_name in ("numpy", "scipy.special"):
+        module = sys.modules.get(module_name)
+        if module is not None and getattr(module, name, None) is ufunc:
+            return f"{module_name}.{name}"
+    return f"ufunc {name}"
 
 
 def cells_key(fn, seen=None):
