@@ -643,11 +643,9 @@ class Reverse:
             accumulated.add(v)
         updated = {t.value.id for st in s.body + s.orelse for t in _update_targets(st)}
         out.extend(self.add_up_terms_reading(updated, pending, accumulated, s))
-        # After the if, a cotangent variable holds a running sum on both paths or on neither.
-        # A branch may take one the other leaves standing (the header copy ending a path
-        # that breaks, ``s_1 = s_2; break``, takes ct_s_1, which the other path hands on)
-        # or leave unset one the other starts: it then sets it to zero. The cotangents of
-        # names the if defines for itself end with it.
+        # After the if a running sum stands on both paths or on neither: a branch that took
+        # one the other keeps (``s_1 = s_2; break`` takes ct_s_1, which the path that falls
+        # through hands on), or never started it, sets it to zero. The if's own names end.
         local = inside - (self.d.carried - nested)
         branches = []
         for block in (s.body, s.orelse):
