@@ -107,8 +107,6 @@ class Forward:
         value = s.value
         site = self.d.site(value)
         dtarget = self.tangent(target)
-        if isinstance(value, gast.Constant) and value.value is None:
-            return [s, _at(assign(dtarget, gast.Constant(None, None)), s)]  # no tangent
         if site is None:
             tangent = self.tangent_of(value)
             return [

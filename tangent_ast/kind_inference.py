@@ -46,6 +46,7 @@ from .live import is_library
 from .resolve import Pack, callee
 from .rules.registry import lookup
 from .runtime import list_with
+from .ssa import is_unset
 from .trees import walk
 
 _ARITHMETIC = {
@@ -473,7 +474,8 @@ def infer(fn, scope, signature, result_kind=None, unset=frozenset()):
     Names assigned more than once (branch joins, loop headers) get the join of
     their kinds; loops are iterated until nothing changes, so ``s = 0`` followed
     by ``s = s + x`` in a loop is a float, not an int. ``unset``: loop headers whose
-    ``h = None`` before the loop stands for no value yet (SSAInfo.unset), not a kind.
+    ``h = runtime.UNSET`` before the loop stands for no value yet (SSAInfo.unset), not
+    a kind.
     """
     kinds = {}
     inference = KindInference(scope, kinds, result_kind)
@@ -489,7 +491,7 @@ def infer(fn, scope, signature, result_kind=None, unset=frozenset()):
                 continue  # an in-place update does not change the array's kind
             if isinstance(s, gast.Assign):
                 target = s.targets[0].id
-                if target in unset and isinstance(s.value, gast.Constant):
+                if is_unset(s, unset):
                     continue  # no value yet: the header's kind is that of what it is given
                 if isinstance(s.value, gast.Name) and s.value.id in unset - kinds.keys():
                     continue  # a copy of it, before it has a kind: adds nothing

@@ -168,7 +168,7 @@ def front(fn, signature, trace=False, form=PLAIN):
     # the loops to checkpoint in the copy, by their places
     ssa_fn = copy_tree(normalized) if normalizer.checkpoints else normalized
     checkpoints = _same_loops(normalizer.checkpoints, normalized, ssa_fn)
-    info = to_ssa(ssa_fn, namer)
+    info = to_ssa(ssa_fn, namer, lambda: _runtime_attribute(scope, namer, "UNSET"))
     scope.locals |= set(info.origin) | temps
     if trace:
         snapshots["ssa"] = _source(ssa_fn)
@@ -199,6 +199,17 @@ def front(fn, signature, trace=False, form=PLAIN):
         snapshots,
         checkpoints,
         normalizer.made,
+    )
+
+
+def _runtime_attribute(scope, namer, attribute):
+    """``runtime.<attribute>``, the runtime bound in ``scope`` under a name of its own."""
+    bound = next((n for n, v in scope.free.items() if v is runtime), None)
+    if bound is None:
+        bound = namer.fresh("runtime")
+        scope.free[bound] = runtime
+    return gast.Attribute(
+        value=gast.Name(bound, gast.Load(), None, None), attr=attribute, ctx=gast.Load()
     )
 
 

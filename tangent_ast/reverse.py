@@ -644,8 +644,8 @@ class Reverse:
             accumulated.add(v)
         updated = {t.value.id for st in s.body + s.orelse for t in _update_targets(st)}
         out.extend(self.add_up_terms_reading(updated, pending, accumulated, s))
-        # After the if, a cotangent holds a sum on both paths or neither: a branch that leaves
-        # unset one the other starts (``s_1 = s_2; break`` takes ct_s_1) sets it to zero.
+        # After the if a running sum stands on both paths or neither: a branch that took one
+        # the other keeps (``s_1 = s_2; break``), or never started it, sets it to zero.
         local = inside - (self.d.carried - nested)
         branches = []
         for block in (s.body, s.orelse):

@@ -13,7 +13,7 @@ Takes a normalized function; guarantees
   inside the branches of an ``if`` that may break, at any depth;
 * a header with no value before its loop (a name first assigned in it and read
   after it), or a ``for`` loop's variable with none (a loop may run zero times),
-  that one of these copies reads is ``None`` before the loop
+  that one of these copies reads is ``runtime.UNSET`` before the loop
   (:attr:`SSAInfo.unset`): the copies run on paths where the user's code never
   reads it;
 * :class:`SSAInfo` says which user name each version stands for.
@@ -60,7 +60,7 @@ class SSAInfo:
     # loop header names (set before a loop and at its exits)
     carried: set = field(default_factory=set)
     loop_headers: dict = field(default_factory=dict)  # id(loop node) -> its own header names
-    # headers with no value before their loop, set to None there: SSA's copies read them
+    # headers with no value before their loop, set to UNSET there: SSA's copies read them
     # (into a join, an inner loop's header) on paths where the user's code never does
     unset: set = field(default_factory=set)
 
@@ -93,15 +93,27 @@ def _copy(target, source, at):
     return node
 
 
-def _unset(target):
-    """``target = None``: a loop header that has no value yet (SSA's own statement)."""
+def _unset(target, value):
+    """``target = runtime.UNSET``: a loop header that has no value yet (SSA's own
+    statement; ``value`` makes the right-hand side)."""
     node = gast.Assign(
         targets=[gast.Name(target, gast.Store(), None, None)],
-        value=gast.Constant(None, None),
+        value=value(),
         type_comment=None,
     )
     node.lineno = None
     return node
+
+
+def is_unset(stmt, unset):
+    """``stmt`` is SSA's ``h = runtime.UNSET`` for a header of ``unset``."""
+    return (
+        isinstance(stmt, gast.Assign)
+        and isinstance(stmt.targets[0], gast.Name)
+        and stmt.targets[0].id in unset
+        and not isinstance(stmt.value, gast.Name)
+        and getattr(stmt, "lineno", None) is None
+    )
 
 
 def _loaded(node, skip=None):
@@ -137,9 +149,10 @@ def _exits(stmts):
 
 
 class _SSA:
-    def __init__(self, namer, function):
+    def __init__(self, namer, function, unset_value):
         self.namer = namer
         self.function = function
+        self.unset_value = unset_value
         self.defined = set()
         self.info = SSAInfo()
         self.loops = []  # carried {user name: header name} of the enclosing loops
@@ -211,9 +224,9 @@ class _SSA:
                     # first assigned in the loop, read after it (a result a return in the
                     # loop sets, a value some iterations set): Python reads it only where
                     # set, SSA's copies (into a join, the next loop's header) wherever
-                    # control passes; None stands for no value yet (where they read it:
+                    # control passes; UNSET stands for no value yet (where they read it:
                     # _drop_unread_unset)
-                    before.append(_unset(header))
+                    before.append(_unset(header, self.unset_value))
                     self.info.unset.add(header)
                 carried[user] = header
                 env[user] = header
@@ -226,7 +239,7 @@ class _SSA:
                 # starts as that, for what reads it after the loop
                 before.append(_copy(target, env[user], node))
             elif user in outside:  # and if it had no value, it has none after such a loop
-                before.append(_unset(target))
+                before.append(_unset(target, self.unset_value))
                 self.info.unset.add(target)
             env[user] = target
             node.target.id = target
@@ -290,9 +303,10 @@ class _SSA:
             env[user] = joined
 
 
-def to_ssa(fn, namer):
-    """Rename ``fn`` (normalized) in place into SSA form; returns :class:`SSAInfo`."""
-    ssa = _SSA(namer, fn)
+def to_ssa(fn, namer, unset_value=lambda: gast.Constant(None, None)):
+    """Rename ``fn`` (normalized) in place into SSA form; returns :class:`SSAInfo`.
+    ``unset_value()``: the value of a header that has none yet (``runtime.UNSET``)."""
+    ssa = _SSA(namer, fn, unset_value)
     env = {}
     for arg in fn.args.args:
         ssa.defined.add(arg.id)
@@ -304,7 +318,7 @@ def to_ssa(fn, namer):
 
 
 def _drop_unread_unset(fn, info):
-    """Keep ``h = None`` only for headers one of SSA's copies reads (those cite no line):
+    """Keep ``h = runtime.UNSET`` only for headers one of SSA's copies reads (those cite no line):
     where only the user's code reads ``h``, it has a value there, and a loop that never
     sets it leaves it unbound, as Python does."""
     read = {
@@ -319,17 +333,7 @@ def _drop_unread_unset(fn, info):
         for field_name in ("body", "orelse"):
             block = getattr(node, field_name, None)
             if isinstance(block, list):
-                block[:] = [
-                    s
-                    for s in block
-                    if not (
-                        isinstance(s, gast.Assign)
-                        and isinstance(s.value, gast.Constant)
-                        and isinstance(s.targets[0], gast.Name)
-                        and s.targets[0].id in unread
-                        and getattr(s, "lineno", None) is None
-                    )
-                ]
+                block[:] = [s for s in block if not is_unset(s, unread)]
     info.unset -= unread
 
 

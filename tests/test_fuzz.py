@@ -87,6 +87,39 @@ def test_a_planted_wrong_derivative_is_found_and_shrunk(tmp_path, monkeypatch):
         registry._changed()
 
 
+def test_jumps_deep_in_branches_are_generated():
+    """Some programs have a loop whose break, continue or return sits two or three levels
+    deep in its branches (the class of the nested-break bug), in for and while loops."""
+    sources = [generate(seed).source(preamble=False) for seed in range(80)]
+    with_jumps = [s for s in sources if "_acc = 0.0" in s]
+    assert len(with_jumps) > 10
+    text = "\n".join(with_jumps)
+    for jump in ("break", "continue", "return"):
+        assert f"\n                {jump}" in text or f"\n                    {jump}" in text
+    assert "while i < " in text and "for i in range(" in text and "elif " in text
+
+
+def test_the_shrinker_deletes_statements_inside_a_block():
+    program = replace(
+        generate(5),
+        body=(("v1 = a * 1.0", "for i in range(3):", "    v1 = v1 * 2.0", "    if i > 1:",
+               "        v1 = v1 + 1.0", "        break"),),
+    )
+    small = shrink(program, lambda p: any("break" in line for block in p.body for line in block))
+    assert small.body == (("for i in range(3):", "    if i > 1:", "        break"),)
+
+
+def test_a_program_that_runs_too_long_is_skipped(monkeypatch):
+    """A shrunk program may lose a while loop's counter: it is skipped, not waited for."""
+    from tangent_ast.fuzz import check
+
+    monkeypatch.setattr(check, "PLAIN_SECONDS", 0.5)
+    program = replace(generate(5), params=("a",), shapes=("scalar",), helpers=(),
+                      body=(("k = 0", "while k < 3:", "    a = a * 1.0"),), result="a")
+    result = check_program(program)
+    assert result.outcome is Outcome.SKIPPED and "longer than" in result.detail
+
+
 def test_a_broadcast_number_written_into_a_row():
     """Found by the fuzzer: ``v[0] = b`` spreads the number b over a row; its cotangent
     is the row's summed."""

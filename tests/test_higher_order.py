@@ -397,6 +397,38 @@ def test_reverse_rule_of_a_forward_rule_with_a_nested_break(route):
     assert ta.grad(calls_jvp_of_a_nested_break, route=route)(0.7) == pytest.approx(25.0)
 
 
+def _halves(p):
+    return p * 0.5, p * 0.5
+
+
+def returns_from_a_loop_a_value_of_unknown_kind(a):
+    # sum of a user function's tuple: a kind not known, so the reverse rule reads the
+    # result's value for its zeros, UNSET before the loop sets it
+    v = sum(_halves(a)) * 2.0
+    i = 0
+    while i < 2:
+        i = i + 1
+        if v > 1.5:
+            return v * 2.0
+    return v
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (jumps.set_in_some_iterations, (np.array([0.3, -1.2, 0.8]),)),
+        (jumps.break_out_of_nested_loops, (np.array([0.5, 0.4, 0.3]),)),
+        (jumps.return_from_inner_loop, (0.45,)),
+        (returns_from_a_loop_a_value_of_unknown_kind, (0.996,)),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_second_derivatives_through_values_a_loop_has_not_set_yet(fn, args):
+    """Derived code holds runtime.UNSET where a loop has not set a name yet; differentiated
+    again (reverse over reverse), its cotangents are zeros that add up."""
+    check_second_order(fn, args)
+
+
 def test_jacobians_of_functions_made_by_grad():
     x = np.array([1.0, 2.0, -0.5])
     np.testing.assert_allclose(ta.jacfwd(ta.grad(cubes))(x), np.diag(6 * x))

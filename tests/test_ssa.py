@@ -35,18 +35,18 @@ def test_verifier_rejects_a_statement_after_an_if_that_may_break():
         verify(gast.parse(source).body[0])
 
 
-def test_a_header_with_no_value_yet_is_none_where_copies_read_it():
-    """SSA's join copy reads y before any iteration set it: y is None before the loop.
-    Where only the user's code reads it (assigned_first_in_the_loop), no None is added:
-    a loop that never sets it leaves it unbound, as Python does."""
+def test_a_header_with_no_value_yet_is_unset_where_copies_read_it():
+    """SSA's join copy reads y before any iteration set it: y is runtime.UNSET before the
+    loop. Where only the user's code reads it (assigned_first_in_the_loop), nothing is
+    added: a loop that never sets it leaves it unbound, as Python does."""
     from tangent_ast import show
 
     from .corpus import jumps
 
     ssa = show(jumps.set_in_some_iterations, stage="ssa", args=(jumps.np.ones(3),))
-    assert "    y = None\n    for i in range(3):" in ssa
+    assert "    y = runtime.UNSET\n    for i in range(3):" in ssa
     plain = show(control_flow.assigned_first_in_the_loop, stage="ssa", args=(0.7, 3))
-    assert "None" not in plain
+    assert "UNSET" not in plain
 
 
 def test_verifier_rejects_double_assignment():

@@ -1,8 +1,8 @@
 """Checking one program in every mode, and what the outcome was.
 
 ``check_program`` writes the program to a real module (tangent_ast reads source), runs
-it as plain Python first (a program that raises or gives a non-finite value is
-``SKIPPED``), then checks ``check_grads`` in both modes (finite differences at several
+it as plain Python first (a program that raises, gives a non-finite value or runs for
+seconds is ``SKIPPED``), then checks ``check_grads`` in both modes (finite differences at several
 steps, the dot-product test, the arguments' state) and the public API: ``grad``,
 ``value_and_grad`` and ``jvp`` against the function's value, ``vjp`` with its pullback
 called twice; with ``second_order``, ``check_second_order`` too (``hvp`` against differences
@@ -13,13 +13,16 @@ on (``SKIPPED``), one that stays is ``WRONG``.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import enum
 import importlib.util
 import itertools
 import os
+import signal
 import sys
 import tempfile
+import threading
 import traceback
 import warnings
 from dataclasses import dataclass
@@ -137,6 +140,36 @@ def _check_at(f, args, second_order=False):
         check_second_order(f, copy.deepcopy(args), rtol=1e-3, atol=1e-5)
 
 
+PLAIN_SECONDS = 5  # a program runs as plain Python in far less
+
+
+class _TooLong(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds):
+    """Raise ``_TooLong`` in the block after ``seconds`` (where a timer signal can: the main
+    thread of a POSIX process; elsewhere, no limit)."""
+    if (
+        not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _TooLong
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def check_program(program, second_order=False):
     """The :class:`Result` of ``program`` in every mode (and, with ``second_order``, its
     Hessian-vector products by forward over reverse and by reverse over reverse)."""
@@ -149,7 +182,10 @@ def check_program(program, second_order=False):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            value = f(*copy.deepcopy(args))
+            with _time_limit(PLAIN_SECONDS):
+                value = f(*copy.deepcopy(args))
+        except _TooLong:  # a while loop whose counter a shrunk program lost
+            return Result(Outcome.SKIPPED, f"the program runs longer than {PLAIN_SECONDS} s")
         except Exception as exc:  # the program itself fails: not a test of tangent_ast
             return Result(Outcome.SKIPPED, f"the program raises {type(exc).__name__}")
         if not _finite(value) or np.ndim(value) != 0:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from . import jumps as _jumps
 from . import lengths as _lengths
 from . import literals as _literals
 from .lengths import MAT, SCALAR, SHAPES, VEC
@@ -111,6 +112,7 @@ class _Writer:
     helpers: set = field(default_factory=set)
     count: int = 0
     mixed: bool = False  # values of lengths 3, 4 and 1 (see lengths.py)
+    wanted: list = field(default_factory=list)  # values the result reads, whatever it picks
 
     def fresh(self, stem="v"):
         self.count += 1
@@ -385,45 +387,12 @@ def _closure(w, name, shape):
     )
 
 
-def _statement(w):
-    """Append one random statement (or compound block) to the body."""
+_LOOPS = ("for", "nested", "jumps", "checkpointed", "while")
+
+
+def _loop_statement(w, kind, name, shape):
+    """Emit a loop of ``kind`` (one of ``_LOOPS``) that makes ``name``."""
     rng = w.rng
-    kind = rng.choices(
-        [
-            "assign",
-            "reduce",
-            "if",
-            "for",
-            "while",
-            "helper",
-            "container",
-            "update",
-            "closure",
-            "alias",
-            "early",
-            "comprehension",
-            "checkpointed",
-            "nested",
-            "api",
-            "closures",
-        ],
-        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 2, 1],
-    )[0]
-    shape = _shape_for(w, kind)
-    if shape is None:
-        return _lengths.statement(w)
-    name = w.fresh()
-    if kind == "reduce":
-        expr = _reduction(w)
-        if expr is not None:
-            return w.emit([f"{name} = {expr}"], name, SCALAR)
-    if kind == "if":
-        s = w.pick(SCALAR)
-        e1, e2 = _expression(w, shape), _expression(w, shape)
-        if s is not None:
-            return w.emit(
-                [f"if {s} > 0.2:", f"    {name} = {e1}", "else:", f"    {name} = {e2}"], name, shape
-            )
     if kind == "for":
         a = w.pick(shape)
         n = rng.randint(1, 4)
@@ -448,6 +417,8 @@ def _statement(w):
             name,
             shape,
         )
+    if kind == "jumps":  # break, continue and return deep in the branches of a loop
+        return _jumps.statement(w, name, shape)
     if kind == "checkpointed":  # a long loop: one or two levels of snapshots
         a, b = w.pick(shape), w.pick(SCALAR)
         n, k = rng.randint(0, 9), rng.randint(1, 8)
@@ -468,6 +439,50 @@ def _statement(w):
             name,
             shape,
         )
+
+
+def _statement(w):
+    """Append one random statement (or compound block) to the body."""
+    rng = w.rng
+    kind = rng.choices(
+        [
+            "assign",
+            "reduce",
+            "if",
+            "for",
+            "while",
+            "helper",
+            "container",
+            "update",
+            "closure",
+            "alias",
+            "early",
+            "comprehension",
+            "checkpointed",
+            "nested",
+            "api",
+            "closures",
+            "jumps",
+        ],
+        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 2, 1, 2],
+    )[0]
+    shape = _shape_for(w, kind)
+    if shape is None:
+        return _lengths.statement(w)
+    name = w.fresh()
+    if kind == "reduce":
+        expr = _reduction(w)
+        if expr is not None:
+            return w.emit([f"{name} = {expr}"], name, SCALAR)
+    if kind == "if":
+        s = w.pick(SCALAR)
+        e1, e2 = _expression(w, shape), _expression(w, shape)
+        if s is not None:
+            return w.emit(
+                [f"if {s} > 0.2:", f"    {name} = {e1}", "else:", f"    {name} = {e2}"], name, shape
+            )
+    if kind in _LOOPS:
+        return _loop_statement(w, kind, name, shape)
     if kind == "helper":
         a, b = w.pick(shape), w.pick(shape)
         helper = rng.choice(sorted(CALLED))
@@ -539,6 +554,7 @@ def generate(seed, size=None, lengths="equal"):
     if w.mixed and w.body:  # the last value made, so that the moves are differentiated
         last = list(w.env)[-1]
         used = used if last in used else [last] + used[1:]
+    used += [n for n in w.wanted if n not in used]
     terms = [n if w.env[n] == SCALAR else f"np.sum({n})" for n in used]
     return Program(
         seed, params, shapes, tuple(w.body), " + ".join(terms), tuple(sorted(w.helpers)), lengths

@@ -221,6 +221,7 @@ _EXPORTS = {
         "EFFECTFUL",
         "Tangent",
         "TangentTuple",
+        "UNSET",
         "add_tangents",
         "broadcast_like",
         "concat_tangent",

@@ -88,9 +88,26 @@ def broadcast_like(t, x):
     return np.broadcast_to(t, shape).copy()
 
 
+class _Unset:
+    """What a name holds in derived code before a loop sets it (where Python's name is
+    unbound, and SSA's copies hand it on): no arithmetic takes it; its zero tangent is
+    ``0.0``, so cotangents that pass through it add up."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "UNSET"
+
+    def __reduce__(self):
+        return "UNSET"  # the one instance, by name (residuals are pickled)
+
+
+UNSET = _Unset()
+
+
 def zeros_like(x):
     """A zero tangent for ``x``: ``0.0`` for a Python scalar, else zeros of its shape."""
-    if isinstance(x, (float, int)):
+    if isinstance(x, (float, int)) or x is UNSET:
         return 0.0
     if isinstance(x, complex):
         return 0j
@@ -159,7 +176,7 @@ def zero_tangent(x):
     for containers and records the same structure holding zero tangents."""
     if isinstance(x, (bool, np.bool_, int, np.integer, str)) or x is None:
         return None
-    if isinstance(x, (float, np.floating)):
+    if isinstance(x, (float, np.floating)) or x is UNSET:
         return 0.0
     if isinstance(x, (complex, np.complexfloating)):
         return 0j
