@@ -404,18 +404,17 @@ def _check_unaliased(parsed, node, value, why, hint, scope=None):
     change, and not changed itself, is the same final value under another name."""
     changes = [n for n in gast.walk(node) if _changes_or_augments(n, value)]
     last = max((n.lineno for n in changes), default=0)
-    changing_loops = [
-        loop
-        for loop in gast.walk(node)
-        if isinstance(loop, (gast.For, gast.While))
-        and any(c is m for c in changes for m in gast.walk(loop))
-    ]
+    change_ids = {id(c) for c in changes}
+    in_changing_loops = set()  # ids of the nodes inside a loop that changes ``value``
+    for loop in gast.walk(node):
+        if isinstance(loop, (gast.For, gast.While)) and id(loop) not in in_changing_loops:
+            inside = {id(m) for m in gast.walk(loop)}
+            if inside & change_ids:
+                in_changing_loops |= inside
     for n in gast.walk(node):
         if isinstance(n, gast.Assign) and isinstance(n.value, gast.Name) and n.value.id == value:
             second = n.targets[0]
-            late = n.lineno > last and not any(
-                n is m for loop in changing_loops for m in gast.walk(loop)
-            )
+            late = n.lineno > last and id(n) not in in_changing_loops
             if not (
                 late
                 and isinstance(second, gast.Name)
@@ -425,7 +424,7 @@ def _check_unaliased(parsed, node, value, why, hint, scope=None):
         if (
             scope is not None
             and isinstance(n, gast.Call)
-            and _before_a_change(n, last, changing_loops)
+            and _before_a_change(n, last, in_changing_loops)
             and any(isinstance(a, gast.Name) and a.id == value for a in _arguments(n))
             and _keeps_a_reference(n.func, scope, node)
         ):
@@ -451,10 +450,8 @@ def _check_unaliased(parsed, node, value, why, hint, scope=None):
             )
 
 
-def _before_a_change(node, last, changing_loops):
-    return getattr(node, "lineno", last + 1) <= last or any(
-        node is m for loop in changing_loops for m in gast.walk(loop)
-    )
+def _before_a_change(node, last, in_changing_loops):
+    return getattr(node, "lineno", last + 1) <= last or id(node) in in_changing_loops
 
 
 def _arguments(call):

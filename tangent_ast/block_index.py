@@ -41,16 +41,37 @@ def clone(tree):
 
 
 class Facts:
-    """What one statement (its nested blocks included) reads and writes."""
+    """What one statement (its nested blocks included) reads and writes. A loop's or a
+    branch's are its header's and those of the statements of its blocks, from ``known``
+    (the facts of a simple statement are kept there): renewing a loop does not walk every
+    statement nested in it again."""
 
     __slots__ = ("assigned", "body_loads", "copy_names", "loads", "names", "stores")
 
-    def __init__(self, stmt):
+    def __init__(self, stmt, known=None):
         self.loads: dict[str, int] = {}  # names read, how often
         # names written, how often: bound, or updated in place (``a[i] = v`` writes ``a``)
         self.stores: dict[str, int] = {}
         self.names: set[str] = set()  # every name, in any context
-        for n in walk(stmt):
+        self.body_loads: set[str] = set()  # a loop's body reads these
+        if known is not None and type(stmt) in _COMPOUND:
+            self._compound(stmt, known)
+        else:
+            self._walk(walk(stmt))
+            if isinstance(stmt, (gast.For, gast.While)):
+                self.body_loads = {
+                    n.id
+                    for b in stmt.body
+                    for n in walk(b)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                }
+        simple = isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+        self.assigned = {stmt.targets[0].id} if simple else set()  # ``name = ...``
+        # ``a = b``: both names, for the rewrites of copies
+        self.copy_names = {stmt.targets[0].id, stmt.value.id} if _is_copy(stmt) else set()
+
+    def _walk(self, nodes):
+        for n in nodes:
             if isinstance(n, gast.Name):
                 self.names.add(n.id)
                 if isinstance(n.ctx, gast.Load):
@@ -61,18 +82,27 @@ class Facts:
                 for t in n.targets if isinstance(n, gast.Assign) else [n.target]:
                     if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
                         self.stores[t.value.id] = self.stores.get(t.value.id, 0) + 1
-        simple = isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
-        self.assigned = {stmt.targets[0].id} if simple else set()  # ``name = ...``
-        # ``a = b``: both names, for the rewrites of copies
-        self.copy_names = {stmt.targets[0].id, stmt.value.id} if _is_copy(stmt) else set()
-        self.body_loads: set[str] = set()  # a loop's body reads these
-        if isinstance(stmt, (gast.For, gast.While)):
-            self.body_loads = {
-                n.id
-                for b in stmt.body
-                for n in walk(b)
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-            }
+
+    def _compound(self, stmt, known):
+        """A loop's or a branch's facts: its header's, then its blocks' statements'."""
+        for field in _COMPOUND[type(stmt)]:
+            self._walk(walk(getattr(stmt, field)))
+        for block in ("body", "orelse"):
+            for inner in getattr(stmt, block):
+                facts = known.of(inner)
+                self._add(facts)
+                if block == "body" and isinstance(stmt, (gast.For, gast.While)):
+                    self.body_loads.update(facts.loads)
+
+    def _add(self, facts):
+        self.names |= facts.names
+        for mine, theirs in ((self.loads, facts.loads), (self.stores, facts.stores)):
+            for name, count in theirs.items():
+                mine[name] = mine.get(name, 0) + count
+
+
+# statements holding blocks, and their fields that are not blocks (the header)
+_COMPOUND = {gast.If: ("test",), gast.For: ("target", "iter"), gast.While: ("test",)}
 
 
 def _is_copy(stmt):
@@ -133,7 +163,7 @@ class KnownFacts:
 
     def renew(self, stmt):
         self.folded.discard(id(stmt))
-        facts = Facts(stmt)
+        facts = Facts(stmt, self if self.enabled else None)
         if self.enabled and isinstance(stmt, SIMPLE):
             self.by_id[id(stmt)] = (stmt, facts)
             for name in facts.names:

@@ -40,7 +40,7 @@ import gast
 from .block_index import SIMPLE, BlockIndex, Counts, Facts, KnownFacts, clone
 from .folding import _Fold, is_pure
 from .line_lengths import longer_than
-from .trees import Transformer, dump, unshare, walk
+from .trees import Transformer, dump, same, unshare, walk
 
 MAX_LINE = 88
 
@@ -405,7 +405,7 @@ class Simplifier:
                     s.test = gast.UnaryOp(op=gast.Not(), operand=s.test)
                     s.body, s.orelse = s.orelse, []
                     self.dropped = True
-                if s.orelse and [dump(x) for x in s.body] == [dump(x) for x in s.orelse]:
+                if s.orelse and same(s.body, s.orelse):
                     out.extend(s.body)  # both branches do the same
                     self.dropped = True
                     continue

@@ -41,6 +41,7 @@ import copy
 import gast
 
 from ..syntax import assign, located, name
+from ..trees import copy_tree
 
 
 class JumpLowering:
@@ -87,8 +88,8 @@ class JumpLowering:
                 return out + self.lower_returns([start, loop, after] + stmts[i + 1 :])
             if isinstance(s, gast.If) and _may_return(s):
                 rest = stmts[i + 1 :]
-                body = s.body if _always_exits(s.body) else s.body + copy.deepcopy(rest)
-                orelse = s.orelse if _always_exits(s.orelse) else s.orelse + copy.deepcopy(rest)
+                body = s.body if _always_exits(s.body) else s.body + copy_tree(rest)
+                orelse = s.orelse if _always_exits(s.orelse) else s.orelse + copy_tree(rest)
                 new = copy.copy(s)
                 new.body = self.lower_returns(body)
                 new.orelse = self.lower_returns(orelse)
@@ -156,10 +157,10 @@ class JumpLowering:
                 rest = stmts[i + 1 :]
                 new = copy.copy(s)
                 new.body = self.lower_jumps(
-                    s.body if _always_jumps(s.body) else s.body + copy.deepcopy(rest)
+                    s.body if _always_jumps(s.body) else s.body + copy_tree(rest)
                 )
                 new.orelse = self.lower_jumps(
-                    s.orelse if _always_jumps(s.orelse) else s.orelse + copy.deepcopy(rest)
+                    s.orelse if _always_jumps(s.orelse) else s.orelse + copy_tree(rest)
                 )
                 return out + [new]
             out.append(s)
@@ -178,7 +179,7 @@ def append_fallthrough(stmts, tail):
         return
     if isinstance(last, gast.If) and may_leave(last):
         for block in (last.body, last.orelse):
-            append_fallthrough(block, copy.deepcopy(tail))
+            append_fallthrough(block, copy_tree(tail))
         return
     stmts.extend(tail)
 

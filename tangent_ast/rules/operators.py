@@ -132,13 +132,17 @@ specialize(
     None,
 )
 
-# an item of a list or tuple: its tangent may be missing (an integer's), read as a zero
+# an item of a list or tuple: its tangent may be missing (an integer's, or one of an item
+# of unknown kind that is an integer when it runs: ``3 ** 2``), read as a zero
 specialize(
     operator.getitem,
     Mode.FORWARD,
     lambda x, index: (
         x.tag in (Tag.LIST, Tag.TUPLE)
-        and (x.elements is None or not all(e.differentiable for e in x.elements))
+        and (
+            x.elements is None
+            or not all(e.differentiable and e.tag is not Tag.UNKNOWN for e in x.elements)
+        )
     ),
     lambda dx, ans, x, index: runtime.item_tangent(dx, index, ans),
     None,
