@@ -456,6 +456,10 @@ def join(a, b):
         )
     if a.tag == b.tag and a.tag in (Tag.LIST, Tag.TUPLE):
         return Kind(a.tag)  # a list that grows in a loop: a list, of elements not known
+    if Tag.NONE in (a.tag, b.tag) and (a.container or b.container):
+        # None on a path that does not make it (a derived rule's residual): its cotangents
+        # are the container's where it has any, added up as such (None adds as zero)
+        return a if a.container else b
     numbers = {Tag.BOOL: 0, Tag.INT: 1, Tag.FLOAT: 2, Tag.COMPLEX: 3}
     if {a.tag, b.tag} == {Tag.FLOAT, Tag.COMPLEX}:
         # real on one path, complex on another: its cotangent would be complex where the

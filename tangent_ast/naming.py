@@ -124,6 +124,26 @@ def source_hash(text):
     return digest(text)
 
 
+# the longest module name of a derived rule: its file name, and the temporary file it is
+# written as first (``.{name}.xxxxxxxx.tmp``), stay well inside a file system's 255 bytes
+# when rules of rules of rules (a third derivative) make long names
+MODULE_NAME_LIMIT = 150
+
+
+def bounded_module_name(name):
+    """``name``, or where it is longer than ``MODULE_NAME_LIMIT``, its start and its end
+    joined by a digest of the whole (the same name for the same rule in every process).
+
+    >>> bounded_module_name("main__f__reverse__x__array1f")
+    'main__f__reverse__x__array1f'
+    >>> len(bounded_module_name("main__f__reverse__x__" * 20)) <= MODULE_NAME_LIMIT
+    True
+    """
+    if len(name) <= MODULE_NAME_LIMIT:
+        return name
+    return f"{name[:60].rstrip('_')}__{digest(name, 12)}__{name[-70:].lstrip('_')}"
+
+
 def digest(text, length=16):
     """The first ``length`` hex digits of the SHA-256 of ``text`` (a str or bytes): the
     hashes of the names and headers of generated modules."""

@@ -234,11 +234,14 @@ class _SSA:
             node.iter = _Rename(env).visit(node.iter)
             user = node.target.id
             target = self.define(user)
-            if user in env and user in outside:
+            # read after the loop: by the user's code, or by the copies that carry it at the
+            # end of an enclosing loop's body
+            read_after = user in outside or any(user in carried for carried in self.loops)
+            if user in env and read_after:
                 # a loop that runs zero times leaves the name as it was: its version
                 # starts as that, for what reads it after the loop
                 before.append(_copy(target, env[user], node))
-            elif user in outside:  # and if it had no value, it has none after such a loop
+            elif read_after:  # and if it had no value, it has none after such a loop
                 before.append(_unset(target, self.unset_value))
                 self.info.unset.add(target)
             env[user] = target

@@ -477,3 +477,53 @@ def test_reverse_over_reverse_of_a_rule_that_restores_a_slot():
     taken (every SSA version of an updated array counts), as a user's function's is."""
     b = np.array([[-0.45, -0.57, 1.47], [1.12, 1.41, 0.42], [0.75, -1.46, 0.16]])
     check_grads(slot_then_gram, (b, -0.97), order=2)
+
+
+def scaled_by_an_int_power(x):
+    k = 3**2  # int ** int: a kind not known (2 ** -1 is a float), an int when it runs
+    return np.sum(x**2) * k
+
+
+def scaled_by_an_int_power_in_a_tuple(x):
+    p = (2**2, x)
+    return np.sum(p[1] ** 3) * p[0]
+
+
+@pytest.mark.parametrize("fn", [scaled_by_an_int_power, scaled_by_an_int_power_in_a_tuple])
+def test_second_derivatives_through_saved_integers_of_unknown_kind(fn):
+    """The reverse rule saves ``k`` for its sweep; differentiated again, the tangent of an
+    integer of unknown kind is missing, and read as a zero."""
+    x = np.array([0.3, 0.5, 0.9])
+    check_second_order(fn, (x,))
+    expected = {scaled_by_an_int_power: 18.0 * np.ones(3), scaled_by_an_int_power_in_a_tuple: 24 * x}
+    np.testing.assert_allclose(ta.hvp(fn)(x, np.ones(3)), expected[fn])
+
+
+def wave_sum(p):
+    return np.sum(np.sin(p) * p) + 0.5 * np.sum(p * p)
+
+
+def hessian_product_inside(a):
+    return np.sum(ta.hvp(wave_sum)(a, a) * 1.0)
+
+
+def test_third_derivatives_write_modules_whose_names_fit_a_file_system():
+    """Rules of rules of rules have long names: each is kept to a length a file system
+    takes (the start and the end of the name, and a digest of it)."""
+    a = np.array([[-0.19, 2.50, -0.34], [0.26, -0.07, -0.14], [0.42, -1.02, 0.58]])
+    check_second_order(hessian_product_inside, (a,))
+
+
+def dict_made_after_an_early_return(a, b):
+    v = np.std(a)
+    if v > 1.3:
+        return v * 2.0
+    d = {"a": b, "b": b}
+    return np.sum(d["a"] - d["b"] * 2.0)
+
+
+@pytest.mark.parametrize("a", [np.array([-1.5, -1.6, -0.2]), np.array([-1.5, 3.0, 1.0])])
+def test_second_derivatives_through_a_container_set_on_one_path(a):
+    """The reverse rule holds ``d = None`` on the path that returns early; differentiated
+    again, ``d`` is a dict or None, and its cotangents add up as a dict's."""
+    check_second_order(dict_made_after_an_early_return, (a, np.array([0.9, -0.3, 0.1, 0.4])))

@@ -438,6 +438,8 @@ CLOSURES = {
     "arrays": [make_scaled(W4), make_scaled(W4[::-1].copy())],
     "kinds": [make_scaled(2.0), make_scaled(W4)],
     "lambdas on one line": [apply_to(SAME_LINE[0]), apply_to(SAME_LINE[1])],
+    # before NumPy 2.2 a ufunc has no __qualname__: its name tells np.sin from np.cos
+    "ufuncs": [apply_to(np.sin), apply_to(np.cos), apply_to(np.arctan)],
     "closures over closures": [
         apply_to(make_calling(np.sin)),
         apply_to(make_calling(np.cos)),

@@ -472,3 +472,22 @@ def captured_in_a_branch_of_a_loop(v0, a):
 
 
 CASES += [Case(captured_in_a_branch_of_a_loop, (0.9, 0.8))]
+
+
+def loop_name_reused_by_an_inner_loop_that_may_not_run(x):
+    # the outer loop carries ``i`` (an earlier loop set it), which an inner loop binds only
+    # when it runs: with j == 0 it keeps the earlier loop's value
+    for i in range(2):
+        x = x * 0.7 + np.sin(x) * (i + 1.0)
+    for j in range(1):
+        for i in range(j):
+            x = x * np.cos(x)
+    if np.sum(x) > 10.0:
+        return np.sum(x) * 2.0
+    for i in range(1):
+        if i == 1:
+            x = np.tanh(x)
+    return np.sum(x)
+
+
+CASES += [Case(loop_name_reused_by_an_inner_loop_that_may_not_run, (X,))]
