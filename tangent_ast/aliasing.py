@@ -469,10 +469,12 @@ _SPLITTING = ("split", "array_split", "hsplit", "vsplit", "dsplit", "unstack")
 def _keeps_a_reference(func, scope, node):
     """Whether a call of ``func`` may keep its argument past the call (in its result or in
     the residuals of its derived rule): a function of the user's (not inlined), a function
-    value, a class (a record holding it), a container builtin, or a NumPy function returning
-    views in a list."""
+    value or one made by a call, a class (a record holding it), a container builtin, or a
+    NumPy function returning views in a list."""
     if isinstance(func, gast.Name) and scope.is_local(func.id):
         return func.id not in local_functions(node)  # an inlined local def is the caller's code
+    if isinstance(func, gast.Call):  # a function made by a call (``ta.grad(g)(a)``): its rule
+        return True  # saves what it needs of ``a`` for the reverse sweep
     obj = scope.lookup(func)
     if obj is None:
         return False

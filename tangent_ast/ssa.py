@@ -241,7 +241,9 @@ class _SSA:
                 # a loop that runs zero times leaves the name as it was: its version
                 # starts as that, for what reads it after the loop
                 before.append(_copy(target, env[user], node))
-            elif read_after:  # and if it had no value, it has none after such a loop
+            elif user not in env:
+                # and if it had no value, it has none after such a loop (kept where a later
+                # copy of SSA's reads it: a loop after this one that carries the name)
                 before.append(_unset(target, self.unset_value))
                 self.info.unset.add(target)
             env[user] = target

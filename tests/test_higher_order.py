@@ -527,3 +527,21 @@ def test_second_derivatives_through_a_container_set_on_one_path(a):
     """The reverse rule holds ``d = None`` on the path that returns early; differentiated
     again, ``d`` is a dict or None, and its cotangents add up as a dict's."""
     check_second_order(dict_made_after_an_early_return, (a, np.array([0.9, -0.3, 0.1, 0.4])))
+
+
+def variance_of_one_element_on_a_path_not_taken(a):
+    total = np.sum(a, keepdims=True)
+    v = np.var(total, ddof=1)  # NaN: one element, one degree of freedom taken
+    if v > 1.3:
+        return v * 2.0
+    return np.sum(total)
+
+
+@pytest.mark.filterwarnings("ignore:Degrees of freedom", "ignore:invalid value encountered")
+def test_a_nan_variance_on_a_path_not_taken_gives_no_nan_derivative():
+    """np.var's derivative divides by N - ddof; where that is 0 it is 0 (as at the other
+    removable singularities), so a path that does not use the NaN variance takes no NaN."""
+    a = np.array([0.3, -0.2, 0.9])
+    np.testing.assert_allclose(ta.grad(variance_of_one_element_on_a_path_not_taken)(a), 1.0)
+    for route in ("direct", "transpose"):
+        check_grads(variance_of_one_element_on_a_path_not_taken, (a,), route=route)

@@ -491,3 +491,22 @@ def loop_name_reused_by_an_inner_loop_that_may_not_run(x):
 
 
 CASES += [Case(loop_name_reused_by_an_inner_loop_that_may_not_run, (X,))]
+
+
+def loop_name_first_bound_by_a_loop_that_does_not_run(x, n):
+    # ``i`` has no value after the first loop (n == 0); the outer loop below carries it all
+    # the same, as its inner loop binds it
+    s = x * 1.0
+    for i in range(n):
+        s = s * 0.7 + i
+    for j in range(2):
+        s = s * 0.5
+        for i in range(2 - j):
+            s = s * 0.7 + np.sin(s)
+    return s
+
+
+CASES += [
+    Case(loop_name_first_bound_by_a_loop_that_does_not_run, (0.4, 0)),
+    Case(loop_name_first_bound_by_a_loop_that_does_not_run, (0.4, 2)),
+]
