@@ -26,6 +26,12 @@ def _refusal_class(message):
     return re.sub(r"\d+", "N", message)[:140]
 
 
+def _tally(counts):
+    return f"{sum(counts.values())} programs: " + ", ".join(
+        f"{o.value} {counts[o]}" for o in Outcome
+    )
+
+
 def run(
     seeds,
     deadline=None,
@@ -52,6 +58,9 @@ def run(
         counts[result.outcome] += 1
         if result.outcome is Outcome.REFUSED:
             refusals[_refusal_class(result.detail)] += 1
+        if out is not None:  # a run stopped early still tells what it checked
+            Path(out).mkdir(parents=True, exist_ok=True)
+            (Path(out) / "progress.txt").write_text(f"up to seed {seed}: {_tally(counts)}\n")
         if result.failed:
             small = (
                 shrink(
@@ -70,8 +79,7 @@ def run(
                     f"# {result.outcome.value}: {result.detail}\n# args: {small.args()!r}\n"
                     + small.source()
                 )
-    checked = sum(counts.values())
-    echo(f"{checked} programs: " + ", ".join(f"{o.value} {counts[o]}" for o in Outcome))
+    echo(_tally(counts))
     if refusals:
         echo("refusals, most frequent first:")
         for message, n in refusals.most_common(15):
@@ -90,7 +98,11 @@ def main(argv=None):
     parser.add_argument("--count", type=int, default=100, help="how many programs")
     parser.add_argument("--seed", type=int, default=0, help="the first seed")
     parser.add_argument("--minutes", type=float, default=None, help="run for this long instead")
-    parser.add_argument("--out", default=None, help="write each shrunk failure to this directory")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="write each shrunk failure to this directory, and the counts so far (progress.txt)",
+    )
     parser.add_argument(
         "--lengths",
         choices=("equal", "mixed", "both"),
