@@ -22,7 +22,7 @@ from .kinds import _SCALAR_TYPES, KEYS_KEPT, signature_key, signature_of
 from .live import generated_test
 from .load import import_module, write_atomic
 from .modes import Mode, Route
-from .naming import bounded_module_name, rule_base
+from .naming import rule_base
 from .runtime.checkpoints import checkpoint
 from .sessions import _session, as_function, verifying
 from .sessions import derive as derive  # tangent_ast.api.derive, as before
@@ -447,7 +447,7 @@ def companion_function(rule, kind, text, name=None):
     function built on a derived rule, whose source is on disk like the rule's."""
     made = _COMPANIONS.setdefault(rule, {})
     if kind not in made:
-        module_name = bounded_module_name(f"{rule.path.stem}__{kind}")
+        module_name = f"{rule.path.stem}__{kind}"
         path = rule.path.parent / f"{module_name}.py"
         if not path.exists() or path.read_text() != text:
             write_atomic(path, text)

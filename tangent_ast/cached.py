@@ -47,7 +47,7 @@ from .load import (
     write_atomic,
 )
 from .modes import Mode, Route
-from .naming import bounded_module_name, digest, qualname_part, rule_base, sanitize, source_hash
+from .naming import bounded_prefix, digest, qualname_part, rule_base, sanitize, source_hash
 from .version import __version__
 
 # Lines "fingerprint rules-hash". Kept with the directory's bytecode: a value derived from the
@@ -86,7 +86,7 @@ def module_name_for(fn, mode, wrt, signature, form=PLAIN, route=Route.DIRECT):
     if mode is Mode.REVERSE and route is Route.TRANSPOSE:
         mode = "reverse_transposed"
     parts = [rule_prefix(fn), mode, "_".join(wrt) or "none", sig]
-    return bounded_module_name("__".join(parts + ([sanitize(str(form))] if form != PLAIN else [])))
+    return "__".join(parts + ([sanitize(str(form))] if form != PLAIN else []))
 
 
 def rule_prefix(fn):
@@ -105,7 +105,7 @@ def rule_prefix(fn):
     prefix = f"{sanitize(module)}__{qualname_part(qualname)}"
     # closures of one def over other functions, or data of other kinds: modules of their own
     cells = cells_key(fn) if fn.__closure__ else ""
-    return f"{prefix}_{digest(cells, 6)}" if cells else prefix
+    return bounded_prefix(f"{prefix}_{digest(cells, 6)}" if cells else prefix)
 
 
 def closure_at(fn, via, module_name):

@@ -124,24 +124,26 @@ def source_hash(text):
     return digest(text)
 
 
-# the longest module name of a derived rule: its file name, and the temporary file it is
-# written as first (``.{name}.xxxxxxxx.tmp``), stay well inside a file system's 255 bytes
-# when rules of rules of rules (a third derivative) make long names
-MODULE_NAME_LIMIT = 150
+# the longest start of the module names of a function's rules (``rule_prefix``): a rule of a
+# rule of a rule (a third derivative) starts with its function's module's whole name, and the
+# file names, and the temporary files they are written as first, must stay well inside a
+# file system's 255 bytes
+RULE_PREFIX_LIMIT = 100
 
 
-def bounded_module_name(name):
-    """``name``, or where it is longer than ``MODULE_NAME_LIMIT``, its start and its end
-    joined by a digest of the whole (the same name for the same rule in every process).
+def bounded_prefix(prefix):
+    """``prefix``, or where it is longer than ``RULE_PREFIX_LIMIT``, its start and its end
+    joined by a digest of the whole (the same text for the same function in every process,
+    so that a module name still starts with its function's prefix).
 
-    >>> bounded_module_name("main__f__reverse__x__array1f")
-    'main__f__reverse__x__array1f'
-    >>> len(bounded_module_name("main__f__reverse__x__" * 20)) <= MODULE_NAME_LIMIT
+    >>> bounded_prefix("main__f")
+    'main__f'
+    >>> len(bounded_prefix("main__f__reverse__x__" * 20)) <= RULE_PREFIX_LIMIT
     True
     """
-    if len(name) <= MODULE_NAME_LIMIT:
-        return name
-    return f"{name[:60].rstrip('_')}__{digest(name, 12)}__{name[-70:].lstrip('_')}"
+    if len(prefix) <= RULE_PREFIX_LIMIT:
+        return prefix
+    return f"{prefix[:40].rstrip('_')}__{digest(prefix, 12)}__{prefix[-44:].lstrip('_')}"
 
 
 def digest(text, length=16):
