@@ -156,8 +156,8 @@ def front(fn, signature, trace=False, form=PLAIN):
     updated, lists = check_updates(parsed, scope, array_params, list_params)
     namer = Namer(scope.locals | set(scope.free))
     # xs[i] = v calls runtime.list_with (and a list argument runtime.write_list)
-    if lists and scope.free.get("runtime") is not runtime:
-        scope.free[namer.fresh("runtime")] = runtime
+    if lists:
+        scope.bind(runtime, namer, "runtime")
     normalizer = Normalizer(parsed, scope, namer, updated & set(params), lists, spread)
     normalized = normalizer.function(copy_tree(parsed.node))
     temps = namer.taken - scope.locals - set(scope.free)
@@ -204,10 +204,7 @@ def front(fn, signature, trace=False, form=PLAIN):
 
 def _runtime_attribute(scope, namer, attribute):
     """``runtime.<attribute>``, the runtime bound in ``scope`` under a name of its own."""
-    bound = next((n for n, v in scope.free.items() if v is runtime), None)
-    if bound is None:
-        bound = namer.fresh("runtime")
-        scope.free[bound] = runtime
+    bound = scope.bind(runtime, namer, "runtime")
     return gast.Attribute(
         value=gast.Name(bound, gast.Load(), None, None), attr=attribute, ctx=gast.Load()
     )

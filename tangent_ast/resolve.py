@@ -84,6 +84,15 @@ class Scope:
             return getattr(base, expr.attr, None)
         return None
 
+    def bind(self, obj, namer, preferred):
+        """The global name ``obj`` has in this scope, bound under a fresh name (``preferred``,
+        or one made from it) where it has none (``runtime`` for derived code's helpers)."""
+        bound = next((n for n, v in self.free.items() if v is obj), None)
+        if bound is None:
+            bound = namer.fresh(preferred)
+            self.free[bound] = obj
+        return bound
+
     def is_global_chain(self, expr):
         while isinstance(expr, gast.Attribute):
             expr = expr.value

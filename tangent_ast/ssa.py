@@ -308,9 +308,10 @@ class _SSA:
             env[user] = joined
 
 
-def to_ssa(fn, namer, unset_value=lambda: gast.Constant(None, None)):
+def to_ssa(fn, namer, unset_value):
     """Rename ``fn`` (normalized) in place into SSA form; returns :class:`SSAInfo`.
-    ``unset_value()``: the value of a header that has none yet (``runtime.UNSET``)."""
+    ``unset_value()``: the value of a header that has none yet (``runtime.UNSET``, bound in
+    the function's scope)."""
     ssa = _SSA(namer, fn, unset_value)
     env = {}
     for arg in fn.args.args:

@@ -72,10 +72,7 @@ class CallLowering:
     def runtime_call(self, helper, args):
         """``runtime.<helper>(*args)``, ``runtime`` bound as a global of the function if it is
         not yet."""
-        module = next((n for n, obj in self.scope.free.items() if obj is runtime), None)
-        if module is None:
-            module = self.namer.fresh("runtime")
-            self.scope.free[module] = runtime
+        module = self.scope.bind(runtime, self.namer, "runtime")
         return gast.Call(
             func=gast.Attribute(value=name(module), attr=helper, ctx=gast.Load()),
             args=args,
