@@ -289,10 +289,13 @@ class _SSA:
         for user in sorted(set(body_env) | set(else_env)):
             b, e = body_env.get(user), else_env.get(user)
             if b == e or b is None or e is None:
-                if b is not None and e is None and user not in env:
-                    env[user] = b  # defined on one path only, as in the user's code
-                elif e is not None and b is None and user not in env:
-                    env[user] = e
+                if (b is None) != (e is None) and user not in env:
+                    # defined on one path only, as in the user's code; where a copy of SSA's
+                    # reads it later (a loop's name handed on), UNSET on the other path
+                    one, other = (b, node.orelse) if e is None else (e, node.body)
+                    append_fallthrough(other, [_unset(one, self.unset_value)])
+                    self.info.unset.add(one)
+                    env[user] = one
                 continue
             before = env.get(user)
             in_body, in_else = b != before, e != before

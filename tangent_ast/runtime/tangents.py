@@ -174,7 +174,7 @@ def rebuild(x, values):
 def zero_tangent(x):
     """The zero tangent of ``x``: 0.0, zeros, ``None`` for what has no tangent, and
     for containers and records the same structure holding zero tangents."""
-    if isinstance(x, (bool, np.bool_, int, np.integer, str)) or x is None:
+    if isinstance(x, (bool, np.bool_, int, np.integer, str, range, slice)) or x is None:
         return None
     if isinstance(x, (float, np.floating)) or x is UNSET:
         return 0.0

@@ -510,3 +510,30 @@ CASES += [
     Case(loop_name_first_bound_by_a_loop_that_does_not_run, (0.4, 0)),
     Case(loop_name_first_bound_by_a_loop_that_does_not_run, (0.4, 2)),
 ]
+
+
+def loop_name_bound_on_one_path_then_reused_in_a_branch(a):
+    # ``i`` has a value after the first if on one path only; the second if's loop binds it
+    # again, and SSA's copy at that if's end once read it on the path where it has none
+    tape = []
+    if a > 1.3:
+        out = a * 2.0
+    else:
+        v = a * 1.0
+        for i in range(3):
+            tape.append(v)
+            v = v * 0.7 + np.sin(v)
+        out = a + v
+    if a > 1.3:
+        r = out * 2.0
+    else:
+        r = out
+        for i in reversed(range(3)):
+            r = r * np.cos(tape[i]) + r * 0.7
+    return r
+
+
+CASES += [
+    Case(loop_name_bound_on_one_path_then_reused_in_a_branch, (0.9,)),
+    Case(loop_name_bound_on_one_path_then_reused_in_a_branch, (1.5,)),
+]
