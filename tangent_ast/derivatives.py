@@ -685,6 +685,8 @@ class Derivation:
             return expr
         if result_kind.tag is Tag.FLOAT or result_kind.scalar:
             return expr
+        if len(active) == len(site.args) and not any(self.kind(a).container for a in site.args):
+            return expr  # each argument's term is its shape at least: the sum is the result's
         return self.call_runtime("broadcast_like", [expr, name(target)])
 
 
