@@ -442,11 +442,13 @@ _COMPANIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # rule -> 
 
 
 def companion_function(rule, kind, text, name=None):
-    """The function ``name`` (default ``{base}_{kind}``) of the module ``text``, written
-    next to ``rule``'s module (``{stem}__{kind}.py``, importing from it) and imported: a
-    function built on a derived rule, whose source is on disk like the rule's."""
+    """The function ``name`` (default ``{base}_{kind}``) of the module ``text`` (or of what
+    ``text()`` gives, asked once), written next to ``rule``'s module (``{stem}__{kind}.py``,
+    importing from it) and imported: a function built on a derived rule, whose source is on
+    disk like the rule's."""
     made = _COMPANIONS.setdefault(rule, {})
     if kind not in made:
+        text = text() if callable(text) else text  # made once a rule
         module_name = f"{rule.path.stem}__{kind}"
         path = rule.path.parent / f"{module_name}.py"
         if not path.exists() or path.read_text() != text:
@@ -459,13 +461,27 @@ def companion_function(rule, kind, text, name=None):
 def gradient_function(rule):
     """The gradient of ``rule``'s function as a function of its own, in a module next to the
     rule's: ``g(*params) = f_bwd(f_fwd(*params)[1], 1.0)``, whose source is on disk."""
-    return companion_function(rule, "gradient", _gradient_text(rule, value=False))
+    return companion_function(rule, "gradient", lambda: _gradient_text(rule, value=False))
 
 
 def _gradient_text(rule, value):
     """The module of ``{base}_gradient`` (or with ``value``, ``{base}_value_and_gradient``)
-    over reverse ``rule``."""
+    over reverse ``rule``: its two sweeps written out as one function where they can be
+    (``composed.gradient_text``), else a call of each."""
+    from .composed import gradient_text  # second derivatives only: not on a cache hit's path
+
     base = rule_base(rule.fn)
+    inlined = (
+        None
+        if value
+        else gradient_text(rule.source, base, f"{base}_gradient", rule.fwd.__globals__)
+    )
+    if inlined is not None:
+        return (
+            '"""The gradient of a derived reverse rule, as one function: its forward sweep, then '
+            "its\nreverse sweep from a cotangent of 1.0; differentiated again for second "
+            'derivatives\n(tangent_ast.hvp)."""\n\n' + inlined
+        )
     params = ", ".join(rule.params)
     name, result = (
         (f"{base}_value_and_gradient", f"out, {base}_bwd(saved, 1.0)")

@@ -15,6 +15,7 @@ JAX's forward-over-reverse). Every helper the generated code calls has rules of 
 array([6., 0.])
 """
 
+import copy
 import inspect
 import re
 from pathlib import Path
@@ -24,6 +25,7 @@ import numpy as np
 from .api import Made, _session, companion_function, gradient_function, guarded, source_of, vjp
 from .api_roles import Role, register
 from .calling import PLAIN, flat_arguments
+from .composed import tangent_text
 from .errors import TangentAstError
 from .kinds import signature_of
 from .modes import Mode
@@ -51,15 +53,23 @@ def hvp(f, wrt=0, *, cache=None):
             raise TangentAstError(
                 f"hvp: {len(forward.wrt)} arguments differentiated but {len(directions)} directions"
             )
+        # the tangent of an argument f updates in place is updated alongside it: the user's
+        # direction is left as it is
+        updated = {name for _, name in forward.updates}
+        directions = tuple(
+            copy.deepcopy(d) if w in updated else d
+            for w, d in zip(forward.wrt, directions, strict=True)
+        )
+        product = _product_function(forward, f)
         if not batched:
-            return guarded(f, flat, forward, lambda: forward.jvp(*flat, *directions)[1])
+            return guarded(f, flat, forward, lambda: product(*flat, *directions))
         inputs = tuple(flat[forward.params.index(w)] for w in forward.wrt)
         return guarded(
             f,
             flat,
             forward,
             lambda: run_batched(
-                lambda *ds: forward.jvp(*flat, *ds)[1],
+                lambda *ds: product(*flat, *ds),
                 list(directions),
                 lambda: inputs if several else inputs[0],
             ),
@@ -73,26 +83,44 @@ def hvp(f, wrt=0, *, cache=None):
                 "hvp with a tuple wrt cannot be differentiated again yet",
                 hint="differentiate hvp(f, wrt=i) of one argument",
             )
-        forward = _gradient_forward_rule(f, wrt, session, tuple(kinds[:-1]))
-        params = list(forward.params)
-        v = _fresh("v", params)
-        base = rule_base(forward.fn)
-        text = (
-            f'"""Hessian-vector products of {f.__qualname__}: the forward rule of its gradient, '
-            'as a\nfunction of the point and the direction."""\n\n'
-            f"from .{forward.path.stem} import {base}_jvp\n\n\n"
-            f"def {_base(f)}_hvp({', '.join([*params, v])}):\n"
-            f"    {_fresh('gradient', params)}, hv = {base}_jvp({', '.join([*params, v])})\n"
-            "    return hv\n"
-        )
-        return companion_function(forward, "hvp", text, f"{_base(f)}_hvp")
+        return _product_function(_gradient_forward_rule(f, wrt, session, tuple(kinds[:-1])), f)
+
+    def source(*args_and_v):
+        forward = _forward_over_reverse(f, wrt, session, args_and_v[:-1])[0]
+        return module_listing(Path(inspect.getfile(_product_function(forward, f))))
 
     hessian_vector_product = Made(hessian_vector_product, hvp, given, wrt, cache=cache)
-    hessian_vector_product.tangent_ast_source = lambda *args_and_v: module_listing(
-        _forward_over_reverse(f, wrt, session, args_and_v[:-1])[0].path
-    )
+    hessian_vector_product.tangent_ast_source = source
     hessian_vector_product.tangent_ast_source_for = as_source
     return hessian_vector_product
+
+
+def _product_function(forward, f):
+    """``{f}_hvp(*params, *directions)``, a module next to ``forward``, the forward rule of
+    ``f``'s gradient: that rule's tangent alone, the statements only the gradient needs
+    removed (``composed.tangent_text``), or where it cannot be written out, a call of it."""
+    params = list(forward.params)
+    jvp, name = f"{rule_base(forward.fn)}_jvp", f"{_base(f)}_hvp"
+
+    def text():
+        doc = f'"""Hessian-vector products of {f.__qualname__}: the forward rule of its gradient'
+        alone = tangent_text(forward.source, jvp, name, forward.jvp.__globals__)
+        if alone is not None:
+            return (
+                f'{doc}, its tangent\nalone (what only the gradient needs is not computed)."""'
+                + (f"\n\n{alone}")
+            )
+        directions = [_fresh(f"v{i}", params) for i in range(len(forward.wrt))]
+        every = ", ".join([*params, *directions])
+        return (
+            f'{doc}, as a\nfunction of the point and the direction."""\n\n'
+            f"from .{forward.path.stem} import {jvp}\n\n\n"
+            f"def {name}({every}):\n"
+            f"    {_fresh('gradient', params)}, hv = {jvp}({every})\n"
+            "    return hv\n"
+        )
+
+    return companion_function(forward, "hvp", text, name)
 
 
 def module_listing(path):
