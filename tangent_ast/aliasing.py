@@ -275,14 +275,7 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
                 "a list built in this function",
                 f"build {array} once as a list: [...], a comprehension or list(...)",
             )
-        if len(definitions) != 1 or not fresh_array(definitions[0].value, scope):
-            raise unsupported(
-                parsed,
-                first,
-                f"an in-place update of {array!r}, which is not a new array "
-                "created once in this function",
-                f"create it with np.zeros/np.empty/np.array/.copy() and assign {array} only once",
-            )
+        _check_new_each_time(parsed, node, scope, array, first, definitions, stmts)
         _check_unaliased(
             parsed,
             node,
@@ -570,6 +563,36 @@ def append_call(value, scope):
         if value.func.attr == "extend":
             return value.func.value.id, value.args[0]
     return None
+
+
+def _check_new_each_time(parsed, fn, scope, array, first, definitions, stmts):
+    """An array of the function's own updated in place (by ``stmts``, the first of them
+    ``first``) is a new array at each of its ``definitions``."""
+    # each binding a new array (``ct = np.zeros_like(x); ct[...] = 0.0; ct = ct + t``, as
+    # reverse rules write): SSA names each, and each is updated as the one it is; in a
+    # loop, where one version is carried to the next iteration, only one binding
+    if not definitions or not all(fresh_array(d.value, scope) for d in definitions):
+        raise unsupported(
+            parsed,
+            first,
+            f"an in-place update of {array!r}, which is not always a new array "
+            "created in this function",
+            f"create it with np.zeros/np.empty/np.array/.copy() each time {array} is bound",
+        )
+    in_loops = _in_loops(fn) if len(definitions) > 1 else set()
+    if any(id(n) in in_loops for n in definitions + stmts):
+        raise unsupported(
+            parsed,
+            first,
+            f"an in-place update of {array!r}, which is bound more than once, in a loop",
+            "give the array updated in place a name of its own, bound once",
+        )
+
+
+def _in_loops(fn):
+    """The ids of the nodes of ``fn`` inside a loop."""
+    loops = [n for n in gast.walk(fn) if isinstance(n, (gast.For, gast.While))]
+    return {id(n) for loop in loops for n in gast.walk(loop)}
 
 
 def fresh_array(value, scope):

@@ -18,3 +18,15 @@ def test_right_or_refused(fn, args, wrt):
     except TangentAstError as refusal:
         message = str(refusal)
         assert "trust.py:" in message or "hint:" in message, message
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (trust.new_array_bound_again_then_updated, (trust.V,)),
+        (trust.new_array_bound_again_on_one_branch, (trust.V, 0.5)),
+        (trust.new_array_bound_again_on_one_branch, (trust.V, -0.5)),
+    ],
+)
+def test_a_new_array_bound_again_then_updated_is_derived(fn, args):
+    check_grads(fn, args, wrt=0)  # both modes, both routes: not refused

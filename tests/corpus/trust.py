@@ -455,3 +455,53 @@ CASES += [
     (spectrum_by_ifft, (V, V[::-1].copy())),
     (closures_of_one_def, (V[:3].copy(),)),
 ]
+
+
+# an array of the function's own bound more than once, each time a new array, and updated
+# in place: right where each version is updated as the one it is (straight code, a branch);
+# in a loop, where the version updated is carried to the next iteration, refused (the
+# reverse sweep restored the wrong version's slots: a wrong gradient)
+def new_array_bound_again_then_updated(x):
+    a = np.zeros(4)
+    a[0] = x[0] * 2.0
+    a = a * x
+    a[1] += x[2] * a[0]
+    return np.sum(a**2)
+
+
+def new_array_bound_again_on_one_branch(x, s):
+    a = x * 1.0
+    if s > 0:
+        a = np.ones(4) * s
+        a[0] = x[1] * a[2]
+    a[2] = a[2] * x[0]
+    return np.sum(a * x)
+
+
+def new_array_bound_again_in_a_loop(x):
+    a = x * 1.0
+    for i in range(3):
+        a[i] = a[i] * x[i]
+        a = a * np.sin(a)
+    return np.sum(a)
+
+
+def new_array_bound_in_a_loop_and_updated_twice(x):
+    t = 0.0
+    for i in range(2):
+        a = x * 2.0
+        a[i] = a[i] ** 2
+        t = t + np.sum(a * x)
+        a = np.cos(a)
+        a[2] = a[0] * x[1]
+        t = t + np.sum(a)
+    return t
+
+
+CASES += [
+    (new_array_bound_again_then_updated, (V,)),
+    (new_array_bound_again_on_one_branch, (V, 0.5)),
+    (new_array_bound_again_on_one_branch, (V, -0.5)),
+    (new_array_bound_again_in_a_loop, (V,)),
+    (new_array_bound_in_a_loop_and_updated_twice, (V,)),
+]
