@@ -175,7 +175,8 @@ def _module(tree, lines, name, params, body, objects):
     """The text of ``def name(params)`` with ``body`` (its lines, dead statements removed)
     after the imports of ``tree`` (a module of ``lines``) it reads; ``None`` where it reads
     a global no import gives (a value the module's loader binds)."""
-    text = _without_dead_code("\n".join([f"def {name}({', '.join(params)}):", *body]), objects)
+    text = "\n".join([f"def {name}({', '.join(params)}):", *body])
+    text = _accumulated(_without_dead_code(text, objects), objects)
     fn = ast.parse(text).body[0]
     imports = _imports(tree, lines, _free(fn) - set(dir(builtins)))
     if imports is None:
@@ -297,6 +298,64 @@ def _without_dead_code(text, objects):
                 lines[s.end_lineno - 1] += comment
             comment = None
     return "\n".join(line for i, line in enumerate(lines) if i not in drop)
+
+
+def _accumulated(text, objects):
+    """``text`` (one function) with each ``s = a[i].copy()`` followed by ``a[i] = s + e``,
+    where nothing else reads ``s``, written ``a[i] += e``: the slot added into in place, as
+    a person writes it, without the copy (forward mode's tangent of ``a[i] += e``)."""
+    fn = ast.parse(text).body[0]
+    namespace = _Namespace({**vars(builtins), **objects})
+    reads = [n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    lines, edits = text.splitlines(), []
+    for first, second in zip(fn.body, fn.body[1:]):
+        slot = _slot_copy(first)
+        if slot is None or not isinstance(second, ast.Assign) or len(second.targets) != 1:
+            continue
+        name, place = slot
+        target, value = second.targets[0], second.value
+        if (
+            reads.count(name) == 1
+            and _same_place(target, place)
+            and isinstance(value, ast.BinOp)
+            and isinstance(value.op, ast.Add)
+            and isinstance(value.left, ast.Name)
+            and value.left.id == name
+            and _pure(value.right, namespace)
+            and _pure(place.slice, namespace)
+        ):
+            found = _LINE_COMMENT.search(lines[first.lineno - 1])
+            line = f"    {ast.unparse(target)} += {ast.unparse(value.right)}"
+            edits.append(
+                (first.lineno, second.end_lineno, line + (found.group(0) if found else ""))
+            )
+    for start, end, line in reversed(edits):
+        lines[start - 1 : end] = [line]
+    return "\n".join(lines)
+
+
+def _slot_copy(stmt):
+    """``(s, a[i])`` for ``s = a[i].copy()``."""
+    if not (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.Call)
+        and _is_copy(stmt.value)
+        and isinstance(stmt.value.func.value, ast.Subscript)
+        and isinstance(stmt.value.func.value.value, ast.Name)
+    ):
+        return None
+    return stmt.targets[0].id, stmt.value.func.value
+
+
+def _same_place(target, place):
+    """``target`` is the slot ``place`` (``a[i]``) names, written the same way."""
+    return (
+        isinstance(target, ast.Subscript)
+        and ast.dump(target.value) == ast.dump(place.value)
+        and ast.dump(target.slice) == ast.dump(place.slice)
+    )
 
 
 def _reads(stmt):

@@ -154,3 +154,25 @@ def test_updates_of_what_may_be_shared_are_kept():
     composed = tangent_text(text, "f_jvp", "f_hvp", OBJECTS)
     assert "t += 1.0" in composed and "holder.seen = t" in composed  # dx, a module: shared
     assert "made2" not in composed  # made here, read by nothing kept
+
+
+ADDS_INTO_SLOTS = """import numpy as np
+
+
+def f_jvp(x, dx):
+    t = np.zeros_like(x)
+    kept = t[1:].copy()  # line 3
+    t[1:] = kept + dx[1:]
+    slot = t[:-1].copy()  # line 4
+    t[:-1] = slot + dx[:-1] * 2.0
+    return x, t[1:] + kept
+"""
+
+
+def test_a_slot_copied_then_added_into_is_added_into_in_place():
+    composed = tangent_text(ADDS_INTO_SLOTS, "f_jvp", "f_hvp", OBJECTS)
+    assert "    t[:-1] += dx[:-1] * 2.0  # line 4\n" in composed and "slot" not in composed
+    assert "kept = t[1:].copy()" in composed  # read again after: the copy is needed
+    x, dx = np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.25, 0.125])
+    expected = _module(ADDS_INTO_SLOTS)["f_jvp"](x, dx)[1]
+    np.testing.assert_allclose(_module(composed)["f_hvp"](x, dx), expected)
