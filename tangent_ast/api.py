@@ -1,7 +1,9 @@
 """The public functions: derive (defined in :mod:`tangent_ast.sessions`, with the sessions
 they all get their rules from), jvp, grad, value_and_grad, vjp, show."""
 
+import ast
 import functools
+import inspect
 import weakref
 
 import numpy as np
@@ -471,10 +473,11 @@ def _gradient_text(rule, value):
     from .composed import gradient_text  # second derivatives only: not on a cache hit's path
 
     base = rule_base(rule.fn)
+    defaults = _trailing_defaults(rule)
     inlined = (
         None
         if value
-        else gradient_text(rule.source, base, f"{base}_gradient", rule.fwd.__globals__)
+        else gradient_text(rule.source, base, f"{base}_gradient", rule.fwd.__globals__, defaults)
     )
     if inlined is not None:
         return (
@@ -483,6 +486,7 @@ def _gradient_text(rule, value):
             'derivatives\n(tangent_ast.hvp)."""\n\n' + inlined
         )
     params = ", ".join(rule.params)
+    signature = ", ".join(f"{p}={defaults[p]}" if p in defaults else p for p in rule.params)
     name, result = (
         (f"{base}_value_and_gradient", f"out, {base}_bwd(saved, 1.0)")
         if value
@@ -492,10 +496,36 @@ def _gradient_text(rule, value):
         '"""The gradient of a derived reverse rule, as a function: differentiated again for\n'
         'second derivatives (tangent_ast.hvp)."""\n\n'
         f"from .{rule.path.stem} import {base}_bwd, {base}_fwd\n\n\n"
-        f"def {name}({params}):\n"
+        f"def {name}({signature}):\n"
         f"    out, saved = {base}_fwd({params})\n"
         f"    return {result}\n"
     )
+
+
+def _trailing_defaults(rule):
+    """Parameter -> the text of its default, for the last parameters of ``rule``'s function
+    whose defaults are literals: a gradient made of the rule takes the arguments a call of
+    the function may leave out (``f(w, x)`` of ``def f(w, x, *, l2=0.1)``)."""
+    try:
+        given = inspect.signature(rule.fn).parameters
+    except (TypeError, ValueError):
+        return {}
+    defaults = {}
+    for p in reversed(rule.params):
+        default = given[p].default if p in given else inspect.Parameter.empty
+        if not _is_literal(default):
+            break
+        defaults[p] = repr(default)
+    return defaults
+
+
+def _is_literal(value):
+    if not isinstance(value, (bool, int, float, complex, str, type(None))):
+        return False
+    try:
+        return ast.literal_eval(repr(value)) == value
+    except (ValueError, SyntaxError):
+        return False
 
 
 def grad(f, wrt=0, *, cache=None, route=None, verify=None):
@@ -538,7 +568,11 @@ def vjp(f, *args, wrt=None, cache=None, route=None, verify=None):
     form, flat = flat_arguments(f, args, {})
     signature = signature_of(flat)
     wrt = default_wrt(wrt, signature[: len(args)], "vjp")
-    rule = session.rule(source_of(f, signature), Mode.REVERSE, wrt, signature, form)
+    source = source_of(f, signature)
+    if source is not f:  # a function made by the API: its source's parameters, defaults filled
+        form, flat = flat_arguments(source, args, {})
+        signature = signature_of(flat)
+    rule = session.rule(source, Mode.REVERSE, wrt, signature, form)
     rule.check_arguments(flat)
     checking = verifying(verify)
     point = _copied(args) if rule.updates or checking else args  # as before the call

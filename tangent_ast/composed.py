@@ -74,10 +74,11 @@ class _Namespace:
     objects: dict
 
 
-def gradient_text(module_text, base, name, objects):
+def gradient_text(module_text, base, name, objects, defaults=None):
     """``name(*params)``: ``{base}_fwd``'s body, then ``{base}_bwd``'s with ``ct_out = 1.0``,
     from the reverse rule module ``module_text`` whose globals are ``objects``. A name each
-    sweep binds is renamed in the reverse sweep (each sweep's values keep names of their own)."""
+    sweep binds is renamed in the reverse sweep (each sweep's values keep names of their own).
+    ``defaults``: parameter name -> the text of its default value."""
     tree = ast.parse(module_text)
     defs = {d.name: d for d in tree.body if isinstance(d, ast.FunctionDef)}
     fwd, bwd = defs.get(f"{base}_fwd"), defs.get(f"{base}_bwd")
@@ -116,7 +117,10 @@ def gradient_text(module_text, base, name, objects):
         body.append(f"    {renames.get(saved, saved)} = {ast.unparse(residuals)}")
     body.append(f"    {renames.get(ct_out, ct_out)} = 1.0")
     body += _lines(lines, statements)
-    return _module(tree, lines, name, [a.arg for a in fwd.args.args], body, objects)
+    params = [
+        f"{a.arg}={defaults[a.arg]}" if a.arg in (defaults or {}) else a.arg for a in fwd.args.args
+    ]
+    return _module(tree, lines, name, params, body, objects)
 
 
 def _stored_in(statements):
