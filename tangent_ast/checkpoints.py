@@ -89,7 +89,7 @@ from .resolve import resolve
 from .rules.registry import is_pure_function
 from .runtime import EFFECTFUL
 from .runtime.checkpoints import checkpointed
-from .syntax import assign, loaded_names, name, stored_names, updated_arrays
+from .syntax import assign, attribute, loaded_names, name, stored_names, updated_arrays
 from .tapes import unset_before
 from .trees import copy_tree, walk
 
@@ -181,7 +181,7 @@ class _CheckpointedLoop:
         loop.body.insert(0, self._keep(kept, keep_at, copy_tree(trips)))
         block, at = _place(self.fwd, loop)[-1]
         block[at:at] = [
-            *unset_before(self.fwd, loop, state),
+            *unset_before(self.fwd, loop, state, lambda: attribute(self.runtime, "UNSET")),
             *[assign(each, gast.List(elts=[], ctx=gast.Load())) for each in kept.all_lists()],
             assign(keep_at, _int(0)),
         ]

@@ -101,7 +101,7 @@ from .reverse import finish_updates, residuals_parameter, reverse
 from .shared_updates import follow_argument_aliases, follow_shared_updates
 from .simplify import is_pure, restore_names, simplify
 from .ssa import SSAInfo, to_ssa
-from .syntax import name, unparse
+from .syntax import attribute, name, unparse
 from .tapes import install_tapes
 from .trees import copy_tree, walk
 from .unzip import unzipped
@@ -202,12 +202,9 @@ def front(fn, signature, trace=False, form=PLAIN):
     )
 
 
-def _runtime_attribute(scope, namer, attribute):
-    """``runtime.<attribute>``, the runtime bound in ``scope`` under a name of its own."""
-    bound = scope.bind(runtime, namer, "runtime")
-    return gast.Attribute(
-        value=gast.Name(bound, gast.Load(), None, None), attr=attribute, ctx=gast.Load()
-    )
+def _runtime_attribute(scope, namer, attr):
+    """``runtime.<attr>``, the runtime bound in ``scope`` under a name of its own."""
+    return attribute(scope.bind(runtime, namer, "runtime"), attr)
 
 
 def _same_loops(by_loop, original, copied):
@@ -445,6 +442,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
             d.loop_headers,
             recomputable=lambda st: is_pure(st.value, namespace),
             is_scalar=lambda v: f.kinds.get(v, UNKNOWN).scalar,
+            unset=lambda: attribute(namespace.bind("runtime", runtime), "UNSET"),
         )
         if checkpoint_loops(fwd, bwd, sweeps.loops, tapes, f, namespace):
             # the iterations run again in the reverse sweep are the forward sweep's loop body,

@@ -36,6 +36,11 @@ def name(id_, ctx=None):
     return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
 
 
+def attribute(owner, attr):
+    """``owner.attr`` of the name ``owner`` (``runtime.UNSET``)."""
+    return gast.Attribute(value=name(owner), attr=attr, ctx=gast.Load())
+
+
 def assign(target, value, at=None):
     node = gast.Assign(targets=[name(target, gast.Store())], value=value, type_comment=None)
     return located(node, at) if at is not None else node

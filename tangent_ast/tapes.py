@@ -126,7 +126,7 @@ def _append(tape, value):
     return gast.Expr(value=call)
 
 
-def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar):
+def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar, unset):
     """Fill in the tapes and trip counts of every loop of ``fwd``/``bwd`` (in place);
     ``loops``: the :class:`~tangent_ast.reverse.LoopPair` of each. Returns the tapes of
     each loop and the values its reverse loop hands down instead:
@@ -134,7 +134,9 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
 
     ``recomputable(stmt)``: whether a statement may be evaluated again in the reverse
     sweep (a pure operation, no call with effects); ``is_scalar(name)``: whether a
-    value is a number (cheap to recompute every iteration)."""
+    value is a number (cheap to recompute every iteration); ``unset()``: the expression of a
+    value not set yet (``runtime.UNSET``), what a tape keeps where the loop has not set a
+    value it saves."""
     pair_of = {id(pair.backward): pair for pair in loops}
     created = []
     tapes_of = {}
@@ -198,18 +200,14 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar)
         # Forward: iteration-start values first, the rest at every exit of the body.
         at_start = [v for v in needed if v in headers or v == target]
         at_exit = [v for v in needed if v not in at_start]
-        pad = [
-            assign(v, gast.Constant(None, None))
-            for v in at_exit
-            if v not in _exits_before(loop.body)
-        ]
+        pad = [assign(v, unset()) for v in at_exit if v not in _exits_before(loop.body)]
         exit_appends = [_append(tapes[v], v) for v in at_exit]
         _append_before_breaks(loop.body, exit_appends)
         append_fallthrough(loop.body, _copies(exit_appends))
         loop.body[:0] = pad + [_append(tapes[v], v) for v in at_start]
         # A header the body assigns before it reads it (``if t == 0: y = x else: y = y * x``)
         # may have no value yet when the first iteration tapes it: None, never read back.
-        _insert_around(fwd, loop, before=unset_before(fwd, loop, at_start))
+        _insert_around(fwd, loop, before=unset_before(fwd, loop, at_start, unset))
         # Trip count: the range itself, the length of a tape, or a counter.
         if counted:
             trips = copy_tree(loop.iter.args[0])
@@ -294,9 +292,10 @@ def _fold_single_uses(block, recomputed):
         del block[at]
 
 
-def unset_before(fn, node, names):
-    """``v = None`` for each of ``names`` that no statement before ``node`` in ``fn``
-    assigns (nor a loop around it as its variable): a value ``node`` may read unset."""
+def unset_before(fn, node, names, unset):
+    """``v = runtime.UNSET`` (``unset()``) for each of ``names`` that no statement before
+    ``node`` in ``fn`` assigns (nor a loop around it as its variable): a value ``node`` may
+    read unset. Its zero tangent is 0.0, so cotangents that pass through it add up."""
     assigned = set()
 
     def search(block):
@@ -315,7 +314,7 @@ def unset_before(fn, node, names):
         return False
 
     search(fn.body)
-    return [assign(v, gast.Constant(None, None)) for v in names if v not in assigned]
+    return [assign(v, unset()) for v in names if v not in assigned]
 
 
 def _carried_from_next_iteration(fwd, bwd, loop, back, needed, headers):
