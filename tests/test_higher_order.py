@@ -116,13 +116,32 @@ M = rng.standard_normal((3, 4))
 ROW = rng.standard_normal((1, 4))
 
 
-def unbroadcast_sum(g): return np.sum(runtime.unbroadcast(g, ROW) ** 2)
-def broadcast_back(t): return np.sum(runtime.broadcast_like(t, M) * M)
-def placed(g): return np.sum(runtime.getitem_vjp(g, M, (slice(1, None), 2)) ** 2 * M)
-def spread(g): return np.sum(runtime.sum_vjp(g, M, axis=0) ** 2 * M)
-def spread_mean(g): return np.sum(runtime.mean_vjp(g, M, axis=1, keepdims=True) * M)
-def transposed(g): return np.sum(runtime.transpose_vjp(g, (1, 0)) * M)
-def added(a, b): return np.sum(runtime.add_tangents(a * 2.0, b) ** 2)
+def unbroadcast_sum(g):
+    return np.sum(runtime.unbroadcast(g, ROW) ** 2)
+
+
+def broadcast_back(t):
+    return np.sum(runtime.broadcast_like(t, M) * M)
+
+
+def placed(g):
+    return np.sum(runtime.getitem_vjp(g, M, (slice(1, None), 2)) ** 2 * M)
+
+
+def spread(g):
+    return np.sum(runtime.sum_vjp(g, M, axis=0) ** 2 * M)
+
+
+def spread_mean(g):
+    return np.sum(runtime.mean_vjp(g, M, axis=1, keepdims=True) * M)
+
+
+def transposed(g):
+    return np.sum(runtime.transpose_vjp(g, (1, 0)) * M)
+
+
+def added(a, b):
+    return np.sum(runtime.add_tangents(a * 2.0, b) ** 2)
 
 
 @pytest.mark.parametrize(
@@ -144,7 +163,7 @@ def test_runtime_helpers_have_rules(fn, args):
 
 # --- Jacobians and dense Hessians ---------------------------------------------------------
 def vector_field(s, x):
-    return np.sin(x) * s + x ** 2 * x[::-1]
+    return np.sin(x) * s + x**2 * x[::-1]
 
 
 def matrix_map(m):
@@ -217,7 +236,9 @@ def squared(tmp_path_factory):
     lines = ["import numpy as np", "from tests.rules.test_numpy_rules import *", ""]
     for i, (fn, args, _) in enumerate(SECOND_ORDER):
         params = ", ".join(f"a{j}" for j in range(len(args)))
-        lines.append(f"def case_{i}({params}):\n    r = {fn.__name__}({params})\n    return np.sum(r * r)\n")
+        lines.append(
+            f"def case_{i}({params}):\n    r = {fn.__name__}({params})\n    return np.sum(r * r)\n"
+        )
     (directory / "squared_cases.py").write_text("\n".join(lines))
     sys.path.insert(0, str(directory))
     try:
@@ -263,9 +284,16 @@ def test_show_prints_the_module_of_hvp():
         ta.show(ta.hvp(rosenbrock), stage="ssa", args=(np.ones(3), np.ones(3)))
 
 
-def stack_times_matrix(a, b): return np.sum((a @ b) ** 2)
-def matrix_dot_vector(a, v): return np.sum(np.dot(a, v) ** 3)
-def vector_times_stack(v, a): return np.sum((v @ a) ** 2)
+def stack_times_matrix(a, b):
+    return np.sum((a @ b) ** 2)
+
+
+def matrix_dot_vector(a, v):
+    return np.sum(np.dot(a, v) ** 3)
+
+
+def vector_times_stack(v, a):
+    return np.sum((v @ a) ** 2)
 
 
 @pytest.mark.parametrize(
@@ -503,7 +531,10 @@ def test_second_derivatives_through_saved_integers_of_unknown_kind(fn):
     integer of unknown kind is missing, and read as a zero."""
     x = np.array([0.3, 0.5, 0.9])
     check_second_order(fn, (x,))
-    expected = {scaled_by_an_int_power: 18.0 * np.ones(3), scaled_by_an_int_power_in_a_tuple: 24 * x}
+    expected = {
+        scaled_by_an_int_power: 18.0 * np.ones(3),
+        scaled_by_an_int_power_in_a_tuple: 24 * x,
+    }
     np.testing.assert_allclose(ta.hvp(fn)(x, np.ones(3)), expected[fn])
 
 
@@ -553,3 +584,32 @@ def test_a_nan_variance_on_a_path_not_taken_gives_no_nan_derivative():
     np.testing.assert_allclose(ta.grad(variance_of_one_element_on_a_path_not_taken)(a), 1.0)
     for route in ("direct", "transpose"):
         check_grads(variance_of_one_element_on_a_path_not_taken, (a,), route=route)
+
+
+def penalized(w, x, *, l2=0.1):
+    r = x @ w
+    return np.sum(r * r) + l2 * np.sum(w * w)
+
+
+def assigned_first_then_multiplied(x, n):
+    for t in range(n):
+        if t == 0:
+            y = x
+        else:
+            y = y * x
+    return y
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (penalized, (np.array([0.3, -0.2]), np.array([[1.0, 2.0], [0.5, -1.0]]))),
+        (lambda x, s=2.0: np.sin(x) * s, (0.7,)),
+        (assigned_first_then_multiplied, (0.7, 4)),
+    ],
+    ids=["keyword default", "lambda default", "assigned first in the loop"],
+)
+def test_reverse_over_reverse_of_defaults_and_values_not_set_yet(fn, args):
+    """vjp of grad(f) where f has defaults the call leaves out (the gradient takes them too),
+    and where a loop's first iteration sets a value it tapes (UNSET, whose zero is 0.0)."""
+    check_second_order(fn, args, wrt=0)
