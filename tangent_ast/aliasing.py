@@ -418,7 +418,7 @@ def _check_unaliased(parsed, node, value, why, hint, scope=None):
             scope is not None
             and isinstance(n, gast.Call)
             and _before_a_change(n, last, in_changing_loops)
-            and any(isinstance(a, gast.Name) and a.id == value for a in _arguments(n))
+            and any(isinstance(a, gast.Name) and a.id == value for a in _kept_arguments(n, scope))
             and _keeps_a_reference(n.func, scope, node)
         ):
             raise unsupported(
@@ -449,6 +449,23 @@ def _before_a_change(node, last, in_changing_loops):
 
 def _arguments(call):
     return list(call.args) + [kw.value for kw in call.keywords]
+
+
+def _kept_arguments(call, scope):
+    """The arguments of ``call`` it may keep: all but those a runtime helper reads the
+    shape of only (``unbroadcast(g, x)``'s ``x``; a shape an update in place keeps)."""
+    shape_only = _SHAPE_ONLY.get(scope.lookup(call.func), ())
+    return [a for i, a in enumerate(_arguments(call)) if i not in shape_only]
+
+
+# runtime helpers -> the positions of the arguments they (and their rules) read the shape of
+_SHAPE_ONLY = {
+    runtime.unbroadcast: (1,),
+    runtime.broadcast_like: (1,),
+    runtime.getitem_vjp: (1,),
+    runtime.zeros_like: (0,),
+    runtime.zero_tangent: (0,),
+}
 
 
 def _called(func):

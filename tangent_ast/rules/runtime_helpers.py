@@ -8,6 +8,7 @@ give only a shape (their derivative is zero) or an index.
 """
 
 import inspect
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -141,7 +142,18 @@ def _tangent_of(x):
     return x if x.tag is not Tag.LIST else x.__class__(Tag.TUPLE, elements=x.elements)
 
 
-primitive(runtime.getitem_vjp).kind = lambda ct, x, index: _tangent_of(x)
+def _placed_into_zeros(ct, x, index):
+    """The kind of ``getitem_vjp(ct, x, index)``: a container's structure, or for a real
+    cotangent of an array, a float array of its shape."""
+    real = ct.tag in (Tag.FLOAT, Tag.INT) or (
+        ct.tag is Tag.ARRAY and ct.dtype in ("f", "i", "u", "b")
+    )
+    if x.tag is Tag.ARRAY and real:
+        return replace(x, dtype="f")
+    return _tangent_of(x)
+
+
+primitive(runtime.getitem_vjp).kind = _placed_into_zeros
 primitive(runtime.getattr_vjp).kind = lambda ct, x, name: _tangent_of(x)
 primitive(runtime.zero_tangent).kind = _tangent_of
 primitive(runtime.only_shape).kind = lambda x: x  # x itself, or an array of its shape and dtype
