@@ -146,18 +146,13 @@ def _forward_over_reverse(f, wrt, session, args):
     """The forward rule over the reverse rule of ``f`` at these arguments, and the arguments
     as it takes them."""
     form, flat = flat_arguments(f, tuple(args), {})
-    if form != PLAIN:
-        raise TangentAstError(
-            "hvp: functions with *args or **kwargs are not supported yet",
-            hint="wrap the function in a def with plain parameters",
-        )
-    return _gradient_forward_rule(f, wrt, session, signature_of(flat)), flat
+    return _gradient_forward_rule(f, wrt, session, signature_of(flat), form), flat
 
 
-def _gradient_forward_rule(f, wrt, session, signature):
+def _gradient_forward_rule(f, wrt, session, signature, form=PLAIN):
     """The forward rule of the gradient of ``f`` (of its reverse rule), for arguments of
-    ``signature``."""
-    rule = session.rule(source_of(f, signature), Mode.REVERSE, wrt, signature, PLAIN)
+    ``signature`` (flattened by ``form``: the gradient takes them as plain parameters)."""
+    rule = session.rule(source_of(f, signature), Mode.REVERSE, wrt, signature, form)
     positions = tuple(rule.params.index(w) for w in rule.wrt)
     gradient = gradient_function(rule)
     try:

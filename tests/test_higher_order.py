@@ -41,7 +41,8 @@ CASES = _scalar_cases()
 
 def _gradient_difference(f, args, w, v, h):
     grad = ta.grad(f, wrt=w)
-    plus, minus = list(args), list(args)
+    # copies: a function that updates an argument in place must not change the next call's
+    plus, minus = ([a.copy() if hasattr(a, "copy") else a for a in args] for _ in range(2))
     plus[w], minus[w] = args[w] + h * v, args[w] - h * v
     return (np.asarray(grad(*plus)) - np.asarray(grad(*minus))) / (2 * h)
 
@@ -613,3 +614,14 @@ def test_reverse_over_reverse_of_defaults_and_values_not_set_yet(fn, args):
     """vjp of grad(f) where f has defaults the call leaves out (the gradient takes them too),
     and where a loop's first iteration sets a value it tapes (UNSET, whose zero is 0.0)."""
     check_second_order(fn, args, wrt=0)
+
+
+def test_hvp_of_functions_with_star_args_and_defaults():
+    """The gradient takes the flattened arguments as plain parameters: hvp of ``*xs`` and of
+    a decorated function (a wrapper of ``*args, **kwargs``) is derived, not refused."""
+    from .corpus.language import decorated_helper, norm_of_all
+
+    x = np.array([0.3, -0.5, 0.8])
+    np.testing.assert_allclose(ta.hvp(norm_of_all)(x, 2 * x, np.ones(3)), 2 * np.ones(3))
+    t = np.tanh(0.4)
+    np.testing.assert_allclose(ta.hvp(decorated_helper)(0.4, 1.0), -4 * t * (1 - t**2))
