@@ -29,6 +29,8 @@ def line_of(fn, text):
     (bad.has_try, "a return, break or continue inside try ... finally", "try:"),
     (bad.set_of_values, "a set of differentiable values", "return sum"),
     (bad.lambda_captures_a_derivative, "a lambda passed or stored as a value that reads", "return np.sum(_apply"),
+    (bad.puts_along_an_axis, "calling put_along_axis for its effect", "np.put_along_axis(g"),
+    (bad.shuffles_in_place, "calling shuffle for its effect", "np.random.shuffle(y)"),
 ])
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 def test_unsupported_syntax_names_file_line_and_construct(fn, construct, text, mode):

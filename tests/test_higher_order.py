@@ -625,3 +625,20 @@ def test_hvp_of_functions_with_star_args_and_defaults():
     np.testing.assert_allclose(ta.hvp(norm_of_all)(x, 2 * x, np.ones(3)), 2 * np.ones(3))
     t = np.tanh(0.4)
     np.testing.assert_allclose(ta.hvp(decorated_helper)(0.4, 1.0), -4 * t * (1 - t**2))
+
+
+def sorted_times_sine(a, b):
+    return np.sum(np.sort(b) * np.sin(a) * a)
+
+
+def test_hvp_through_sort_crosses_arguments():
+    """np.sort's cotangent helper is linear in the cotangent, with a forward rule of its own
+    (its source updates an array by np.put_along_axis, refused when derived): the product's
+    block of b once came out zero."""
+    a, b = np.array([-0.43, 0.12, -1.63]), np.array([-0.08, -1.48, -1.74])
+    va, vb = np.array([0.3, 0.1, -0.2]), np.array([1.0, -0.5, 0.25])
+    hv = ta.hvp(sorted_times_sine, wrt=(0, 1))(a, b, (va, vb))
+    gradient, h = ta.grad(sorted_times_sine, wrt=(0, 1)), 1e-6
+    plus, minus = gradient(a + h * va, b + h * vb), gradient(a - h * va, b - h * vb)
+    for got, p, m in zip(hv, plus, minus, strict=True):
+        np.testing.assert_allclose(got, (p - m) / (2 * h), rtol=1e-5, atol=1e-7)

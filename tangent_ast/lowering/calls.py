@@ -31,7 +31,7 @@ from .. import runtime
 from ..aliasing import changed_list
 from ..checks import unsupported
 from ..rules.binding import CallRefused, Role, bind_call
-from ..rules.registry import lookup
+from ..rules.registry import is_pure_function, lookup
 from ..syntax import assign, located, name
 
 
@@ -111,11 +111,8 @@ class CallLowering:
             )
         target = self.scope.lookup(func)
 
-        in_place = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal}
-        if (
-            target in in_place
-            or (type(target).__name__ == "ufunc" and getattr(func, "attr", "") == "at")
-            or (inspect.isfunction(target) and locals_in_args)
+        if _numpy_effect(target, func, locals_in_args) or (
+            inspect.isfunction(target) and locals_in_args
         ):
             raise unsupported(
                 self.parsed,
@@ -343,3 +340,25 @@ def _sublist_letters(sublist, lookup):
         else:
             return None
     return letters
+
+
+_IN_PLACE = (np.copyto, np.put, np.put_along_axis, np.place, np.putmask, np.fill_diagonal)
+
+
+def _numpy_effect(target, func, locals_in_args):
+    """A NumPy call that may change an array it is given (``np.put_along_axis(g, i, v)``,
+    ``np.add.at``, ``rng.shuffle(x)``): anything of NumPy's called for nothing but its effect,
+    on local values, but what the rule table knows is pure and numpy.testing's checks."""
+    if target in _IN_PLACE or (
+        type(target).__name__ == "ufunc" and getattr(func, "attr", "") == "at"
+    ):
+        return True
+    module = getattr(target, "__module__", None) or getattr(
+        type(getattr(target, "__self__", None)), "__module__", ""
+    )
+    return (
+        locals_in_args
+        and (module or "").partition(".")[0] == "numpy"
+        and not (module or "").startswith("numpy.testing")
+        and not is_pure_function(target)
+    )

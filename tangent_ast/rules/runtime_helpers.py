@@ -188,6 +188,7 @@ COTANGENT_HELPERS = (
     runtime.stack_vjp,
     runtime.split_vjp,
     runtime.unstack_vjp,
+    runtime.sort_vjp,
 )
 for _fn in COTANGENT_HELPERS:
     _params = list(inspect.signature(_fn).parameters.values())

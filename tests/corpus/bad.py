@@ -187,3 +187,16 @@ def _apply(f, v):
 
 def lambda_captures_a_derivative(x):
     return np.sum(_apply(lambda t: t * x[0], x))
+
+
+def puts_along_an_axis(ct, x):
+    # np.put_along_axis changes g in place: its derivative was lost (a silent zero)
+    g = np.empty(np.shape(x))
+    np.put_along_axis(g, np.argsort(x), ct, axis=-1)
+    return np.sum(g * np.arange(3.0))
+
+
+def shuffles_in_place(x):
+    y = x * 2.0
+    np.random.shuffle(y)
+    return np.sum(y * np.arange(3.0))
