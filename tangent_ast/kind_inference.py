@@ -208,6 +208,8 @@ def _builtin_kind(fn):
         return INT
     if fn is float:
         return FLOAT
+    if fn is range:  # its items are ints: r[i] of a loop run backwards is an index
+        return Kind(Tag.OBJECT, cls=range)
     if isinstance(fn, tuple) and fn[1] == "shape":
         return Kind(Tag.TUPLE)
     if isinstance(fn, tuple) and fn[1] in ("ndim", "size"):
@@ -327,6 +329,8 @@ class KindInference:
         ``t[0]``, ``t[1:]`` on a tuple of known elements: those elements."""
         if base.container and base.elements is not None:
             return _item_kind(base, index)
+        if base.cls is range:
+            return INT if self.of(index).tag is Tag.INT else base
         if base.tag is not Tag.ARRAY:
             return UNKNOWN
         parts = index.elts if isinstance(index, gast.Tuple) else [index]

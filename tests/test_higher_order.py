@@ -642,3 +642,16 @@ def test_hvp_through_sort_crosses_arguments():
     plus, minus = gradient(a + h * va, b + h * vb), gradient(a - h * va, b - h * vb)
     for got, p, m in zip(hv, plus, minus, strict=True):
         np.testing.assert_allclose(got, (p - m) / (2 * h), rtol=1e-5, atol=1e-7)
+
+
+def filled_in_a_loop(x):
+    out = np.zeros(len(x))
+    for i in range(len(x)):
+        out[i] = np.sin(x[i]) * 2.0
+    return np.sum(out * out)
+
+
+def test_an_item_of_a_range_is_an_index():
+    """The reverse sweep runs a loop backwards over range(n)'s items: each is an int, so
+    ct_out[i] is an element, not a view of ct_out (refused when derived again)."""
+    check_second_order(filled_in_a_loop, (np.array([0.3, -0.5, 0.8]),))
