@@ -60,7 +60,7 @@ _ARITHMETIC = {
     operator.neg,
     operator.pos,
 }
-_LIKE = {np.zeros_like, np.ones_like, np.empty_like, np.copy, np.ndarray.copy}
+_LIKE = {np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.copy, np.ndarray.copy}
 # kind functions whose arrays' axis lengths are those of their arguments' (matmul_kind:
 # (m, k) @ (k, n) is (m, n)); any other kind function's array gets a shape of its own
 _KNOW_LENGTHS = {matmul_kind, transpose_kind}

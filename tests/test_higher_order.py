@@ -655,3 +655,19 @@ def test_an_item_of_a_range_is_an_index():
     """The reverse sweep runs a loop backwards over range(n)'s items: each is an int, so
     ct_out[i] is an element, not a view of ct_out (refused when derived again)."""
     check_second_order(filled_in_a_loop, (np.array([0.3, -0.5, 0.8]),))
+
+
+def updated_on_one_branch(x, flag):
+    y = np.zeros(2)
+    if flag > 0:
+        y[0] = x * x
+    else:
+        y[1] = x
+    return np.sum(y) + y[0] * 2.0
+
+
+@pytest.mark.parametrize("flag", [1, -1])
+def test_full_like_has_its_arguments_kind(flag):
+    """np.full_like(y, c) is an array of y's kind: the reverse rule's ct_y = ... +
+    np.full_like(y, ct_out) is a vector, and ct_y[0] an element of it, not a view."""
+    check_second_order(updated_on_one_branch, (0.7, flag), wrt=0)
