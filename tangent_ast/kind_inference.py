@@ -329,8 +329,10 @@ class KindInference:
         ``t[0]``, ``t[1:]`` on a tuple of known elements: those elements."""
         if base.container and base.elements is not None:
             return _item_kind(base, index)
-        if base.cls is range:
-            return INT if self.of(index).tag is Tag.INT else base
+        if base.cls is range:  # an item an int, a slice a range
+            if isinstance(index, gast.Slice):
+                return base
+            return INT if self.of(index).tag is Tag.INT else UNKNOWN
         if base.tag is not Tag.ARRAY:
             return UNKNOWN
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
@@ -460,6 +462,8 @@ def join(a, b):
         )
     if a.tag == b.tag and a.tag in (Tag.LIST, Tag.TUPLE):
         return Kind(a.tag)  # a list that grows in a loop: a list, of elements not known
+    if Tag.NONE in (a.tag, b.tag) and range in (a.cls, b.cls):
+        return a if a.cls is range else b  # a range on the path that makes it, as below
     if Tag.NONE in (a.tag, b.tag) and (a.container or b.container):
         # None on a path that does not make it (a derived rule's residual): its cotangents
         # are the container's where it has any, added up as such (None adds as zero)
