@@ -592,21 +592,12 @@ def penalized(w, x, *, l2=0.1):
     return np.sum(r * r) + l2 * np.sum(w * w)
 
 
-def assigned_first_then_multiplied(x, n):
-    for t in range(n):
-        if t == 0:
-            y = x
-        else:
-            y = y * x
-    return y
-
-
 @pytest.mark.parametrize(
     "fn, args",
     [
         (penalized, (np.array([0.3, -0.2]), np.array([[1.0, 2.0], [0.5, -1.0]]))),
         (lambda x, s=2.0: np.sin(x) * s, (0.7,)),
-        (assigned_first_then_multiplied, (0.7, 4)),
+        (control_flow.assigned_first_in_the_loop, (0.7, 4)),
     ],
     ids=["keyword default", "lambda default", "assigned first in the loop"],
 )
@@ -657,17 +648,8 @@ def test_an_item_of_a_range_is_an_index():
     check_second_order(filled_in_a_loop, (np.array([0.3, -0.5, 0.8]),))
 
 
-def updated_on_one_branch(x, flag):
-    y = np.zeros(2)
-    if flag > 0:
-        y[0] = x * x
-    else:
-        y[1] = x
-    return np.sum(y) + y[0] * 2.0
-
-
 @pytest.mark.parametrize("flag", [1, -1])
 def test_full_like_has_its_arguments_kind(flag):
     """np.full_like(y, c) is an array of y's kind: the reverse rule's ct_y = ... +
     np.full_like(y, ct_out) is a vector, and ct_y[0] an element of it, not a view."""
-    check_second_order(updated_on_one_branch, (0.7, flag), wrt=0)
+    check_second_order(language.update_in_branch, (0.7, flag), wrt=0)
