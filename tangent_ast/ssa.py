@@ -236,7 +236,11 @@ class _SSA:
             target = self.define(user)
             # read after the loop: by the user's code, or by the copies that carry it at the
             # end of an enclosing loop's body
-            read_after = user in outside or any(user in carried for carried in self.loops)
+            read_after = (
+                user in outside
+                or any(user in carried for carried in self.loops)
+                or user in self.bound_by_other_loops(node)  # a later loop may carry it
+            )
             if user in env and read_after:
                 # a loop that runs zero times leaves the name as it was: its version
                 # starts as that, for what reads it after the loop
@@ -259,6 +263,17 @@ class _SSA:
 
         append_fallthrough(node.body, self.carry(carried, body_env, node))
         return before + [node]
+
+    def bound_by_other_loops(self, node):
+        """Names bound in the body of a loop of the function outside ``node``: such a loop
+        carries the name from its value before it, which SSA's copy reads."""
+        inside = {id(n) for n in walk(node)}
+        return {
+            name
+            for loop in walk(self.function)
+            if isinstance(loop, (gast.For, gast.While)) and id(loop) not in inside
+            for name in stored_names(loop.body)
+        }
 
     def carry(self, carried, env, at):
         """Copies that hand the current versions to the loop's header names."""

@@ -537,3 +537,24 @@ CASES += [
     Case(loop_name_bound_on_one_path_then_reused_in_a_branch, (0.9,)),
     Case(loop_name_bound_on_one_path_then_reused_in_a_branch, (1.5,)),
 ]
+
+
+def loop_name_of_a_loop_that_runs_zero_times_carried_later(x, n):
+    # the second loop runs zero times and leaves ``i`` as the first left it; the outer loop
+    # below carries ``i`` (its inner loop binds it) from the value the second loop left,
+    # which SSA's copy once read unbound
+    s = x * 1.0
+    for i in range(2):
+        s = s * 0.9 + i
+    for i in range(n):
+        s = s * 0.7 + np.sin(s) * (i + 1.0)
+    for j in range(3):
+        for i in range(j):
+            s = s * 0.7 + np.sin(s)
+    return s
+
+
+CASES += [
+    Case(loop_name_of_a_loop_that_runs_zero_times_carried_later, (0.4, 0)),
+    Case(loop_name_of_a_loop_that_runs_zero_times_carried_later, (0.4, 2)),
+]
