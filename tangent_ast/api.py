@@ -81,7 +81,7 @@ def _jvp_function(g, wrt, arity, cache=None):
         return jvp(g, args[:arity], tangents, cache=cache)
 
     def as_source(kinds):
-        plain = source_of(as_function(g, _session(cache).directory), tuple(kinds[:arity]))
+        plain = _derived_again(g, _session(cache).directory, kinds[:arity], "jvp")
         rule = _session(cache).rule(plain, Mode.FORWARD, wrt, tuple(kinds[:arity]))
         return rule.jvp
 
@@ -156,6 +156,27 @@ def internal_error(rule, exc):
         f"{rule.fn.__qualname__} itself does not raise for these arguments (at {line})",
         hint="this is a bug of tangent_ast: please report it with the function and its arguments",
     )
+
+
+def _derived_again(f, directory, kinds, maker):
+    """The function to derive for ``maker(f)`` differentiated again, at arguments of
+    ``kinds``; one taking ``*args`` or ``**kwargs`` (a decorator's wrapper) is refused: the
+    function made of its rule takes plain parameters only."""
+    plain = source_of(as_function(f, directory), tuple(kinds))
+    try:
+        params = inspect.signature(plain, follow_wrapped=False).parameters.values()
+    except (TypeError, ValueError):
+        return plain
+    spread = [p for p in params if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if spread:
+        name = getattr(plain, "__qualname__", repr(plain))
+        raise TangentAstError(
+            f"{maker}({name}) differentiated again: {name} takes "
+            f"{', '.join(str(p) for p in spread)}, which is not supported yet",
+            hint=f"ta.hvp({name}) gives its second derivatives; or wrap it in a def with "
+            "plain parameters",
+        )
+    return plain
 
 
 def source_of(f, signature):
@@ -432,7 +453,7 @@ def value_and_grad(f, wrt=0, *, cache=None, route=None, verify=None):
         """Differentiated again: the value and gradient of ``f``'s reverse rule for arguments
         of ``kinds``, as a function whose source is on disk."""
         session = _session(cache, route=route)
-        plain = source_of(as_function(f, session.directory), tuple(kinds))
+        plain = _derived_again(f, session.directory, kinds, "value_and_grad")
         rule = session.rule(plain, Mode.REVERSE, wrt, tuple(kinds))
         return companion_function(rule, "value_and_gradient", _gradient_text(rule, value=True))
 
@@ -538,7 +559,7 @@ def grad(f, wrt=0, *, cache=None, route=None, verify=None):
         code): the gradient of ``f``'s reverse rule for arguments of ``kinds``, as a function
         whose source is on disk."""
         session = _session(cache, route=route)
-        plain = source_of(as_function(f, session.directory), tuple(kinds))
+        plain = _derived_again(f, session.directory, kinds, "grad")
         return gradient_function(session.rule(plain, Mode.REVERSE, wrt, tuple(kinds)))
 
     gradient.tangent_ast_source_for = as_source

@@ -653,3 +653,13 @@ def test_full_like_has_its_arguments_kind(flag):
     """np.full_like(y, c) is an array of y's kind: the reverse rule's ct_y = ... +
     np.full_like(y, ct_out) is a vector, and ct_y[0] an element of it, not a view."""
     check_second_order(language.update_in_branch, (0.7, flag), wrt=0)
+
+
+def test_grad_of_star_args_differentiated_again_is_refused_saying_so():
+    from .corpus.language import decorated_helper, norm_of_all
+
+    x = np.array([0.3, -0.5, 0.8])
+    with pytest.raises(TangentAstError, match=r"grad\(norm_of_all\) differentiated again: .*\*xs"):
+        ta.vjp(ta.grad(norm_of_all), x, 2 * x, wrt=0)
+    with pytest.raises(TangentAstError, match=r"takes \*args, \*\*kwargs.*\n.*hint: ta.hvp"):
+        ta.vjp(ta.grad(decorated_helper), 0.4)
