@@ -29,6 +29,9 @@ class Role(Enum):
     PULLBACK = "pullback"  # a pullback or a linear map made outside: refused
     DERIVE = "derive"  # derive(f, ...) inside: refused (call the rule's functions instead)
     CHECK = "check"  # the checks of tangent_ast.testing: refused
+    # function_values' helpers, which derived code calls a function value through: a call of
+    # one is itself a function value's call (its rules found when it runs)
+    FUNCTION_VALUE = "function value"
     OTHER = "other"  # any other public function (show, defjvp, ...): refused
 
 

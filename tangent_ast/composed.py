@@ -97,10 +97,12 @@ def gradient_text(module_text, base, name, objects, defaults=None):
     saved, ct_out = (a.arg for a in bwd.args.args)
     residuals = returned.value.elts[1]
     statements = bwd.body
+    kept = _kept_names(residuals, objects)
     if (
         len(statements) > 1
-        and _unpacks(statements[0], saved, residuals)
-        and not _stored_in(statements[1:]) & {e.id for e in residuals.elts}
+        and kept is not None
+        and _unpacks(statements[0], saved, kept)
+        and not _stored_in(statements[1:]) & set(kept)
     ):
         statements = statements[1:]  # x, y = saved right after saved = (x, y): both go
         saved = None
@@ -216,21 +218,36 @@ def _free(fn):
     return loaded - _stored(fn) - _params(fn)
 
 
-def _unpacks(stmt, saved, residuals):
-    """``stmt`` is ``a, b = saved`` where ``residuals`` is ``(a, b)``."""
+def _kept_names(residuals, objects):
+    """The names a forward sweep's residuals ``(a, runtime.only_shape(b))`` keep, ``[a, b]``
+    (the reverse sweep reads only the shape of ``b``: ``b`` itself serves as well), or None."""
+    if not isinstance(residuals, ast.Tuple):
+        return None
+    names = []
+    for e in residuals.elts:
+        if (
+            isinstance(e, ast.Call)
+            and len(e.args) == 1
+            and not e.keywords
+            and _denotes(e.func, _Namespace(objects)) is runtime.only_shape
+        ):
+            e = e.args[0]
+        if not isinstance(e, ast.Name):
+            return None
+        names.append(e.id)
+    return names
+
+
+def _unpacks(stmt, saved, kept):
+    """``stmt`` is ``a, b = saved`` where the residuals keep ``[a, b]``."""
     return (
         isinstance(stmt, ast.Assign)
         and len(stmt.targets) == 1
         and isinstance(stmt.value, ast.Name)
         and stmt.value.id == saved
-        and isinstance(residuals, ast.Tuple)
         and isinstance(stmt.targets[0], ast.Tuple)
-        and [
-            ast.dump(t, annotate_fields=False).replace("Store", "Load")
-            for t in stmt.targets[0].elts
-        ]
-        == [ast.dump(e, annotate_fields=False) for e in residuals.elts]
-        and all(isinstance(e, ast.Name) for e in residuals.elts)
+        and all(isinstance(t, ast.Name) for t in stmt.targets[0].elts)
+        and [t.id for t in stmt.targets[0].elts] == kept
     )
 
 

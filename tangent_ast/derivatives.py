@@ -38,7 +38,7 @@ from . import runtime
 from .activity import Activity, assignments
 from .aliasing import check_updates
 from .calling import CallMismatch, bind, flat_params
-from .emit import ModuleNamespace, ModuleReference
+from .emit import FUNCTION_VALUES, ModuleNamespace
 from .errors import ForwardRuleOnly, MissingRuleError, TangentAstError, UnsupportedSyntaxError
 from .kinds import UNKNOWN, Kind, Tag, has_complex, is_complex, is_real, kind_of, lengths_of
 from .live import is_library
@@ -198,7 +198,7 @@ class Derivation:
     def function_values_helper(self, helper):
         """``function_values.<helper>``: generated code that calls a function value imports
         ``tangent_ast.function_values`` (it derives rules when the call runs)."""
-        module = self.bind("function_values", ModuleReference("tangent_ast.function_values"))
+        module = self.bind("function_values", FUNCTION_VALUES)
         return gast.Attribute(value=name(module), attr=helper, ctx=gast.Load())
 
     def call_runtime(self, helper, args):

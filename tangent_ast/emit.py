@@ -57,6 +57,10 @@ class ModuleReference:
     name: str
 
 
+# one object, so that every call of a function value in a module shares one import
+FUNCTION_VALUES = ModuleReference("tangent_ast.function_values")
+
+
 class ModuleNamespace:
     """The globals of a generated module: emitted name -> object."""
 
@@ -73,7 +77,10 @@ class ModuleNamespace:
         self.package = None
 
     def bind(self, preferred, obj):
-        if self.objects.get(preferred, _MISSING) is obj:
+        bound = self.objects.get(preferred, _MISSING)
+        if bound is obj or (  # the module the function reads under that name already
+            isinstance(obj, ModuleReference) and getattr(bound, "__name__", None) == obj.name
+        ):
             return preferred
         if preferred not in self.objects and preferred not in self.namer.taken:
             self.namer.reserve(preferred)

@@ -25,6 +25,7 @@ from typing import Any
 import gast
 import numpy as np
 
+from .api_roles import Role, role_of
 from .errors import UnsupportedSyntaxError
 from .kinds import Tag
 from .rules.binding import CallRefused
@@ -228,6 +229,10 @@ def callee(expr, scope, kind_of):
         if isinstance(func, gast.Name) and scope.is_local(func.id):
             return CallSite(None, func, list(expr.args), list(expr.keywords))
         target = scope.lookup(func)
+        if role_of(target) is Role.FUNCTION_VALUE:
+            # a derived rule's call of a function value, derived again: itself a call of a
+            # function value, whose rules are found when it runs (function_values.py)
+            return CallSite(None, func, list(expr.args), list(expr.keywords))
         differentiated_again = getattr(target, "tangent_ast_source_for", None)
         if differentiated_again is not None and not expr.keywords:
             # grad(f) (value_and_grad(f), hvp(f)) called in differentiated code: a function

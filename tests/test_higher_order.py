@@ -663,3 +663,34 @@ def test_grad_of_star_args_differentiated_again_is_refused_saying_so():
         ta.vjp(ta.grad(norm_of_all), x, 2 * x, wrt=0)
     with pytest.raises(TangentAstError, match=r"takes \*args, \*\*kwargs.*\n.*hint: ta.hvp"):
         ta.vjp(ta.grad(decorated_helper), 0.4)
+
+
+def twice_sine(x):
+    return np.sin(x) * 2.0
+
+
+def applied_twice(f, x, y):
+    a = f(x)
+    b = f(a * y)
+    return a + b
+
+
+@pytest.mark.parametrize("wrt", [(1,), (1, 2)])
+def test_second_derivatives_through_a_function_value(wrt):
+    """A reverse rule calls a function passed in through function_values' helpers; derived
+    again, a call of one of them is a function value's call in turn (its rule derived when it
+    runs): hvp and reverse over reverse agree with differences of the gradient."""
+    check_second_order(applied_twice, (twice_sine, 0.5, 1.5), wrt=wrt)
+    text = ta.show(ta.hvp(applied_twice, wrt=1), args=(twice_sine, 0.5, 1.5, 1.0))
+    assert "function_values.call_jvp(function_values.call_fwd, (2,), f, (0,), x, dx)" in text
+    assert text.count("import") == 2, text  # function_values once, runtime once
+
+
+def test_third_derivatives_through_a_function_value_are_refused():
+    product = ta.hvp(applied_twice, wrt=1)
+
+    def third(x):
+        return product(twice_sine, x, 1.5, 1.0)
+
+    with pytest.raises(TangentAstError, match="a third derivative through a function value"):
+        ta.grad(third)(0.5)

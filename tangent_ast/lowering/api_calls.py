@@ -163,8 +163,10 @@ class ApiCallLowering:
                 args=call.args,
                 keywords=call.keywords,
             )
-        if role is Role.MAKER:
-            return call  # g = ta.grad(f): a function value, its rule found when it is called
+        if role in (Role.MAKER, Role.FUNCTION_VALUE):
+            # g = ta.grad(f): a function value, its rule found when it is called; a derived
+            # rule's call of a function value is one too (resolve.py)
+            return call
         self.refuse(func, role, at)
         return call
 

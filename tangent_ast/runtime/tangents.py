@@ -171,10 +171,17 @@ def rebuild(x, values):
     return Tangent(**dict(zip(vars(x), values, strict=True)))
 
 
+# functions have no tangent (a rule's reverse sweep held in what a call of a function value saves)
+_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)
+
+
 def zero_tangent(x):
     """The zero tangent of ``x``: 0.0, zeros, ``None`` for what has no tangent, and
     for containers and records the same structure holding zero tangents."""
-    if isinstance(x, (bool, np.bool_, int, np.integer, str, range, slice)) or x is None:
+    if (
+        isinstance(x, (bool, np.bool_, int, np.integer, str, range, slice, *_FUNCTIONS))
+        or x is None
+    ):
         return None
     if isinstance(x, (float, np.floating)) or x is UNSET:
         return 0.0
