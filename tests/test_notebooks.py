@@ -2,10 +2,14 @@
 
 Each ``notebooks/*.ipynb`` is one test case (parametrized by file name, so a new
 notebook is picked up without editing this file). A cell that raises fails the
-test with the cell's traceback.
+test with the cell's traceback, and so does a cell whose saved outputs differ from what it
+shows when run again (save the notebook after running it: a reader on the web sees the
+saved outputs).
 """
 
+import difflib
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -35,15 +39,63 @@ def kernel_env(monkeypatch, tmp_path):
 def test_notebook_runs(name, kernel_env):
     path = NOTEBOOKS / name
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                                     resources={"metadata": {"path": str(NOTEBOOKS)}})
+    saved = [_shown(cell) for cell in nb.cells if cell.cell_type == "code"]
+    # a cell tagged "measurement" shows figures of this machine (peak memory): they vary
+    measured = [
+        "measurement" in cell.metadata.get("tags", ())
+        for cell in nb.cells
+        if cell.cell_type == "code"
+    ]
+    client = nbclient.NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
+    )
     try:
         client.execute()
     except nbclient.exceptions.CellExecutionError as error:
         pytest.fail(f"{name}: a cell raised\n{error}", pytrace=False)
-    errors = [output for cell in nb.cells if cell.cell_type == "code"
-              for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+    errors = [
+        output
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "error"
+    ]
     assert not errors, f"{name}: error outputs: {[e.get('ename') for e in errors]}"
+    # what a reader sees saved is what the notebook shows today (run it again and save it)
+    fresh = [_shown(cell) for cell in nb.cells if cell.cell_type == "code"]
+    stale = [
+        i
+        for i, (old, new, varies) in enumerate(zip(saved, fresh, measured, strict=True))
+        if old != new and not varies
+    ]
+    assert not stale, (
+        f"{name}: the saved outputs of code cells {stale} differ from a fresh run; first:\n"
+        + "".join(difflib.unified_diff(saved[stale[0]], fresh[stale[0]], "saved", "fresh"))
+    )
+
+
+# what may differ between runs: the hashes in a module's header (of the rules, which change
+# with any rule, and of the body), an object's address
+_VARYING = [
+    (re.compile(r"(# (?:rules|body|source)-hash:) [0-9a-f]+"), r"\1 ..."),
+    (re.compile(r"0x[0-9a-f]+"), "0x..."),
+]
+
+
+def _shown(cell):
+    """The lines a code cell shows (its printed text and the plain text of its values),
+    without what varies from run to run."""
+    text = ""
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            text += output.get("text", "")
+        elif "data" in output:
+            text += output["data"].get("text/plain", "") + "\n"
+        elif output.get("output_type") == "error":
+            text += f"{output.get('ename')}: {output.get('evalue')}\n"
+    for pattern, replacement in _VARYING:
+        text = pattern.sub(replacement, text)
+    return text.splitlines(keepends=True)
 
 
 @pytest.mark.skipif(not NOTEBOOK_NAMES, reason="no notebooks in notebooks/")
