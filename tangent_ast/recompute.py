@@ -93,6 +93,7 @@ def recompute_residuals(fwd, bwd, residuals, kinds, updated):
             kind.tag is Tag.ARRAY
             and r not in shapes_only
             and (_view(value, available, kinds) or _one_pass(value, available, kinds))
+            and len(_value_reads(bwd_names, r)) == 1
         ):
             _read_sizes_of_an_operand(bwd_names, r, value, kinds)
         else:
@@ -103,6 +104,9 @@ def recompute_residuals(fwd, bwd, residuals, kinds, updated):
         bwd_names.substitute(reads[0], value)
         kept.discard(r)
         kept |= {n.id for n in walk(value) if isinstance(n, gast.Name)} & set(params)
+    # an argument the reverse sweep reads now (a size read moved to it from a residual that
+    # is kept after all, read more than once) is passed: it is alive anyway
+    kept |= {p for p in params if bwd_names.reads(p) and not bwd_names.stores.get(p)}
     return [v for v in dict.fromkeys((*params, *residuals)) if v in kept]
 
 
@@ -256,6 +260,12 @@ def _read_sizes_of_an_operand(names, r, value, kinds):
         if _is_name(attribute.value, r):
             names.rename(attribute.value, same[0])
             names.sizes.setdefault(same[0], []).append(attribute)
+
+
+def _value_reads(names, r):
+    """The reads of ``r`` in the reverse sweep other than of its size (``r.size``)."""
+    sizes = {id(a.value) for a in names.sizes.get(r, ()) if _is_name(a.value, r)}
+    return [n for n in names.reads(r) if id(n) not in sizes]
 
 
 def _is_name(expr, id_):

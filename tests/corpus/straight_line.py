@@ -110,6 +110,15 @@ def np_sum_axis(A):
     return np.sum(np.sum(A, axis=1) ** 3)
 
 
+def mean_of_squares_and_column_sums(a):
+    # the reverse rule reads the size of v1 ** 2, moved to v1 (kept: read twice), once to a,
+    # which was not passed (a NameError, found by fuzzing)
+    v1 = a * (-0.995) ** 2
+    v3 = np.mean(v1**2)
+    v4 = np.sum(v1, axis=0, keepdims=True)
+    return np.sum(v4) + v3
+
+
 def np_maximum(x, y):
     return np.sum(np.maximum(x, y) * np.minimum(x, 0.1))
 
@@ -169,6 +178,7 @@ CASES = [
     Case(np_scalar_array, (0.7, V)),
     Case(np_mean_axis, (M,)),
     Case(np_sum_axis, (M,)),
+    Case(mean_of_squares_and_column_sums, (M,)),
     Case(np_maximum, (V, W)),
     Case(np_where, (V,)),
     Case(np_transpose_reshape, (M,)),
