@@ -111,10 +111,12 @@ def _numbers(x):
 def _vdot(a, b):
     """The pairing of a cotangent with a tangent: ``Re(sum(ct * t))`` (no conjugate: the
     convention for complex cotangents)."""
-    return sum(
-        float(np.real(np.sum(_numbers(x) * _numbers(y))))
-        for x, y in zip(_leaves(a), _leaves(b), strict=True)
-    )
+    left, right = list(_leaves(a)), list(_leaves(b))
+    if len(left) != len(right):  # a list's cotangent of its final length, not its given one
+        raise GradientCheckError(
+            f"a cotangent and a tangent of one value differ in structure: {a!r} and {b!r}"
+        )
+    return sum(float(np.real(np.sum(_numbers(x) * _numbers(y)))) for x, y in zip(left, right))
 
 
 def _add(x, t, h):

@@ -45,7 +45,7 @@ from .kinds import (
 from .live import is_library
 from .resolve import Pack, callee
 from .rules.registry import lookup
-from .runtime import list_with
+from .runtime import list_inserted, list_with, without
 from .ssa import is_unset
 from .trees import walk
 
@@ -92,7 +92,9 @@ def _sequence_kind(fn, kinds, atoms):
     """``xs + ys`` (concatenation) and ``xs * n`` (repetition) of lists and tuples."""
     first = kinds[0]
     if first.tag not in (Tag.LIST, Tag.TUPLE):
-        return UNKNOWN
+        # unknown + [v] (a list grown in a loop), n * xs: a sequence of the other's tag
+        second = kinds[1]
+        return Kind(second.tag) if second.tag in (Tag.LIST, Tag.TUPLE) else UNKNOWN
     if fn is operator.add:
         second = kinds[1]
         if second.tag == first.tag and first.elements is not None and second.elements is not None:
@@ -299,6 +301,8 @@ class KindInference:
             return replace(args[0], tag=Tag.LIST if fn is list else Tag.TUPLE)
         if fn is list_with and args[0].tag is Tag.LIST:
             return _list_with_kind(args[0], site.args[1], args[2])
+        if fn in (without, list_inserted) and args[0].tag is Tag.LIST:
+            return Kind(Tag.LIST)  # xs.pop(k), xs.insert(i, v): a list still
         if entry is not None and entry.kind is not None:
             kind = self.result_of(entry, site, args)
             if entry.kind in _KNOW_LENGTHS and lengths_of(kind) is not None:

@@ -194,7 +194,7 @@ def front(fn, signature, trace=False, form=PLAIN):
         temps,
         updated,
         spread,
-        (updated | lists) & set(params),
+        (updated | lists | normalizer.written_back) & set(params),
         normalizer.handlers,
         snapshots,
         checkpoints,

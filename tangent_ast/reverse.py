@@ -2,9 +2,8 @@
 
 Takes the SSA function with kinds and activity; guarantees two functions:
 
-* ``f_fwd(*params) -> (out, saved)``: the primal computation (calls to user
-  functions replaced by their forward sweeps) returning the residuals the
-  reverse sweep reads, as an explicit tuple;
+* ``f_fwd(*params) -> (out, saved)``: the primal computation (calls to user functions
+  replaced by their forward sweeps) returning the residuals the reverse sweep reads;
 * ``f_bwd(saved, ct_out) -> cotangents of the wrt parameters``: the adjoint
   of each active statement in reverse order. The cotangents of a value used
   several times are *added*: the first contribution assigns, later ones add.
@@ -41,6 +40,7 @@ import gast
 import numpy as np
 
 from .activity import assignments
+from .aliasing import first_copy
 from .calling import positional
 from .checkpoints import check_recomputable_call
 from .derivatives import unsupported_call
@@ -773,7 +773,7 @@ def reverse(derivation, fn, wrt):
         terms = transform.take(w, pending, accumulated)
         ct = transform.ct(w)
         if not terms:
-            body.append(assign(ct, derivation.zero(w)))
+            body.append(assign(ct, derivation.zero(first_copy(fn, derivation.scope, w))))
         else:
             body.extend(transform.assign_sum(ct, terms))
         results.append(name(ct))

@@ -119,7 +119,7 @@ def check_second_order(f, args, *, wrt=None, rtol=1e-4, atol=1e-6, seed=0, cache
             plus[i], minus[i] = _add(args[i], t, step), _add(args[i], t, -step)
         return _difference(gradient(*plus), gradient(*minus), 2 * step)
 
-    if not any(_close(hv, along(step), rtol, atol) for step in _STEPS[:4]):
+    if not any(_close(hv, along(step), rtol, atol) for step in _STEPS):
         raise GradientCheckError(
             f"the Hessian-vector product of {getattr(f, '__qualname__', f)} disagrees with "
             f"central differences of its gradient: derived {hv!r}, numerical {along(1e-4)!r}"

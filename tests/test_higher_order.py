@@ -694,3 +694,35 @@ def test_third_derivatives_through_a_function_value_are_refused():
 
     with pytest.raises(TangentAstError, match="a third derivative through a function value"):
         ta.grad(third)(0.5)
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (language.scales_list_argument, ([0.5, -1.0, 2.0], 1.5)),
+        (language.appends_to_list_argument, ([0.5, 2.0], 0.7)),
+        (language.appends_to_list_argument_only, ([0.5, 2.0], 0.7)),
+    ],
+)
+def test_second_derivatives_of_list_arguments_written_back(fn, args):
+    """A reverse rule writes a list argument back (runtime.write_list): derived again, that
+    is the derived function's own write-back. The direction is left as it is, and the
+    cotangent of the list has the length it was given."""
+    check_second_order(fn, args, wrt=(0, 1))
+    direction = ([0.3] * len(args[0]), 0.4)
+    ta.hvp(fn, wrt=(0, 1))(list(args[0]), args[1], direction)
+    assert direction == ([0.3] * len(args[0]), 0.4)
+
+
+def checkpointed_steps(a, s):
+    v = a * 1.0
+    for i in ta.checkpointed(range(9), snapshots=4):
+        v = v * 0.7 + np.sin(v) * (i + 1.0) * s
+    return np.sum(v)
+
+
+def test_reverse_over_reverse_of_a_checkpointed_loop():
+    """The reverse sweep of a checkpointed loop keeps its snapshots in a list it pops from and
+    appends to (runtime.without, +): a list still, so derived again its cotangents are added
+    item by item, not concatenated (found by second-order fuzzing)."""
+    check_second_order(checkpointed_steps, (np.array([0.3, -0.5, 0.8]), 0.4), wrt=(0, 1))

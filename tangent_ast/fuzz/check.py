@@ -104,20 +104,38 @@ def _api_checks(f, args):
     for g, h, k in zip(first, second, grads, strict=True):
         if not (_close(g, h) and _close(g, k)):
             raise GradientCheckError("the vjp pullback called twice, and grad, disagree")
-    tangents = tuple(np.ones_like(a) if isinstance(a, np.ndarray) else 1.0 for a in args)
+    tangents = tuple(
+        np.ones_like(a) if isinstance(a, np.ndarray) else [1.0] * len(a) if _listed(a) else 1.0
+        for a in args
+    )
     out, _ = ta.jvp(f, copy.deepcopy(args), tangents)
     if not _close(out, expected):
         raise GradientCheckError(f"jvp gives the value {out!r}, f gives {expected!r}")
 
 
+def _listed(a):
+    return isinstance(a, list)
+
+
+def _direction(a, rng):
+    """A random direction for the argument ``a`` (an array, a float or a list of floats)."""
+    if isinstance(a, np.ndarray):
+        return rng.standard_normal(np.shape(a))
+    if _listed(a):
+        return [float(rng.standard_normal()) for _ in a]
+    return float(rng.standard_normal())
+
+
+def _step(a, d, step):
+    """``a + step * d`` for an argument and a direction of it."""
+    if _listed(a):
+        return [x + step * t for x, t in zip(a, d, strict=True)]
+    return a + step * d
+
+
 def _perturbed(args, seed):
     rng = np.random.default_rng(seed + 1)
-    return tuple(
-        a + 1e-3 * rng.standard_normal(np.shape(a))
-        if isinstance(a, np.ndarray)
-        else a + 1e-3 * float(rng.standard_normal())
-        for a in args
-    )
+    return tuple(_step(a, _direction(a, rng), 1e-3) for a in args)
 
 
 def _check_at(f, args, second_order=False):
@@ -220,17 +238,12 @@ def _too_steep(f, args, seed):
     float64 differences cannot check such a slope (a loop that multiplies by 40 each
     step), while a derived slope that is huge where the differences are not stays a bug."""
     rng = np.random.default_rng(seed + 2)
-    direction = tuple(
-        rng.standard_normal(np.shape(a))
-        if isinstance(a, np.ndarray)
-        else float(rng.standard_normal())
-        for a in args
-    )
-    _, derived = ta.jvp(f, copy.deepcopy(args), direction)
+    direction = tuple(_direction(a, rng) for a in args)
+    _, derived = ta.jvp(f, copy.deepcopy(args), copy.deepcopy(direction))
     numeric = 0.0
     for step in (1e-3, 1e-5, 1e-7):
-        plus = tuple(a + step * d for a, d in zip(args, direction, strict=True))
-        minus = tuple(a - step * d for a, d in zip(args, direction, strict=True))
+        plus = tuple(_step(a, d, step) for a, d in zip(args, direction, strict=True))
+        minus = tuple(_step(a, d, -step) for a, d in zip(args, direction, strict=True))
         numeric = max(numeric, abs(float(f(*plus) - f(*minus))) / (2 * step))
     return abs(float(derived)) > 1e6 and numeric > 1e6
 

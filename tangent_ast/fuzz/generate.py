@@ -25,6 +25,8 @@ from . import lengths as _lengths
 from . import literals as _literals
 from .lengths import MAT, SCALAR, SHAPES, VEC
 
+LIST = "list"  # a parameter's shape: a list of three floats
+
 # Module-level helpers a program may call; each reads like code people write.
 HELPERS = {
     "smooth_step": "def smooth_step(p, q):\n    return p * np.tanh(q) + 0.5 * q\n",
@@ -96,6 +98,8 @@ class Program:
         for shape in self.shapes:
             if shape == SCALAR:
                 out.append(float(rng.uniform(0.3, 1.4)) * (1 if rng.random() < 0.7 else -1))
+            elif shape == LIST:
+                out.append([float(v) for v in rng.uniform(-1.2, 1.2, 3)])
             else:
                 out.append(rng.standard_normal(SHAPES[shape]))
         return tuple(out)
@@ -533,6 +537,25 @@ def _statement(w):
         w.emit([f"{name} = {expr}"], name, shape)
 
 
+def _list_argument(w, ys):
+    """A block on the list argument ``ys`` (three floats): changed in place, as the caller
+    sees it after the call, or only read, and a scalar read from it into scope (which the
+    result may leave unread: the list's cotangent is then zero, of its length as given)."""
+    s = w.pick(SCALAR) or "0.5"
+    name = w.fresh()
+    change = w.rng.choice(
+        [
+            [f"{ys}.append({s} * 0.5)"],
+            [f"{ys}[1] = {ys}[0] * {s}"],
+            [f"{ys} += [np.sin({s})]"],
+            [f"{ys}.append(1.0)", f"{ys}[0] = {ys}[-1] * {ys}[2]"],
+            [],
+        ]
+    )
+    read = w.rng.choice([f"{ys}[0] * {ys}[-1]", f"sum({ys})", f"{ys}[1] + {ys}[2] * {s}"])
+    w.emit([*change, f"{name} = {read}"], name, SCALAR)
+
+
 def generate(seed, size=None, lengths="equal"):
     """The program of ``seed``: 1-3 parameters, ``size`` statements (random if None); with
     ``lengths="mixed"``, of arrays whose axes have lengths 3, 4 and 1, not only 3."""
@@ -545,8 +568,12 @@ def generate(seed, size=None, lengths="equal"):
     shapes = tuple(rng.choice(choices) for _ in range(count))
     params = tuple(f"{'abc'[i]}" for i in range(len(shapes)))
     w.env.update(zip(params, shapes, strict=True))
-    if rng.random() < 0.15 and any(s != SCALAR for s in shapes):  # an argument updated in place
-        arg = next(p for p, s in zip(params, shapes, strict=True) if s != SCALAR)
+    if rng.random() < 0.15:  # a list of three floats, changed in place (or not) and read
+        shapes += (LIST,)
+        params += ("ys",)
+        _list_argument(w, "ys")
+    if rng.random() < 0.15 and any(s not in (SCALAR, LIST) for s in shapes):  # updated in place
+        arg = next(p for p, s in zip(params, shapes, strict=True) if s not in (SCALAR, LIST))
         w.body.append((f"{arg} *= 0.5",))
     for _ in range(size if size is not None else rng.randint(2, 8)):
         _statement(w)

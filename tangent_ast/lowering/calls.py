@@ -110,6 +110,9 @@ class CallLowering:
                 "assign the result instead: y = np.add(y, x)",
             )
         target = self.scope.lookup(func)
+        if target is runtime.write_list and self.writes_back_an_argument(call):
+            self.written_back.add(call.args[0].id)
+            return
 
         if _numpy_effect(target, func, locals_in_args) or (
             inspect.isfunction(target) and locals_in_args
@@ -121,6 +124,24 @@ class CallLowering:
                 "for its effect on a local value",
                 "use its result: y = f(x), or update an array with a[i] = v",
             )
+
+    def writes_back_an_argument(self, call):
+        """``runtime.write_list(xs, xs_2)`` as a derived rule writes a list argument back
+        (:meth:`write_back`): ``xs`` a parameter nothing reads or binds after the call, its
+        last use, and ``xs_2`` a local name. Derived again, it is what this lowering would
+        make of the updates themselves."""
+        node = self.parsed.node
+        if not (
+            len(call.args) == 2
+            and not call.keywords
+            and all(isinstance(a, gast.Name) for a in call.args)
+            and call.args[0].id in {a.id for a in node.args.args}
+        ):
+            return False
+        given = call.args[0].id
+        uses = [n for n in gast.walk(node) if isinstance(n, gast.Name) and n.id == given]
+        last = max((n.lineno, n.col_offset) for n in uses if hasattr(n, "lineno"))
+        return (call.args[0].lineno, call.args[0].col_offset) == last
 
     def list_method(self, call, at):
         """``xs.insert(i, v)`` -> ``xs = runtime.list_inserted(xs, i, v)``; ``xs.pop(i)`` ->

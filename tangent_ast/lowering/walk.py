@@ -61,6 +61,8 @@ class Normalizer(
         self.namer = namer
         self.in_place = in_place  # array arguments updated in place (check_updates)
         self.lists = lists  # local lists updated by item: xs[i] = v is xs = list_with(xs, i, v)
+        # list arguments a derived rule writes back itself (runtime.write_list, derived again)
+        self.written_back: set[str] = set()
         self.spread = spread or Spread()  # *args/**kwargs parameters, by the names they hold
         self.result = None
         # (line, column, name) of each ``name += ...``: the checks after SSA look for them

@@ -583,6 +583,11 @@ def sets_item_of_list_argument_only(xs, y):
     return 2.0 * y
 
 
+def appends_to_list_argument_only(xs, y):
+    xs.append(y * y)    # the result does not read xs: its cotangent has xs's length as given
+    return 2.0 * y
+
+
 def sets_slot_of_argument_only(x, y):
     x[0] = y * y        # an array argument, likewise
     return 2.0 * y
@@ -593,6 +598,7 @@ CASES += [
     Case(scales_list_argument, ([0.5, -1.0, 2.0], 1.5), wrt=(1,), note="-list-not-in-wrt"),
     Case(appends_to_list_argument, ([0.5, 2.0], 0.7)),
     Case(sets_item_of_list_argument_only, ([0.5, 2.0], 0.7)),
+    Case(appends_to_list_argument_only, ([0.5, 2.0], 0.7)),
     Case(sets_slot_of_argument_only, (V, 0.7)),
 ]
 
