@@ -5,8 +5,9 @@ with the imports it needs, or ``None`` where writing it out could change what th
 does (the caller then writes calls of the rules instead):
 
 * ``gradient_text``: a reverse rule's forward sweep, then its reverse sweep from a
-  cotangent of 1.0, as one function: the gradient, which tangent_ast derives again for
-  second derivatives without a call between the sweeps that hides what is dead;
+  cotangent of 1.0 (written in where the sweep reads it), as one function: the gradient,
+  which tangent_ast derives again for second derivatives without a call between the
+  sweeps that hides what is dead;
 * ``tangent_text``: a forward rule's tangent alone: the Hessian-vector product is the
   tangent of the gradient, and the statements only the gradient's value needs go.
 
@@ -37,8 +38,7 @@ import numpy as np
 <BLANKLINE>
 def f_gradient(x):
     y = np.sin(x)  # line 2
-    ct_out = 1.0
-    ct_y = 2 * ct_out * y  # line 2
+    ct_y = 2 * 1.0 * y  # line 2
     return ct_y * np.cos(x)
 <BLANKLINE>
 """
@@ -113,11 +113,17 @@ def gradient_text(module_text, base, name, objects, defaults=None):
     for old in sorted(bound & (_stored(fwd) | _params(fwd) | _free(fwd))):
         renames[old] = _fresh(old, taken)
         taken.add(renames[old])
+    # the cotangent the reverse sweep starts from is 1.0: written in where it is read (so
+    # ct_out * 2.0 folds to 2.0), unless the sweep binds it again
+    seeded = ct_out not in _stored_in(statements)
+    if seeded:
+        renames[ct_out] = "1.0"
     lines = _renamed(module_text.splitlines(), statements, renames)
     body = _lines(lines, fwd.body[:-1])
     if saved:
         body.append(f"    {renames.get(saved, saved)} = {ast.unparse(residuals)}")
-    body.append(f"    {renames.get(ct_out, ct_out)} = 1.0")
+    if not seeded:
+        body.append(f"    {renames.get(ct_out, ct_out)} = 1.0")
     body += _lines(lines, statements)
     params = [
         f"{a.arg}={defaults[a.arg]}" if a.arg in (defaults or {}) else a.arg for a in fwd.args.args

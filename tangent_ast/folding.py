@@ -261,11 +261,17 @@ def _negation(e):
 
 
 def _strip_negation(e):
-    """``e`` without a minus of one of its factors (``-a``, ``-a * b / c``, ``a * -b``), or
-    None if it has none. A product or quotient with one factor negated is the negation of
-    the product to the bit: IEEE rounding is symmetric in the sign."""
+    """``e`` without a minus of one of its factors (``-a``, ``-a * b / c``, ``a * -b``,
+    ``-2.0 * a``), or None if it has none. A product or quotient with one factor negated is
+    the negation of the product to the bit: IEEE rounding is symmetric in the sign."""
     if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub):
         return e.operand
+    if (
+        isinstance(e, gast.Constant)
+        and type(e.value) in (int, float)
+        and math.copysign(1, e.value) < 0
+    ):
+        return gast.Constant(-e.value, None)  # -2.0 is the negation of 2.0
     if isinstance(e, gast.BinOp) and isinstance(e.op, (gast.Mult, gast.Div)):
         left = _strip_negation(e.left)
         if left is not None:

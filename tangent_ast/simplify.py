@@ -109,6 +109,7 @@ class Simplifier:
             self.fn.body = self.fold(self.fn.body)
             self.coalesce_block(self.fn.body)
             self.propagate_copies()
+            self.propagate_constants()
             self.propagate_local_block(self.fn.body)
             self.inline_block(self.fn.body)
             self.remove_dead()
@@ -386,6 +387,36 @@ class Simplifier:
         )
         self.changed |= self.dropped
 
+    def propagate_constants(self):
+        """``t = 2.0`` (``t`` a temporary assigned once) -> its reads are ``2.0``: a number
+        is written where it is used, as a person writes it (and folding then merges it into
+        the product it multiplies)."""
+        stores, _, assignments = self._whole()
+        constants = {
+            s.targets[0].id: s.value
+            for s in assignments
+            if isinstance(s.targets[0], gast.Name)
+            and isinstance(s.value, gast.Constant)
+            and type(s.value.value) in (int, float)
+            and s.targets[0].id in self.rewritable
+            and s.targets[0].id not in self.keep
+            and stores.get(s.targets[0].id) == 1
+        }
+        if not constants:
+            return
+        _Substitute(constants).visit(self.fn)
+        self.known.forget_names(set(constants))
+        self.dropped = False
+        self.fn.body = self._drop(
+            self.fn.body,
+            lambda s: (
+                isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name)
+                and s.targets[0].id in constants
+            ),
+        )
+        self.changed = True
+
     def _drop(self, stmts, predicate):
         """``stmts`` without those ``predicate`` marks (nor ``a = a``), branches emptied
         and loops idle. Sets ``self.dropped`` when that changes anything: then the code
@@ -612,6 +643,18 @@ class _Replace(Transformer):
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id == self.target:
             return clone(self.value)
+        return node
+
+
+class _Substitute(Transformer):
+    """Reads of the names of ``values`` replaced by (copies of) their values."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.values:
+            return clone(self.values[node.id])
         return node
 
 

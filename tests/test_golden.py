@@ -68,7 +68,7 @@ def test_reverse_rule_of_a_branch():
             if x_gt_zero:
                 ct_x = ct_x + 2.0 * ct_out * x
             else:
-                ct_x = ct_x + ct_out * -0.5
+                ct_x = ct_x - ct_out * 0.5
             return ct_x
         """)
 

@@ -1,12 +1,14 @@
-"""``python -m tangent_ast.fuzz --count N --seed S`` (or ``--minutes M``): random programs
-through every mode; counts by outcome, refusals by frequency, shrunk failures. Each seed
-gives a program of equal lengths and one of mixed lengths (``--lengths`` picks one);
-``--second-order`` checks Hessian-vector products as well."""
+"""``python -m tangent_ast.fuzz --count N --seed S`` (or ``--minutes M``): N random programs
+through every mode (the counts so far printed every ``--every`` programs); counts by outcome,
+refusals by frequency, shrunk failures. Each seed gives a program of equal lengths and one
+of mixed lengths (``--lengths`` picks one); ``--second-order`` checks Hessian-vector
+products as well."""
 
 from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import os
 import re
 import sys
@@ -37,13 +39,17 @@ def run(
     deadline=None,
     out=None,
     shrink_failures=True,
-    echo=print,
+    echo=None,
     lengths="equal",
     second_order=False,
+    limit=None,
+    every=None,
 ):
     """Check the program of each seed (of ``lengths``: "equal", "mixed", or "both": two
-    programs a seed; with ``second_order``, its second derivatives too); the counts by
+    programs a seed; with ``second_order``, its second derivatives too), ``limit``
+    programs at most, echoing the counts so far every ``every`` programs; the counts by
     outcome, the refusals by class and the failures."""
+    echo = echo or functools.partial(print, flush=True)
     counts = collections.Counter()
     refusals = collections.Counter()
     failures = []
@@ -51,16 +57,21 @@ def run(
     # a generator, not itertools.product: that makes a tuple of its inputs first, and
     # --minutes gives it every seed up to sys.maxsize
     for seed, kind in ((seed, kind) for seed in seeds for kind in kinds):
-        if deadline is not None and time.monotonic() > deadline:
+        if (deadline is not None and time.monotonic() > deadline) or (
+            limit is not None and sum(counts.values()) >= limit
+        ):
             break
         program = generate(seed, lengths=kind)
         result = check_program(program, second_order)
         counts[result.outcome] += 1
         if result.outcome is Outcome.REFUSED:
             refusals[_refusal_class(result.detail)] += 1
+        progress = f"up to seed {seed}: {_tally(counts)}"
+        if every and sum(counts.values()) % every == 0:
+            echo(progress)
         if out is not None:  # a run stopped early still tells what it checked
             Path(out).mkdir(parents=True, exist_ok=True)
-            (Path(out) / "progress.txt").write_text(f"up to seed {seed}: {_tally(counts)}\n")
+            (Path(out) / "progress.txt").write_text(progress + "\n")
         if result.failed:
             small = (
                 shrink(
@@ -95,7 +106,12 @@ def run(
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tangent_ast.fuzz", description=__doc__)
-    parser.add_argument("--count", type=int, default=100, help="how many programs")
+    parser.add_argument(
+        "--count", type=int, default=100, help="how many programs (seeds taken in turn)"
+    )
+    parser.add_argument(
+        "--every", type=int, default=50, help="print the counts so far every N programs"
+    )
     parser.add_argument("--seed", type=int, default=0, help="the first seed")
     parser.add_argument("--minutes", type=float, default=None, help="run for this long instead")
     parser.add_argument(
@@ -123,12 +139,15 @@ def main(argv=None):
     if args.verify:
         os.environ["TANGENT_AST_VERIFY"] = "1"
     os.environ.setdefault("TANGENT_AST_CACHE", tempfile.mkdtemp(prefix="tangent_ast_fuzz_cache_"))
-    if args.minutes is not None:
-        seeds, deadline = range(args.seed, sys.maxsize), time.monotonic() + 60 * args.minutes
-    else:
-        seeds, deadline = range(args.seed, args.seed + args.count), None
+    deadline = None if args.minutes is None else time.monotonic() + 60 * args.minutes
     counts, _, _ = run(
-        seeds, deadline, args.out, lengths=args.lengths, second_order=args.second_order
+        range(args.seed, sys.maxsize),
+        deadline,
+        args.out,
+        lengths=args.lengths,
+        second_order=args.second_order,
+        limit=None if args.minutes is not None else args.count,
+        every=args.every,
     )
     return 1 if counts[Outcome.WRONG] or counts[Outcome.INTERNAL] else 0
 
