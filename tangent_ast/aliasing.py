@@ -586,8 +586,9 @@ def _check_new_each_time(parsed, fn, scope, array, first, definitions, stmts):
     """An array of the function's own updated in place (by ``stmts``, the first of them
     ``first``) is a new array at each of its ``definitions``."""
     # each binding a new array (``ct = np.zeros_like(x); ct[...] = 0.0; ct = ct + t``, as
-    # reverse rules write): SSA names each, and each is updated as the one it is; in a
-    # loop, where one version is carried to the next iteration, only one binding
+    # reverse rules write): SSA names each, and each is updated as the one it is. Bound in a
+    # loop, where one version is carried to the next iteration, only once; updated in a
+    # loop it binds nowhere, the loop updates the one version bound before it
     if not definitions or not all(fresh_array(d.value, scope) for d in definitions):
         raise unsupported(
             parsed,
@@ -597,7 +598,7 @@ def _check_new_each_time(parsed, fn, scope, array, first, definitions, stmts):
             f"create it with np.zeros/np.empty/np.array/.copy() each time {array} is bound",
         )
     in_loops = _in_loops(fn) if len(definitions) > 1 else set()
-    if any(id(n) in in_loops for n in definitions + stmts):
+    if any(id(n) in in_loops for n in definitions):
         raise unsupported(
             parsed,
             first,

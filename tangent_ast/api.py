@@ -4,6 +4,7 @@ they all get their rules from), jvp, grad, value_and_grad, vjp, show."""
 import ast
 import functools
 import inspect
+import re
 import weakref
 
 import numpy as np
@@ -12,6 +13,7 @@ from . import runtime
 from .api_roles import Role, register
 from .cached import DerivedRule
 from .calling import PLAIN, flat_arguments, plain_arity
+from .code_keys import values_key
 from .display import SourceText
 from .errors import (
     InternalError,
@@ -22,7 +24,7 @@ from .errors import (
 )
 from .kinds import _SCALAR_TYPES, KEYS_KEPT, signature_key, signature_of
 from .live import generated_test
-from .load import import_module, write_atomic
+from .load import bound_by_loader, has_own_values, import_module, write_atomic
 from .modes import Mode, Route
 from .naming import rule_base
 from .runtime.checkpoints import checkpoint
@@ -308,6 +310,10 @@ class Made:
 
     def __init__(self, call, how, f, *args, **kwargs):
         functools.update_wrapper(self, f, updated=())
+        if not hasattr(self, "__name__"):  # a functools.partial: named as the function it binds
+            inner = getattr(f, "func", f)
+            self.__name__ = getattr(inner, "__name__", type(inner).__name__)
+            self.__qualname__ = getattr(inner, "__qualname__", self.__name__)
         self._call = call
         self._how = (how, f, args, kwargs)
 
@@ -472,13 +478,36 @@ def companion_function(rule, kind, text, name=None):
     made = _COMPANIONS.setdefault(rule, {})
     if kind not in made:
         text = text() if callable(text) else text  # made once a rule
+        bindings = _rule_bindings(rule, text)
         module_name = f"{rule.path.stem}__{kind}"
+        key = _values_key(rule) if bindings is not None else ""
+        if key:  # a closure's over data: the module, and rules derived from it, its own
+            module_name += f"_{key}"
         path = rule.path.parent / f"{module_name}.py"
         if not path.exists() or path.read_text() != text:
             write_atomic(path, text)
-        module = import_module(rule.path.parent, module_name)
+        module = import_module(rule.path.parent, module_name, bindings, reload=True)
         made[kind] = getattr(module, name or f"{rule_base(rule.fn)}_{kind}")
     return made[kind]
+
+
+def _rule_bindings(rule, text):
+    """What a module built on ``rule`` imports from the rule's module, bound to the rule's
+    own functions where the rule reads values of its own (a closure's: each closure's rule
+    module is loaded with its cells, and one built on it must call that one); else None."""
+    own = rule.fwd if hasattr(rule, "fwd") else rule.jvp
+    if not has_own_values(own):
+        return None
+    imports = re.search(rf"^from \.{re.escape(rule.path.stem)} import (.+)$", text, re.MULTILINE)
+    names = [] if imports is None else [n.strip() for n in imports.group(1).split(",")]
+    return {n: own.__globals__[n] for n in names if n in own.__globals__}
+
+
+def _values_key(rule):
+    """What sets apart the values ``rule``'s module was loaded with (a closure's cells)."""
+    own = rule.fwd if hasattr(rule, "fwd") else rule.jvp
+    namespace = own.__globals__
+    return values_key({n: namespace[n] for n in bound_by_loader(rule.path) if n in namespace})
 
 
 def gradient_function(rule):

@@ -45,6 +45,20 @@ def register(role, *objects):
         _ROLES[id(obj)] = (obj, role)
 
 
+_SECOND_ORDER: dict[int, object] = {}  # id -> a maker of second derivatives (hvp)
+
+
+def register_second_order(*objects):
+    """``objects`` make functions of second derivatives (``hvp``)."""
+    for obj in objects:
+        _SECOND_ORDER[id(obj)] = obj
+
+
+def second_order(obj):
+    """Whether ``obj`` is a maker of second derivatives registered as one."""
+    return _SECOND_ORDER.get(id(obj)) is obj
+
+
 def register_made(obj, role):
     """Give ``obj``, a function the API made at run time (``linearize``'s ``f_jvp``), ``role``
     for as long as it lives."""

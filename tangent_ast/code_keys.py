@@ -116,6 +116,20 @@ def cells_key(fn, seen=None):
     return " ".join(parts)
 
 
+def values_key(values):
+    """A text setting apart the data among ``values`` (name -> value: what a closure's rule
+    module is loaded with), the same in every process: numbers by their value, arrays by
+    their bytes, other data by its text; "" if there is none. (Code is set apart by the
+    module names already: :func:`cells_key`.)"""
+    parts = []
+    for name, value in sorted(values.items()):
+        if isinstance(value, np.ndarray):
+            parts.append(f"{name}={value.dtype}{value.shape}{digest(value.tobytes().hex(), 12)}")
+        elif is_data(value):
+            parts.append(f"{name}={value!r}")
+    return digest(" ".join(parts), 8) if parts else ""
+
+
 def _library(fn):
     """Whether ``fn`` is code of a library (NumPy's, the standard library's), not the
     program's (as :func:`tangent_ast.live.is_library` says, without the derived modules)."""

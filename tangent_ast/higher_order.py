@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .api import Made, _session, companion_function, gradient_function, guarded, source_of, vjp
-from .api_roles import Role, register
+from .api_roles import Role, register, register_second_order
 from .calling import PLAIN, flat_arguments
 from .composed import tangent_text
 from .errors import TangentAstError
@@ -307,4 +307,5 @@ def hessian(f, wrt=0, *, cache=None):
 # tangent_ast's API in differentiated code (lowering/api_calls.py), by identity: hvp(f) is
 # differentiated through its source; the Jacobians and Hessians, of batches, are not
 register(Role.MAKER, hvp)
+register_second_order(hvp)
 register(Role.MADE, jacfwd, jacrev, hessian)

@@ -18,6 +18,7 @@ the kind their own derivation infers (``result_kind``).
 {'k': 'int', 'n': 'int', 'out': 'float', 's': 'float', 'x': 'array1f', 'x_times_two': 'array1f'}
 """
 
+import functools
 import inspect
 import itertools
 import operator
@@ -99,7 +100,7 @@ def _sequence_kind(fn, kinds, atoms):
         second = kinds[1]
         if second.tag == first.tag and first.elements is not None and second.elements is not None:
             return Kind(first.tag, elements=first.elements + second.elements)
-        return Kind(first.tag)
+        return of_items(first.tag, first, second)
     times = atoms[1]
     if (
         isinstance(times, gast.Constant)
@@ -107,7 +108,7 @@ def _sequence_kind(fn, kinds, atoms):
         and first.elements is not None
     ):
         return Kind(first.tag, elements=first.elements * times.value)
-    return Kind(first.tag)
+    return of_items(first.tag, first)
 
 
 def _trimmed_shape(base_shape, parts):
@@ -299,10 +300,14 @@ class KindInference:
             return like_kind(*args)  # same shape id as its argument
         if fn in (list, tuple) and len(args) == 1 and args[0].tag in (Tag.LIST, Tag.TUPLE):
             return replace(args[0], tag=Tag.LIST if fn is list else Tag.TUPLE)
+        if fn in (list, tuple) and len(args) == 1 and args[0].tag is Tag.ARRAY:
+            return Kind(Tag.LIST if fn is list else Tag.TUPLE)  # the rows of an array
         if fn is list_with and args[0].tag is Tag.LIST:
             return _list_with_kind(args[0], site.args[1], args[2])
-        if fn in (without, list_inserted) and args[0].tag is Tag.LIST:
-            return Kind(Tag.LIST)  # xs.pop(k), xs.insert(i, v): a list still
+        if fn is without and args[0].tag is Tag.LIST:
+            return of_items(Tag.LIST, args[0])  # xs.pop(k): a list of its items still
+        if fn is list_inserted and args[0].tag is Tag.LIST:
+            return of_items(Tag.LIST, args[0], Kind(Tag.LIST, elements=(args[2],)))
         if entry is not None and entry.kind is not None:
             kind = self.result_of(entry, site, args)
             if entry.kind in _KNOW_LENGTHS and lengths_of(kind) is not None:
@@ -333,6 +338,10 @@ class KindInference:
         ``t[0]``, ``t[1:]`` on a tuple of known elements: those elements."""
         if base.container and base.elements is not None:
             return _item_kind(base, index)
+        if base.item is not None:  # an item of a list of items of one kind, or a slice
+            if isinstance(index, gast.Slice):
+                return base
+            return base.item if self.of(index).tag in (Tag.INT, Tag.BOOL) else UNKNOWN
         if base.cls is range:  # an item an int, a slice a range
             if isinstance(index, gast.Slice):
                 return base
@@ -449,6 +458,30 @@ def _broadcast_lengths(operands, ndim):
     return tuple(result)
 
 
+def of_items(tag, *sequences):
+    """A list or tuple (``tag``) of a length not known, holding the items of ``sequences``
+    (lists or tuples): ``item`` is their one kind where every item's is known to be it.
+
+    >>> empty, one_int = Kind(Tag.LIST, elements=()), Kind(Tag.LIST, elements=(INT,))
+    >>> str(of_items(Tag.LIST, empty, one_int))  # a tape of loop indices
+    'list_of_int'
+    >>> str(of_items(Tag.LIST, one_int, Kind(Tag.LIST)))  # one list of unknown items
+    'list'
+    """
+    kinds = []
+    for k in sequences:
+        if k.elements is not None:
+            kinds += k.elements
+        elif k.item is not None:
+            kinds.append(k.item)
+        else:
+            return Kind(tag)
+    if not kinds:
+        return Kind(tag)
+    item = functools.reduce(join, kinds)
+    return Kind(tag, item=item) if item.tag is not Tag.UNKNOWN else Kind(tag)
+
+
 def join(a, b):
     """The kind of a name assigned ``a`` on one path and ``b`` on another."""
     if a == b:
@@ -465,7 +498,8 @@ def join(a, b):
             a, elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements, strict=True))
         )
     if a.tag == b.tag and a.tag in (Tag.LIST, Tag.TUPLE):
-        return Kind(a.tag)  # a list that grows in a loop: a list, of elements not known
+        # a list that grows in a loop: of a length not known, of items of one kind if known
+        return of_items(a.tag, a, b)
     if Tag.NONE in (a.tag, b.tag) and range in (a.cls, b.cls):
         return a if a.cls is range else b  # a range on the path that makes it, as below
     if Tag.NONE in (a.tag, b.tag) and (a.container or b.container):

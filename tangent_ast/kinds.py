@@ -7,8 +7,9 @@ array code call ``unbroadcast`` only where shapes can really differ.
 ``UNKNOWN`` is always safe: it only costs helper calls. The inference of a
 kind for every value of a function is the stage :mod:`tangent_ast.kind_inference`.
 
->>> kind_of(np.zeros((2, 3)))
-Kind(tag=<Tag.ARRAY: 'array'>, ndim=2, dtype='f', shape=None, elements=None, cls=None, fields=None)
+>>> k = kind_of(np.zeros((2, 3)))
+>>> k.tag, k.ndim, k.dtype
+(<Tag.ARRAY: 'array'>, 2, 'f')
 >>> describe_signature(signature_of((1.0, np.zeros(3))))
 'float, array1f'
 """
@@ -58,6 +59,9 @@ class Kind:
     elements: tuple | None = None  # kinds of a tuple's/list's elements or a record's fields
     cls: type | None = None  # the class of a record (dataclass or namedtuple)
     fields: tuple | None = None  # field names of a record
+    # the kind of every item of a list or tuple whose length is not known (a list grown in a
+    # loop, a tape): an item read from it is of this kind
+    item: "Kind | None" = None
 
     def __post_init__(self):
         object.__setattr__(self, "tag", Tag(self.tag))  # Kind("array", 1, "f") reads as well
@@ -103,6 +107,8 @@ class Kind:
         if self.elements is not None:
             name = self.cls.__name__ if self.cls is not None else self.tag
             return f"{name}({','.join(str(e) for e in self.elements)})"
+        if self.item is not None:
+            return f"{self.tag.value}_of_{self.item}"
         return self.tag.value
 
 

@@ -278,6 +278,8 @@ def import_module(directory, module_name, bindings=None, reload=False):
     except BaseException:
         sys.modules.pop(full, None)
         raise
+    for key, value in (bindings or {}).items():  # what the module's imports bound: the loader's
+        setattr(module, key, value)
     module.__tangent_ast_loaded__ = _load_state(package, path)
     module.__tangent_ast_stat__ = _stat(path)
     return module

@@ -726,3 +726,86 @@ def test_reverse_over_reverse_of_a_checkpointed_loop():
     appends to (runtime.without, +): a list still, so derived again its cotangents are added
     item by item, not concatenated (found by second-order fuzzing)."""
     check_second_order(checkpointed_steps, (np.array([0.3, -0.5, 0.8]), 0.4), wrt=(0, 1))
+
+
+def split_and_read(x, w):
+    a, b = np.split(x * w, [1])
+    return np.sum(a**2) + np.sum(np.sin(b))
+
+
+def concatenated(x, w):
+    return np.sum(np.concatenate([x * w, np.sin(x)]) ** 2)
+
+
+def unstacked_rows(x, w):
+    rows = np.unstack(np.outer(x, x) * w)
+    return np.sum(rows[0] * rows[1])
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        split_and_read,
+        concatenated,
+        unstacked_rows,
+        language.stack_comprehension,
+        language.norm_of_a_list,
+        language.tuple_of_an_array,
+        language.pops_and_inserts,
+        language.pops_from_a_dict,
+        language.update_rows,
+        control_flow.loop_name_bound_on_one_path_then_reused_in_a_branch,
+        control_flow.loop_in_one_branch_same_name_in_other,
+    ],
+)
+def test_reverse_over_reverse_of_joins_splits_and_lists(fn):
+    """Reverse rules that join or split arrays (their cotangent helpers are each other's
+    transposes), read a list's items (a tape's items are of one kind: an index read from
+    one is an int), or update a cotangent bound twice in a loop, derived again both ways."""
+    case = next((c for c, _ in CASES if c.fn is fn), None)
+    args = case.args if case is not None else (np.array([0.3, -0.5, 0.8]), 0.7)
+    args = tuple(a.copy() if hasattr(a, "copy") else a for a in args)
+    floats = tuple(
+        i for i, a in enumerate(args) if isinstance(a, float) or getattr(a, "dtype", None) == float
+    )
+    check_second_order(fn, args, wrt=floats)
+
+
+def make_wave(c):
+    def wave_c(p):
+        return c * np.sum(np.sin(p) * p)
+
+    return wave_c
+
+
+def scaled_wave(p, scale=1.0):
+    return scale * np.sum(np.sin(p) * p)
+
+
+def test_closures_and_partials_of_one_function_each_get_their_own_second_derivatives():
+    """Closures of one def share their rules' modules, each loaded with its own values: the
+    modules built on those rules (the gradient, the Hessian-vector product) are each
+    closure's own too (the second closure once got the first one's products)."""
+    import functools
+
+    x, v = np.array([0.3, 0.7]), np.array([1.0, -0.5])
+    for _ in range(2):
+        for c in (1.0, 10.0, 3.0):
+            for f in (make_wave(c), functools.partial(scaled_wave, scale=c)):
+                hessian = np.diag(c * (2 * np.cos(x) - x * np.sin(x)))
+                np.testing.assert_allclose(ta.hvp(f)(x, v), hessian @ v)
+                np.testing.assert_allclose(ta.hessian(f)(x), hessian)
+                np.testing.assert_allclose(ta.jacfwd(ta.grad(f))(x), hessian)
+
+
+WAVE_A, WAVE_B = make_wave(0.5), make_wave(1.5)
+
+
+def hvp_of_closures_inside(a, b):
+    return np.sum(ta.hvp(WAVE_A)(a, b) + ta.hvp(WAVE_B)(a, b) * 2.0)
+
+
+def test_hvp_of_a_closure_inside_a_differentiated_function_is_refused():
+    a = np.array([0.3, 0.7])
+    with pytest.raises(TangentAstError, match="of a closure or a functools.partial"):
+        ta.grad(hvp_of_closures_inside)(a, a)

@@ -57,6 +57,12 @@ HELPERS = {
         "LAYER_A = make_layer(0.5, np.tanh)\nLAYER_B = make_layer(1.5, np.tanh)\n"
         "LAYER_C = make_layer(0.5, np.sin)\n"
     ),
+    # scalar closures of one def over other constants, differentiated by the API (grad, hvp):
+    # each closure's derived functions use its own constant
+    "make_wave": (
+        "def make_wave(c):\n    def wave_c(p):\n        return c * np.sum(np.sin(p) * p)\n"
+        "    return wave_c\n\n\nWAVE_A = make_wave(0.5)\nWAVE_B = make_wave(1.5)\n"
+    ),
 }
 # the helpers a statement calls by themselves ("helper"); the others are called by the API
 # ("api") or are closures ("closures")
@@ -336,6 +342,15 @@ def _api_call(w, name, shape):
 def _closures(w, name, shape):
     """Closures of one def, over other constants and other functions, called together."""
     a, b = w.pick(shape), w.pick(shape)
+    if w.rng.random() < 0.4:
+        w.helpers.add("make_wave")
+        form = w.rng.choice(
+            [
+                "{name} = ta.hvp(WAVE_A)({a}, {b}) + ta.hvp(WAVE_B)({a}, {b}) * 2.0",
+                "{name} = ta.grad(WAVE_B)({a}) * ta.grad(WAVE_A)({b})",
+            ]
+        )
+        return w.emit([form.format(name=name, a=a, b=b)], name, shape)
     w.helpers.add("make_layer")
     first, second = w.rng.sample(["LAYER_A", "LAYER_B", "LAYER_C"], 2)
     return w.emit([f"{name} = {first}({second}({a})) + {second}({b})"], name, shape)

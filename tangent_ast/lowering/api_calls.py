@@ -35,9 +35,11 @@ def f(x):
     return out_1
 """
 
+import functools
+
 import gast
 
-from ..api_roles import Role, role_of
+from ..api_roles import Role, role_of, second_order
 from ..checks import unsupported
 from ..kinds import UNKNOWN, kind_of
 from ..syntax import located, name
@@ -212,6 +214,14 @@ class ApiCallLowering:
                 f"make it of module-level functions and constants: {_shown(func.func, None)}(f)(x)",
             ) from None
         maker, first = self.scope.lookup(func.func), func.args[0] if func.args else None
+        if second_order(maker) and first is not None and _holds_values(self.constant_value(first)):
+            raise unsupported(
+                self.parsed,
+                func,
+                f"{_shown(func.func, None)} of a closure or a functools.partial in a function "
+                "being differentiated (a third derivative through captured values)",
+                "pass the captured values as arguments of a module-level function",
+            )
         return name(self.made_name(f"{maker.__name__}_of_{_base(first)}", made))
 
     def constant_value(self, expr):
@@ -313,6 +323,11 @@ class ApiCallLowering:
                 + ("assigned again" if len(stores) > 1 else "used other than by calling it"),
                 f"call it where it is made, under a name of its own: {made}(...)",
             )
+
+
+def _holds_values(fn):
+    """A function carrying values of its own: a closure, or a ``functools.partial``."""
+    return isinstance(fn, functools.partial) or bool(getattr(fn, "__closure__", None))
 
 
 def bind_made(function, scope, kinds, made):

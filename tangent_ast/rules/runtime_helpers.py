@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
-from ..kinds import UNKNOWN, Tag
+from ..kinds import INT, UNKNOWN, Tag
 from .registry import (
     ZERO,
     broadcasting,
@@ -189,6 +189,8 @@ COTANGENT_HELPERS = (
     runtime.split_vjp,
     runtime.unstack_vjp,
     runtime.sort_vjp,
+    runtime.list_vjp,
+    runtime.without_vjp,
 )
 for _fn in COTANGENT_HELPERS:
     _params = list(inspect.signature(_fn).parameters.values())
@@ -201,7 +203,49 @@ for _fn in COTANGENT_HELPERS:
         *(p.name for p in _params[1:] if p.default is not p.empty),
         sequences=True,
     )
-nondifferentiable(runtime.clip_mask)
+nondifferentiable(runtime.clip_mask, runtime.inserted_at)
+primitive(runtime.inserted_at).kind = lambda xs, i: INT  # a position: an index
+# gather_list_vjp(ct, xs, fn, ...): fn places the entries (np.array, np.stack): a function,
+# no derivative
+handles(runtime.gather_list_vjp, "fn")
+
+# Their reverse rules, for reverse over reverse: each is linear in the cotangent, and the
+# cotangent helpers of joining and splitting are each other's transposes (the slices of a
+# stack, stacked again; the pieces of a concatenation, concatenated again), with the
+# arrays they return giving the shapes of missing cotangents.
+defvjp(runtime.list_vjp, lambda c, ans, ct, x: runtime.items_vjp(c, x), ZERO)
+# without_vjp puts a zero back where xs.pop(key) took an item; its transpose takes it out
+defvjp(runtime.without_vjp, lambda c, ans, ct, xs, key=-1: runtime.without(c, key), ZERO, None)
+defvjp(
+    runtime.gather_list_vjp,
+    lambda c, ans, ct, xs, fn: runtime.gathered(c, xs, fn),
+    ZERO,
+    None,
+)
+defvjp(
+    runtime.stack_vjp,
+    lambda c, ans, ct, xs, axis=0, out=None, dtype=None, casting="same_kind": runtime.unstack_vjp(
+        c, ans, axis
+    ),
+    ZERO,
+)
+defvjp(
+    runtime.unstack_vjp,
+    lambda c, ans, ct, pieces, axis=0: runtime.stack_vjp(c, pieces, axis),
+    ZERO,
+)
+defvjp(
+    runtime.concatenate_vjp,
+    lambda c, ans, ct, xs, axis=0, out=None, dtype=None, casting="same_kind": runtime.split_vjp(
+        c, ans, axis
+    ),
+    ZERO,
+)
+defvjp(
+    runtime.split_vjp,
+    lambda c, ans, ct, pieces, axis=0: runtime.concatenate_vjp(c, pieces, axis),
+    ZERO,
+)
 
 # The cotangents of a product's factors: linear in the cotangent and in the other factor;
 # the factor whose cotangent it is gives only a shape.

@@ -66,6 +66,18 @@ def gather_list_vjp(ct, xs, fn, *args, **kwargs):
     return _split_leaves(flat, xs)[0]
 
 
+def gathered(c, xs, fn):
+    """``fn`` of the cotangents ``c`` of the elements of ``xs`` (zeros where one has none): the
+    transpose of ``gather_list_vjp``, which sums a cotangent back onto the elements."""
+    return np.asarray(fn(_zeros_for_missing(c, xs)))
+
+
+def _zeros_for_missing(c, xs):
+    if isinstance(xs, (list, tuple)) and not isinstance(xs, np.ndarray):
+        return [_zeros_for_missing(t, x) for t, x in zip(c, xs, strict=True)]
+    return np.zeros(np.shape(xs)) if c is None else c
+
+
 def concatenate_vjp(ct, xs, axis=0, out=None, dtype=None, casting="same_kind"):
     """Cotangents of the arrays ``xs`` for ``np.concatenate(xs, axis)``: ``ct`` split back."""
     if axis is None:

@@ -279,6 +279,16 @@ def list_vjp(ct, x):
     return ct
 
 
+def items_vjp(c, x):
+    """The transpose of ``list_vjp(ct, x)`` (linear in ``ct``): from ``c``, a cotangent of
+    the cotangent of ``x``, the items' (the rows of an array, the fields of a record)."""
+    if isinstance(x, np.ndarray):
+        return TangentTuple(list(np.asarray(c)))
+    if is_record(x) and c is not None:
+        return TangentTuple(getattr(c, n) for n in record_fields(x))
+    return c
+
+
 def write_list(given, new):
     """``given[:] = new``: a list argument left as the function leaves it (and its tangent
     alongside it, in forward mode)."""

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ... import runtime
-from ...kinds import Tag, constructor_kind, transpose_kind
+from ...kinds import Kind, Tag, constructor_kind, transpose_kind
 from ...modes import Mode
 from ..registry import (
     ZERO,
@@ -304,8 +304,13 @@ defvjp(np.vsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct
 
 defvjp(np.dsplit, lambda ct, ans, ary, indices_or_sections: runtime.split_vjp(ct, ans, 2), None)
 
+# the pieces are a list (their cotangents, and those of their cotangents, add item by item)
+for _fn in (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit):
+    primitive(_fn).kind = lambda *args, **keywords: Kind(Tag.LIST)
+
 if hasattr(np, "unstack"):  # NumPy 2.1+
     def_linear(np.unstack)
+    primitive(np.unstack).kind = lambda *args, **keywords: Kind(Tag.TUPLE)
 
     defvjp(np.unstack, lambda ct, ans, x, axis=0: runtime.unstack_vjp(ct, ans, axis))
 
