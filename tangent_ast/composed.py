@@ -190,7 +190,8 @@ def _module(tree, lines, name, params, body, objects):
     text = "\n".join([f"def {name}({', '.join(params)}):", *body])
     text = _accumulated(_without_dead_code(text, objects), objects)
     fn = ast.parse(text).body[0]
-    imports = _imports(tree, lines, _free(fn) - set(dir(builtins)))
+    # a builtin's name bound in the module (a closure's cell named ord) is not the builtin
+    imports = _imports(tree, lines, _free(fn) - {b for b in dir(builtins) if b not in objects})
     if imports is None:
         return None
     return "\n".join(imports) + "\n\n\n" + text + "\n"

@@ -328,8 +328,11 @@ def check_first_order(
         else:
             reference = [_vdot(ct, jv)]
             label = "the forward rule"
-        scale = max(1.0, abs(transposed))
-        if not any(abs(transposed - r) <= rtol * scale + atol for r in reference):
+        # relative to the products compared, not to 1: a small <ct, J v> (a random ct and v
+        # nearly orthogonal) must not hide a reverse rule off by a factor (2.001 for 2)
+        if not any(
+            abs(transposed - r) <= rtol * max(abs(transposed), abs(r)) + atol for r in reference
+        ):
             per_arg = ", ".join(
                 f"arg {i}: <J^T ct, v_{i}> = {_vdot(c, t):.6g}"
                 for i, c, t in zip(wrt, cts, tangents, strict=True)

@@ -376,16 +376,7 @@ class Simplifier:
                 n.id = source
         self.known.forget_names(renamed)
         self.changed |= bool(renamed)
-        self.dropped = False
-        self.fn.body = self._drop(
-            self.fn.body,
-            lambda s: (
-                isinstance(s, gast.Assign)
-                and isinstance(s.targets[0], gast.Name)
-                and s.targets[0].id in copies
-            ),
-        )
-        self.changed |= self.dropped
+        self._drop_assignments(copies)
 
     def propagate_constants(self):
         """``t = 2.0`` (``t`` a temporary assigned once) -> its reads are ``2.0``: a number
@@ -406,16 +397,21 @@ class Simplifier:
             return
         _Substitute(constants).visit(self.fn)
         self.known.forget_names(set(constants))
+        self._drop_assignments(constants)
+        self.changed = True
+
+    def _drop_assignments(self, names):
+        """Remove the assignments of ``names`` (their reads are rewritten)."""
         self.dropped = False
         self.fn.body = self._drop(
             self.fn.body,
             lambda s: (
                 isinstance(s, gast.Assign)
                 and isinstance(s.targets[0], gast.Name)
-                and s.targets[0].id in constants
+                and s.targets[0].id in names
             ),
         )
-        self.changed = True
+        self.changed |= self.dropped
 
     def _drop(self, stmts, predicate):
         """``stmts`` without those ``predicate`` marks (nor ``a = a``), branches emptied

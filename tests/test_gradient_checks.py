@@ -8,6 +8,7 @@ import pytest
 import tangent_ast as ta
 from tangent_ast import gradient_checks
 from tangent_ast.errors import InternalError
+from tangent_ast.testing import GradientCheckError, check_grads
 
 
 def _straight_through(x):
@@ -87,3 +88,18 @@ def test_each_rule_is_verified_once(tmp_path, monkeypatch):
     off = ta.grad(_square_sum, cache=tmp_path / "other", verify=False)
     off(np.array([0.5, -1.0, 2.0]))  # a new rule, not verified
     assert len(checked) == 1
+
+
+def doubled(a):
+    return a * 2.0
+
+
+def test_a_reverse_rule_slightly_off_is_caught_at_small_products():
+    """<ct, J v> of a random ct and v may be small: the reverse rule is compared relative to
+    the products, so a registered rule off by 0.05% (2.001 for 2) fails the check."""
+    ta.defvjp(doubled, lambda ct, ans, a: ct * 2.001)
+    try:
+        with pytest.raises(GradientCheckError, match="dot-product test failed"):
+            check_grads(doubled, (1.0,), modes=("reverse",))
+    finally:
+        ta.defvjp(doubled, lambda ct, ans, a: ct * 2.0)

@@ -809,3 +809,17 @@ def test_hvp_of_a_closure_inside_a_differentiated_function_is_refused():
     a = np.array([0.3, 0.7])
     with pytest.raises(TangentAstError, match="of a closure or a functools.partial"):
         ta.grad(hvp_of_closures_inside)(a, a)
+
+
+def make_norm(ord):
+    def norm_of(x):
+        return np.linalg.norm(x, ord=ord)
+
+    return norm_of
+
+
+@pytest.mark.parametrize("order", [2, 3])
+def test_a_closure_cell_named_as_a_builtin_is_the_cell(order):
+    """A closure's cell named ord (a builtin's name) is the value the loader binds, not the
+    builtin: the gradient written out as one function must not read builtins.ord."""
+    check_second_order(make_norm(order), (np.array([0.5, -1.2, 0.3, 2.0, -0.7, 1.1]),))
