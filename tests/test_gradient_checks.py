@@ -99,7 +99,8 @@ def test_a_reverse_rule_slightly_off_is_caught_at_small_products():
     the products, so a registered rule off by 0.05% (2.001 for 2) fails the check."""
     ta.defvjp(doubled, lambda ct, ans, a: ct * 2.001)
     try:
-        with pytest.raises(GradientCheckError, match="dot-product test failed"):
+        # (with TANGENT_AST_VERIFY=1 the first call's verification catches it first)
+        with pytest.raises((GradientCheckError, InternalError), match="dot-product test failed"):
             check_grads(doubled, (1.0,), modes=("reverse",))
     finally:
         ta.defvjp(doubled, lambda ct, ans, a: ct * 2.0)

