@@ -40,6 +40,7 @@ from .aliasing import check_updates
 from .calling import CallMismatch, bind, flat_params
 from .emit import FUNCTION_VALUES, ModuleNamespace
 from .errors import ForwardRuleOnly, MissingRuleError, TangentAstError, UnsupportedSyntaxError
+from .folding import with_number_exponents
 from .kinds import UNKNOWN, Kind, Tag, has_complex, is_complex, is_real, kind_of, lengths_of
 from .live import is_library
 from .modes import Mode, Route
@@ -457,7 +458,7 @@ class Derivation:
                 raise TangentAstError(
                     f"{exc.message} (calling {entry.name})", where=self.where(node), hint=exc.hint
                 ) from None
-            expr = structural_zero(expr)
+            expr = structural_zero(with_number_exponents(expr, self.namespace))
             if self.mode is Mode.REVERSE and entry.broadcasts:
                 expr = self.unbroadcast(expr, site.args[i], target)
             if self.mode is Mode.REVERSE:

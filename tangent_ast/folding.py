@@ -41,6 +41,7 @@ class _Fold(Transformer):
         # names bound once to a spread scalar, ``ct = np.full_like(a, s)``: ``(a, s)``
         self.spreads = spreads or {}
         self.changed = False  # a visit returned another node: the expression was rewritten
+        self.unnested = set()  # ids of products a product they are a factor of may flatten
 
     def visit(self, node):
         # every rewrite below returns a new node (or a child) in place of the one visited,
@@ -52,6 +53,8 @@ class _Fold(Transformer):
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
+        if isinstance(node.op, gast.Mult) and id(node.right) in self.unnested:
+            node = _product(product_factors(node))
         if isinstance(node.op, gast.Mult) and self.same_shape is not None:
             node = self.unspread(node)
         if isinstance(node.op, gast.Mult):
@@ -154,6 +157,11 @@ class _Fold(Transformer):
             and node.args[1].value.isidentifier()
         ):
             return gast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=gast.Load())
+        derivative = power_derivative_formula(node, self.namespace)
+        if derivative is not None:
+            derivative = self.visit(derivative)
+            self.unnested.add(id(derivative))  # ct * (3 * x ** 2) reads ct * 3 * x ** 2
+            return derivative
         return node
 
     def visit_UnaryOp(self, node):
@@ -163,6 +171,38 @@ class _Fold(Transformer):
             if inner is not None:
                 return inner  # -(-e) and -(-a * b / c) read as e and a * b / c
         return node
+
+
+def power_derivative_formula(call, namespace):
+    """``runtime.power_derivative(x, 3)`` as ``3 * x ** 2``: with a number for exponent the
+    guard for a zero exponent is decided here (``0 * x ** -1`` is a structural zero to
+    the rules' terms). None for another expression."""
+    if not (
+        namespace is not None
+        and isinstance(call, gast.Call)
+        and isinstance(call.func, gast.Attribute)
+        and isinstance(call.func.value, gast.Name)
+        and namespace.objects.get(call.func.value.id) is runtime
+        and getattr(runtime, call.func.attr, None) is runtime.power_derivative
+        and len(call.args) == 2
+        and not call.keywords
+        and _is_const(call.args[1])
+    ):
+        return None
+    x, y = call.args
+    power = gast.BinOp(left=x, op=gast.Pow(), right=gast.Constant(y.value - 1, None))
+    return gast.BinOp(left=y, op=gast.Mult(), right=power)
+
+
+def with_number_exponents(expr, namespace):
+    """``expr`` with each ``runtime.power_derivative`` of a number exponent written out
+    as its formula, as a product's factors (``ct * runtime.power_derivative(x, 0)`` ->
+    ``ct * 0 * x ** -1``)."""
+    factors = product_factors(expr)
+    written = [power_derivative_formula(f, namespace) for f in factors]
+    if all(w is None for w in written):
+        return expr
+    return _product([g for f, w in zip(factors, written) for g in product_factors(w or f)])
 
 
 def _shape_reads_moved(expr, a, b):

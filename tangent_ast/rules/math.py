@@ -65,12 +65,12 @@ specialize(math.log, Mode.REVERSE, lambda x: True, lambda ct, ans, x: ct / x)
 
 defjvp(
     math.pow,
-    lambda dx, ans, x, y: dx * y * x ** (y - 1),
+    lambda dx, ans, x, y: dx * runtime.power_derivative(x, y),
     lambda dy, ans, x, y: dy * runtime.xlogy(ans, x),
 )
 defvjp(
     math.pow,
-    lambda ct, ans, x, y: ct * y * x ** (y - 1),
+    lambda ct, ans, x, y: ct * runtime.power_derivative(x, y),
     lambda ct, ans, x, y: ct * runtime.xlogy(ans, x),
 )
 

@@ -30,12 +30,12 @@ defvjp(operator.truediv, lambda ct, ans, x, y: ct / y, lambda ct, ans, x, y: -ct
 
 defjvp(
     operator.pow,
-    lambda dx, ans, x, y: dx * y * x ** (y - 1),
+    lambda dx, ans, x, y: dx * runtime.power_derivative(x, y),
     lambda dy, ans, x, y: dy * runtime.xlogy(ans, x),
 )
 defvjp(
     operator.pow,
-    lambda ct, ans, x, y: ct * y * x ** (y - 1),
+    lambda ct, ans, x, y: ct * runtime.power_derivative(x, y),
     lambda ct, ans, x, y: ct * runtime.xlogy(ans, x),
 )
 

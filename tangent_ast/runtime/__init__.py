@@ -68,6 +68,7 @@ _EXPORTS = {
         "divide_nonzero",
         "divmod_jvp",
         "divmod_vjp",
+        "power_derivative",
         "safe_divide",
         "sinc_derivative",
         "xlogy",

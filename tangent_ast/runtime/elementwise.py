@@ -63,6 +63,16 @@ def xlogy(a, b):
     return np.where(zero, 0.0, a * np.log(np.where(zero, 1.0, b)))
 
 
+def power_derivative(x, y):
+    """``y * x ** (y - 1)``, the derivative of ``x ** y`` in its base, and 0 where ``x`` and
+    ``y`` are 0: ``x ** 0`` is 1 for every ``x``, ``0 ** 0`` included, where the formula
+    would divide by 0 (elsewhere it is the formula, whose derivative in ``y`` is kept)."""
+    if np.ndim(x) == 0 and np.ndim(y) == 0:
+        return 0.0 * x if y == 0 and x == 0 else y * x ** (y - 1)
+    zero = (np.asarray(y) == 0) & (np.asarray(x) == 0)
+    return np.where(zero, 0.0, y * x ** np.where(zero, 1, y - 1))
+
+
 def sinc_derivative(x):
     """``d sinc(x) / dx`` with its limit 0 at ``x = 0``."""
     x = np.asarray(x, dtype=float)

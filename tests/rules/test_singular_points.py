@@ -1,5 +1,5 @@
 """Rules whose first derivative divides by a value that can be 0: abs of a complex value,
-hypot, the norms, sqrt and std (by themselves), the phase functions angle and arctan2 (by
+hypot, the norms, sqrt and std (by themselves), a power's base (by itself, when the exponent is 0), the phase functions angle and arctan2 (by
 a squared modulus), arcsin, arccos and arccosh (by a square root, at the ends of their
 domains). Where the divisor is 0 the rule's derivative is 0 (docs/rules.md, "Where a
 derivative divides by zero"), computed without a floating-point warning.
@@ -56,6 +56,15 @@ def arctan2_times_square(y, x): return np.sum((x ** 2 + y ** 2) * np.arctan2(y, 
 def math_atan2_times_square(y, x): return (x * x + y * y) * math.atan2(y, x)
 
 
+# --- a power with a zero exponent held in a variable: x ** 0 is 1, 0 ** 0 included -----------
+def zero_exponent(): return 0.0  # a value, not a literal: the rule's guard decides at run time
+def power_to_zero(x): return np.sum(x ** zero_exponent() * W3 + x)
+def np_power_to_zero(x): return np.sum(np.power(x, zero_exponent()) * W3 + x)
+def float_power_to_zero(x): return np.sum(np.float_power(x, zero_exponent()) * W3 + x)
+def math_pow_to_zero(x): return math.pow(x, zero_exponent()) + x
+def builtin_pow_to_zero(x): return pow(x, zero_exponent()) + x
+
+
 # --- std ------------------------------------------------------------------------------------
 def std_squared(x): return np.std(x) ** 2
 def std_rows_squared(x): return np.sum(x.std(axis=1, ddof=1) ** 2)
@@ -106,6 +115,11 @@ CASES = [
     case(angle_times_square, (MIXED,), (V3,), "numpy.angle"),
     case(arctan2_times_square, (MIXED, MIXED * 0), (V3, W3), "numpy.arctan2"),
     case(math_atan2_times_square, (0.0, 0.0), (0.3, -0.4), "math.atan2"),
+    case(power_to_zero, (MIXED,), (V3 + 2.0,), "operator.pow", twice=None),
+    case(np_power_to_zero, (MIXED,), (V3 + 2.0,), "numpy.power", twice=None),
+    case(float_power_to_zero, (MIXED,), (V3 + 2.0,), "numpy.float_power", twice=None),
+    case(math_pow_to_zero, (0.0,), (0.6,), "math.pow", twice=None),
+    case(builtin_pow_to_zero, (0.0,), (0.6,), "builtins.pow", twice=None),
     case(std_squared, (np.full(4, 0.3),), (V4,), "numpy.std"),
     case(std_rows_squared, (np.array([[0.5, 0.5, 0.5], [0.1, 0.9, -0.3]]),), (M,), "ndarray.std"),
     case(nanstd_squared, (np.full(3, 1.5),), (V3,), "numpy.nanstd"),
@@ -210,3 +224,14 @@ def test_the_rules_read_as_a_division_that_gives_zero_at_zero():
     reverse = ta.derive(root, mode="reverse", args=(V3 ** 2,)).source
     assert "runtime.safe_divide(dx, 2.0 * out)" in forward
     assert "runtime.safe_divide(ct_out, 2.0 * out)" in reverse
+
+
+def power(x, y): return x ** y
+
+
+@pytest.mark.parametrize("y, second", [(0.0, 0.0), (1.0, 0.0), (2.0, 2.0)])
+def test_a_power_at_zero_has_its_second_derivative_in_the_base(y, second):
+    """At ``x = 0`` with the exponent in a variable: ``x ** 0`` and ``x ** 1`` have second
+    derivative 0 there, ``x ** 2`` has 2; forward over reverse and reverse over reverse."""
+    assert ta.hvp(power)(0.0, y, 1.0) == second
+    assert ta.grad(ta.grad(power))(0.0, y) == second

@@ -97,13 +97,13 @@ defvjp(np.divide, lambda ct, ans, x, y: ct / y, lambda ct, ans, x, y: -ct * ans 
 
 defjvp(
     np.power,
-    lambda dx, ans, x, y: dx * y * x ** (y - 1),
+    lambda dx, ans, x, y: dx * runtime.power_derivative(x, y),
     lambda dy, ans, x, y: dy * runtime.xlogy(ans, x),
 )
 
 defvjp(
     np.power,
-    lambda ct, ans, x, y: ct * y * x ** (y - 1),
+    lambda ct, ans, x, y: ct * runtime.power_derivative(x, y),
     lambda ct, ans, x, y: ct * runtime.xlogy(ans, x),
 )
 
@@ -201,13 +201,13 @@ defvjp(np.remainder, lambda ct, ans, x, y: ct, lambda ct, ans, x, y: -ct * np.fl
 
 defjvp(
     np.float_power,
-    lambda dx, ans, x, y: dx * y * np.float_power(x, y - 1),
+    lambda dx, ans, x, y: dx * runtime.power_derivative(x, y),
     lambda dy, ans, x, y: dy * runtime.xlogy(ans, x),
 )
 
 defvjp(
     np.float_power,
-    lambda ct, ans, x, y: ct * y * np.float_power(x, y - 1),
+    lambda ct, ans, x, y: ct * runtime.power_derivative(x, y),
     lambda ct, ans, x, y: ct * runtime.xlogy(ans, x),
 )
 
