@@ -41,7 +41,18 @@ from .calling import CallMismatch, bind, flat_params
 from .emit import FUNCTION_VALUES, ModuleNamespace
 from .errors import ForwardRuleOnly, MissingRuleError, TangentAstError, UnsupportedSyntaxError
 from .folding import with_number_exponents
-from .kinds import UNKNOWN, Kind, Tag, has_complex, is_complex, is_real, kind_of, lengths_of
+from .kinds import (
+    UNKNOWN,
+    Kind,
+    Tag,
+    has_complex,
+    is_complex,
+    is_real,
+    kind_of,
+    leading_axes,
+    same_shape,
+    type_unknown,
+)
 from .live import is_library
 from .modes import Mode, Route
 from .naming import Namer
@@ -585,6 +596,12 @@ class Derivation:
         value unprojected."""
         statements = list(assignments(fn.body))
         involved = self.complex_involved
+        if any(has_complex(k) for k in self.kinds.values()):
+            # where complex values flow, a parameter of a kind not known (a cotangent passed
+            # on by a caller that could not tell) may be complex too: never taken as real
+            involved.update(
+                a.id for a in fn.args.args if type_unknown(self.kinds.get(a.id, UNKNOWN))
+            )
         for _ in range(len(statements) + 1):  # until nothing changes (loops read later names)
             before = len(involved)
             for s in statements:
@@ -605,7 +622,7 @@ class Derivation:
                 counts[target] > 1
                 and target in involved
                 and self.activity.active(target)
-                and _type_unknown(kind)
+                and type_unknown(kind)
             ):
                 raise UnsupportedSyntaxError(
                     f"{self.origin.get(target, target)!r} is real on one path and complex on "
@@ -661,11 +678,11 @@ class Derivation:
 
     def unbroadcast(self, expr, arg, result):
         arg_kind, result_kind = self.kind(arg), self.kinds.get(result, UNKNOWN)
-        if _same_shape(arg_kind, result_kind) or arg_kind.container or result_kind.container:
+        if same_shape(arg_kind, result_kind) or arg_kind.container or result_kind.container:
             return expr
         if arg_kind.scalar and result_kind.tag is Tag.ARRAY:
             return _call(self.bind("np", np), "sum", [expr])
-        leading = _leading_axes(arg_kind, result_kind)
+        leading = leading_axes(arg_kind, result_kind)
         if leading:  # b of X @ W + b: the cotangent summed over the axes b was stretched along
             axis = gast.Tuple([gast.Constant(i, None) for i in leading], gast.Load())
             sum_call = _call(self.bind("np", np), "sum", [expr])
@@ -680,7 +697,7 @@ class Derivation:
             return expr
         result_kind = self.kinds.get(target, UNKNOWN)
         if (
-            any(_same_shape(self.kind(site.args[i]), result_kind) for i in active)
+            any(same_shape(self.kind(site.args[i]), result_kind) for i in active)
             or result_kind.container
         ):
             return expr
@@ -739,36 +756,6 @@ def _never_changes_with(entry, i):
 def _target_name(s):
     target = s.targets[0]
     return target.value.id if isinstance(target, gast.Subscript) else target.id
-
-
-def _type_unknown(kind):
-    """Nothing says whether a value of this kind is real or complex."""
-    return kind.tag is Tag.UNKNOWN or (kind.tag is Tag.ARRAY and kind.dtype is None)
-
-
-def _same_shape(a, b):
-    if a.tag is Tag.FLOAT and b.tag is Tag.FLOAT:
-        return True
-    # a shape id is a shape whatever the dtype (an int array y and X @ w of y's length)
-    return (
-        a.tag in (Tag.ARRAY, Tag.UNKNOWN)
-        and a.tag == b.tag
-        and a.ndim == b.ndim
-        and a.shape is not None
-        and a.shape == b.shape
-    )
-
-
-def _leading_axes(arg, result):
-    """The axes a broadcast added in front of an argument whose axis lengths are the
-    result's last ones (``(h,)`` in ``(n, h)``: ``(0,)``); None where not known so."""
-    labels, result_labels = lengths_of(arg), lengths_of(result)
-    if labels is None or result_labels is None or len(labels) >= len(result_labels):
-        return None
-    extra = len(result_labels) - len(labels)
-    if result_labels[extra:] != labels:
-        return None
-    return tuple(range(extra))
 
 
 def _contains_active(atom, derivation):

@@ -366,3 +366,34 @@ def describe_signature(signature):
     if signature is None:
         return "any"
     return ", ".join(str(k) for k in signature)
+
+
+def type_unknown(kind):
+    """Nothing says whether a value of this kind is real or complex."""
+    return kind.tag is Tag.UNKNOWN or (kind.tag is Tag.ARRAY and kind.dtype is None)
+
+
+def same_shape(a, b):
+    """Values of kinds ``a`` and ``b`` are known to have one shape."""
+    if a.tag is Tag.FLOAT and b.tag is Tag.FLOAT:
+        return True
+    # a shape id is a shape whatever the dtype (an int array y and X @ w of y's length)
+    return (
+        a.tag in (Tag.ARRAY, Tag.UNKNOWN)
+        and a.tag == b.tag
+        and a.ndim == b.ndim
+        and a.shape is not None
+        and a.shape == b.shape
+    )
+
+
+def leading_axes(arg, result):
+    """The axes a broadcast added in front of an argument whose axis lengths are the
+    result's last ones (``(h,)`` in ``(n, h)``: ``(0,)``); None where not known so."""
+    labels, result_labels = lengths_of(arg), lengths_of(result)
+    if labels is None or result_labels is None or len(labels) >= len(result_labels):
+        return None
+    extra = len(result_labels) - len(labels)
+    if result_labels[extra:] != labels:
+        return None
+    return tuple(range(extra))

@@ -62,6 +62,7 @@ import numpy as np
 from . import runtime
 from .emit import to_ast
 from .errors import TangentAstError
+from .folding import with_number_exponents
 from .kinds import Tag, is_complex
 from .modes import Mode
 from .resolve import Pack, Scope, callee
@@ -113,6 +114,7 @@ def transposed(d, node, site, entry, i, target, ct, kinds):
             linear = d.same_call(rule, site, i, tangent)
         else:
             linear = rule.instantiate([tangent, name(target)], site.args, site.keywords, d.bind)
+        linear = with_number_exponents(linear, d.namespace)
     except TangentAstError as exc:
         return Transposed(None, exc.message)
     try:

@@ -833,3 +833,26 @@ def test_a_closure_cell_named_as_a_builtin_is_the_cell(order):
     """A closure's cell named ord (a builtin's name) is the value the loader binds, not the
     builtin: the gradient written out as one function must not read builtins.ord."""
     check_second_order(make_norm(order), (np.array([0.5, -1.2, 0.3, 2.0, -0.7, 1.1]),))
+
+
+COMPLEX_WEIGHT = 0.3 - 0.8j
+
+
+def phase(z): return np.angle(z)
+def modulus_squared(z): return np.abs(z) ** 2
+def real_of_square(z): return np.real(z * z)
+def real_of_cube_times_conj(z): return np.real(np.conj(z) * z * z)
+
+
+@pytest.mark.parametrize("inner", [phase, modulus_squared, real_of_square, real_of_cube_times_conj])
+def test_second_derivatives_of_a_complex_gradient_taken_inside(inner):
+    """``Re(w * grad(inner)(z))`` at a complex ``z``: reverse over reverse derives the reverse
+    rule of a reverse rule whose cotangent argument's kind its caller could not tell; it is
+    taken as possibly complex, never as real (its real part alone gave a wrong product for
+    the phase), and real_like, which such rules call, has rules of its own."""
+
+    def contracted(z):
+        return np.real(COMPLEX_WEIGHT * ta.grad(inner)(z))
+
+    contracted.__qualname__ = f"contracted_{inner.__name__}"
+    check_second_order(contracted, (0.42 + 0.73j,))

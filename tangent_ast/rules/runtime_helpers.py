@@ -55,6 +55,13 @@ defvjp(runtime.unbroadcast, lambda ct, ans, g, x: runtime.broadcast_like(ct, g),
 
 defvjp(runtime.broadcast_like, lambda ct, ans, t, x: runtime.unbroadcast(ct, t), ZERO)
 
+# real_like(ct, x) is Re(ct) where x is real, ct where it is complex: linear in ct, and its
+# own transpose (Re(c * Re(ct)) == Re(Re(c) * ct)); x gives only a dtype
+def_linear(runtime.real_like)
+holds_for_complex(runtime.real_like)
+defjvp(runtime.real_like, ZERO, argnum=1)
+defvjp(runtime.real_like, lambda ct, ans, g, x: runtime.real_like(ct, x), ZERO)
+
 # (an index has no derivative: its value is an integer, a slice or a key)
 defvjp(runtime.getitem_vjp, lambda ct, ans, g, x, index: ct[index], ZERO, ZERO)
 
