@@ -257,6 +257,10 @@ def import_module(directory, module_name, bindings=None, reload=False):
     full = f"{package}.{module_name}"
     cached = sys.modules.get(full)
     path = Path(directory) / f"{module_name}.py"
+    if bindings is None and cached is not None:
+        # loaded again by a caller that does not know its bindings (a module made on a
+        # closure's rule, found as the source of a rule derived from it): the ones it had
+        bindings = getattr(cached, "__tangent_ast_bindings__", None)
     if (
         cached is not None
         and (not reload or _as_loaded(cached, package, path))
@@ -281,6 +285,7 @@ def import_module(directory, module_name, bindings=None, reload=False):
     for key, value in (bindings or {}).items():  # what the module's imports bound: the loader's
         setattr(module, key, value)
     module.__tangent_ast_loaded__ = _load_state(package, path)
+    module.__tangent_ast_bindings__ = bindings
     module.__tangent_ast_stat__ = _stat(path)
     return module
 

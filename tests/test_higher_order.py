@@ -815,6 +815,22 @@ def hvp_of_closures_inside(a, b):
     return np.sum(ta.hvp(WAVE_A)(a, b) + ta.hvp(WAVE_B)(a, b) * 2.0)
 
 
+def gradients_of_closures_of_a_sum(a, ys):
+    v = sum(ys) * a  # of a kind not known when derived: the rules are derived for any value
+    return ta.grad(WAVE_B)(v) + 10.0 * ta.grad(WAVE_A)(v)
+
+
+def test_gradients_of_two_closures_inside_keep_their_own_values():
+    """The modules made on each closure's gradient are loaded again while the derivation of
+    the outer function finds their sources; each keeps its closure's rule functions (the
+    second closure's loaded since had replaced them: f's value, jvp and grad all silently
+    the first closure's)."""
+    args = (0.84, [0.3, 0.5])
+    check_grads(gradients_of_closures_of_a_sum, args, wrt=(0,))
+    value, _ = ta.jvp(gradients_of_closures_of_a_sum, args, (1.0, [0.0, 0.0]))
+    assert value == pytest.approx(gradients_of_closures_of_a_sum(*args))
+
+
 def test_hvp_of_a_closure_inside_a_differentiated_function_is_refused():
     a = np.array([0.3, 0.7])
     with pytest.raises(TangentAstError, match="of a closure or a functools.partial"):
