@@ -127,9 +127,12 @@ def _raise_for(f, args, rule, exc):
 
 def real_cotangents(rule, cts, args):
     """A real input always gets a real cotangent: the derivation takes the real part where
-    real and complex values meet, and this is the net for values whose kind was unknown."""
+    real and complex values meet, and this is the net for values whose kind was unknown.
+    Each cotangent has its input's type (:func:`_in_input_type`)."""
     inputs = [args[rule.params.index(w)] for w in rule.wrt]
-    for ct, x in zip(cts if len(inputs) > 1 else (cts,), inputs, strict=True):
+    several = len(inputs) > 1
+    typed = []
+    for ct, x in zip(cts if several else (cts,), inputs, strict=True):
         if _is_complex(ct) and not _is_complex(x):
             raise UnsupportedSyntaxError(
                 f"a complex value reached the gradient of the real input of "
@@ -137,7 +140,27 @@ def real_cotangents(rule, cts, args):
                 hint="convert it with np.real(...) where it becomes real, or give every "
                 "argument as an example",
             )
-    return cts
+        typed.append(_in_input_type(ct, x))
+    if not several:
+        return typed[0]
+    return cts if all(a is b for a, b in zip(typed, cts)) else type(cts)(typed)
+
+
+def _in_input_type(ct, x):
+    """``ct`` in the type of its input ``x``: complex for a complex number (np.real's
+    cotangent is a real number), ``x``'s dtype for an array (a float32 array's gradient is
+    float32, as in JAX and autograd, however the function computed in between)."""
+    if isinstance(x, complex) and not isinstance(ct, complex):
+        return complex(ct)
+    if type(x) is np.ndarray and type(ct) is np.ndarray and ct.dtype != x.dtype:
+        if x.dtype.kind == "c" or (x.dtype.kind == "f" and ct.dtype.kind == "f"):
+            return ct.astype(x.dtype)
+    return ct
+
+
+def _typed_input(x):
+    """Whether the cotangent of the input ``x`` may need :func:`_in_input_type`."""
+    return isinstance(x, complex) or (type(x) is np.ndarray and x.dtype.kind in "fc")
 
 
 def _is_complex(x):
@@ -228,7 +251,18 @@ class _Reverse:
     """What a call of ``grad(f)`` uses of one reverse rule, looked up once when the rule is
     cached rather than on every call."""
 
-    __slots__ = ("bwd", "check", "count", "current", "fwd", "pending", "ready", "real", "rule")
+    __slots__ = (
+        "bwd",
+        "check",
+        "count",
+        "current",
+        "fwd",
+        "pending",
+        "ready",
+        "real",
+        "rule",
+        "typed",
+    )
 
     def __init__(self, rule, args):
         self.rule = rule
@@ -243,6 +277,8 @@ class _Reverse:
         # The cotangents real_cotangents tests: those of real inputs. Whether an input is
         # complex follows from its type and dtype, which the cache key of the rule fixes.
         self.real = tuple(i for i, p in enumerate(positions) if not _is_complex(args[p]))
+        # inputs whose cotangents may need their type (a complex number, an array's dtype)
+        self.typed = any(_typed_input(args[p]) for p in positions)
 
     def cotangents(self, cts, args):
         """``real_cotangents(rule, cts, args)``, which runs (to raise its error) only when
@@ -397,6 +433,8 @@ class _Gradient(Made):
             or not _COMPLEX_OR_ARRAY.isdisjoint(map(type, cts))
         ):
             cts = reverse.cotangents(cts, args)
+        if reverse.typed:
+            cts = real_cotangents(reverse.rule, cts, args)
         if reverse.pending is not None:  # its first call, verified (a derivation, only then)
             (given, given_kwargs), reverse.pending = reverse.pending, None
             _verify(reverse.rule, given, given_kwargs, self._cache, True)

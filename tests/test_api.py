@@ -481,3 +481,20 @@ def test_the_latest_rule_is_not_run_once_what_it_was_derived_against_changed():
     set_scale(3.0)
     assert not ready((x,))
     np.testing.assert_allclose(df(x), [3.0, 3.0, 3.0])
+
+
+def real_part_sum(z): return np.sum(np.real(z))
+def sine_in_double(x): return np.sum(np.sin(x.astype("float64")))
+
+
+@pytest.mark.parametrize("route", ["direct", "transpose"])
+def test_a_gradient_has_its_input_type(route):
+    """Complex in, complex out (np.real's cotangent is a real number); a float32 array's
+    gradient is float32 whatever precision the function computes in, from grad and vjp."""
+    assert type(ta.grad(real_part_sum, route=route)(1j)) is complex
+    assert ta.grad(real_part_sum, route=route)(np.array([1j, 2.0])).dtype == np.complex128
+    x32 = np.array([0.3, 0.5], dtype=np.float32)
+    for gradient in (ta.grad(sine_in_double, route=route)(x32), ta.vjp(sine_in_double, x32)[1](1.0)):
+        assert gradient.dtype == np.float32
+        np.testing.assert_allclose(gradient, np.cos(x32.astype(np.float64)), rtol=1e-6)
+    assert ta.grad(sine_in_double, route=route)(x32.astype(np.float64)).dtype == np.float64
