@@ -152,9 +152,9 @@ def _in_input_type(ct, x):
     float32, as in JAX and autograd, however the function computed in between)."""
     if isinstance(x, complex) and not isinstance(ct, complex):
         return complex(ct)
-    if type(x) is np.ndarray and type(ct) is np.ndarray and ct.dtype != x.dtype:
-        if x.dtype.kind == "c" or (x.dtype.kind == "f" and ct.dtype.kind == "f"):
-            return ct.astype(x.dtype)
+    retyped = type(x) is np.ndarray and type(ct) is np.ndarray and ct.dtype != x.dtype
+    if retyped and (x.dtype.kind == "c" or (x.dtype.kind == "f" and ct.dtype.kind == "f")):
+        return ct.astype(x.dtype)
     return ct
 
 
