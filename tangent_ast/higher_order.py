@@ -22,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .api import Made, _session, companion_function, gradient_function, guarded, source_of, vjp
+from .api import Made, _session, guarded, source_of, vjp
 from .api_roles import Role, register, register_second_order
 from .calling import PLAIN, flat_arguments
+from .companions import companion_function, gradient_function
 from .composed import tangent_text
 from .errors import TangentAstError
 from .kinds import signature_of

@@ -27,9 +27,10 @@ import functools
 
 import numpy as np
 
-from .api import _session, companion_function, default_wrt, guarded, source_of
+from .api import _session, default_wrt, guarded, source_of
 from .api_roles import Role, register, register_made
 from .calling import flat_arguments
+from .companions import companion_function
 from .errors import TangentAstError
 from .kinds import UNKNOWN, signature_of
 from .modes import Mode

@@ -1,7 +1,7 @@
 """The shape of the package: dependencies point one way, modules stay small.
 
     api, testing, gradient_checks, cli, build,  what users call
-    function_values, fuzz
+    function_values, fuzz, companions
       -> pipeline                               the stages in order
         -> stages (parse ... load)              one transformation each
           -> rules                              what each primitive's derivative is
@@ -34,6 +34,7 @@ TOP = {
     "fuzz",
     "higher_order",
     "linearization",
+    "companions",
 }
 VOCABULARY = {
     "api_roles",

@@ -872,3 +872,27 @@ def test_second_derivatives_of_a_complex_gradient_taken_inside(inner):
 
     contracted.__qualname__ = f"contracted_{inner.__name__}"
     check_second_order(contracted, (0.42 + 0.73j,))
+
+
+def elementwise_tanh(x): return np.tanh(x)
+def sum_of_its_gradient(x): return np.sum(ta.grad(elementwise_tanh)(x))
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        lambda x: ta.hvp(elementwise_tanh)(x, np.ones_like(x)),
+        lambda x: ta.hessian(elementwise_tanh)(x),
+        lambda x: ta.jacfwd(ta.grad(elementwise_tanh))(x),
+        lambda x: ta.jacrev(ta.grad(elementwise_tanh))(x),
+        lambda x: ta.jvp(ta.grad(elementwise_tanh), (x,), (np.ones_like(x),)),
+        lambda x: ta.grad(sum_of_its_gradient)(x),
+    ],
+    ids=["hvp", "hessian", "jacfwd(grad)", "jacrev(grad)", "jvp(grad)", "grad inside"],
+)
+def test_second_derivatives_of_a_function_returning_an_array_are_refused(second):
+    """As grad refuses it: the gradient built for a second derivative started its sweep from
+    1.0, which broadcast into the derivatives of the sum of the outputs (a diagonal matrix
+    for the Hessian of tanh)."""
+    with pytest.raises(ta.NonScalarOutputError, match="returns array1f"):
+        second(np.array([0.5, 1.0]))
