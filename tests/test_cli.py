@@ -103,7 +103,12 @@ def test_forward_mode_and_wrt_by_name(workdir):
 
 
 def test_check_finds_a_stale_module_and_regenerate_fixes_it(workdir):
-    assert cli(workdir, "generate", "model:loss", "--mode", "reverse", "-o", "derived").returncode == 0
+    done = cli(workdir, "generate", "model:loss", "--mode", "reverse", "-o", "derived")
+    assert done.returncode == 0
+    # the target's module first, then the callee's it imports, each on a line
+    target, callee = done.stdout.splitlines()
+    assert target.endswith("model__loss__reverse__x__any.py")
+    assert "model__inner__reverse" in callee and callee.endswith("(a callee's rule, imported by the above)")
     fresh = cli(workdir, "check", "derived")
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
     assert "all 2 modules are fresh" in fresh.stdout
@@ -117,6 +122,23 @@ def test_check_finds_a_stale_module_and_regenerate_fixes_it(workdir):
 
     assert cli(workdir, "generate", "model:loss", "--mode", "reverse", "-o", "derived").returncode == 0
     assert cli(workdir, "check", "derived").returncode == 0
+
+
+def test_check_lists_the_modules_edited_by_hand(workdir):
+    """A hand edit is kept and used: check says which modules hold one, fresh or stale."""
+    assert cli(workdir, "generate", "model:inner", "--mode", "reverse", "-o", "derived").returncode == 0
+    (module,) = (workdir / "derived").glob("model__inner__reverse__*.py")
+    module.write_text(module.read_text().replace("return ct_x", "return 2.0 * ct_x"))
+    fresh = cli(workdir, "check", "derived")
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    assert f"edited by hand: {module.name} (used as it is)" in fresh.stdout
+    assert "all 1 modules are fresh; 1 edited by hand" in fresh.stdout
+    source = workdir / "model.py"
+    source.write_text(source.read_text().replace("np.sin(x) * x", "np.sin(x) * x * 1.5"))
+    stale = cli(workdir, "check", "derived")
+    assert stale.returncode == 1
+    assert "changed since it was derived (edited by hand)" in stale.stdout
+    assert "1 of 1 modules are stale; 1 edited by hand" in stale.stdout
 
 
 def test_check_finds_a_module_derived_from_an_older_callee(workdir):
