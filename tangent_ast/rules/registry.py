@@ -33,6 +33,7 @@ import contextlib
 import copy
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -355,11 +356,13 @@ def broadcasting(*fns):
     _changed()
 
 
-def elementwise(fn, derivative, *, broadcasts=True):
+def elementwise(fn, derivative, *, broadcasts=True, argnum=0):
     """Register both modes of a unary elementwise ``fn`` from ``derivative(ans, x)``.
 
     The forward rule is ``dx * derivative`` and the reverse rule
     ``ct * derivative``; a derivative of the form ``1 / e`` reads as a division.
+    ``argnum``: the argument differentiated, the ones before it taken as constants
+    (``derivative(ans, n, x)`` for ``scipy.special.polygamma(n, x)``, ``argnum=1``).
     """
     parsed = functools.cache(lambda: template_of(derivative))  # once for both modes
 
@@ -370,7 +373,9 @@ def elementwise(fn, derivative, *, broadcasts=True):
         return expression_template(body, [lead] + params, deriv.globals, fn=derivative)
 
     for mode, lead in ((Mode.FORWARD, "dx"), (Mode.REVERSE, "ct")):
-        primitive(fn).table(mode)[0] = (
+        table = primitive(fn).table(mode)
+        table.update(dict.fromkeys(range(argnum)))  # constants: a derivative there is refused
+        table[argnum] = (
             Template.deferred(derivative, functools.partial(make, lead))
             if _DEFERRED[0]
             else make(lead)
@@ -400,6 +405,16 @@ def _scale(factor, derivative):
     return gast.BinOp(left=factor, op=gast.Mult(), right=d)
 
 
+def _ufunc_module(ufunc):
+    """The module exporting a ufunc under its name: ``scipy.special`` for ``gamma`` (whose
+    ``__module__`` is None), else ``numpy``."""
+    special = sys.modules.get("scipy.special")
+    name = getattr(ufunc, "__name__", "")
+    if special is not None and getattr(special, name, None) is ufunc:
+        return "scipy.special"
+    return "numpy"
+
+
 def _is_safe_divide_of_one(node):
     """Whether ``node`` is ``runtime.safe_divide(1, e)``."""
     return (
@@ -422,7 +437,7 @@ def qualified_name(fn):
     if module in ("builtins", "_operator"):
         module = "" if module == "builtins" else "operator"
     if type(fn).__name__ == "ufunc":
-        module = "numpy"
+        module = _ufunc_module(fn)
     if (
         isinstance(fn, type(len))
         and module == ""

@@ -2,6 +2,8 @@
 than its default, in keyword form: checked in both modes by test_parameters.py, which
 also asserts that every ``handles(...)`` declaration has a case here."""
 
+import importlib.util
+
 import numpy as np
 
 _rng = np.random.default_rng(3)
@@ -145,3 +147,10 @@ CASES = [
     ("numpy.fft.fftshift", "np.sum(np.fft.fftshift(x, axes=(1,)) * np.arange(12.0).reshape(3, 4))", M),
     ("numpy.fft.ifftshift", "np.sum(np.fft.ifftshift(x, axes=0) * np.arange(12.0).reshape(3, 4))", M),
 ]
+
+if importlib.util.find_spec("scipy") is not None:  # SciPy is optional: its rules too
+    CASES += [
+        ("scipy.special._logsumexp.logsumexp", "np.sum(sp.logsumexp(x, axis=1, keepdims=True) ** 2)", M),
+        ("scipy.special._logsumexp.softmax", "np.sum(sp.softmax(x, axis=0) * np.arange(12.0).reshape(3, 4))", M),
+        ("scipy.special._logsumexp.log_softmax", "np.sum(sp.log_softmax(x, axis=1) ** 2)", M),
+    ]

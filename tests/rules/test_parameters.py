@@ -20,6 +20,11 @@ import tangent_ast as ta
 from tangent_ast.rules.binding import Role, _rule_positions, signature_of
 from tangent_ast.rules.registry import all_primitives
 
+try:  # SciPy is optional: its rules are checked when it is installed
+    import scipy.special as SPECIAL
+except ImportError:
+    SPECIAL = None
+
 
 def _spelling(fn):
     """How source code names ``fn`` (``np.linalg.norm``), or ``.name`` for an ndarray method."""
@@ -30,7 +35,10 @@ def _spelling(fn):
         return None
     if getattr(np.ndarray, name, None) is fn:
         return "." + name
-    for prefix, module in (("np.", np), ("np.linalg.", np.linalg), ("math.", math)):
+    modules = [("np.", np), ("np.linalg.", np.linalg), ("math.", math)]
+    if SPECIAL is not None:
+        modules.append(("sp.", SPECIAL))
+    for prefix, module in modules:
         if getattr(module, name, None) is fn:
             return prefix + name
     return None
@@ -71,7 +79,7 @@ def _cases():
 
 
 CASES = list(_cases())
-SOURCE = "import math\nimport numpy as np\n\nC = np.ones(3)\nOTHER = object()\n\n" + "".join(
+SOURCE = "import math\nimport numpy as np\n" + ("import scipy.special as sp\n" if SPECIAL else "") + "\nC = np.ones(3)\nOTHER = object()\n\n" + "".join(
     f"\ndef case_{i}(x):\n    return {call}\n" for i, (_, _, call) in enumerate(CASES))
 
 
@@ -135,7 +143,10 @@ from tangent_ast.rules.runtime_helpers import COTANGENT_HELPERS  # noqa: E402
 
 from .handled_cases import CASES as HANDLED  # noqa: E402
 
-HANDLED_SOURCE = "import numpy as np\nfrom tangent_ast import runtime\n" + "".join(
+HANDLED_SOURCE = (
+    "import numpy as np\nfrom tangent_ast import runtime\n"
+    "try:\n    import scipy.special as sp\nexcept ImportError:  # optional: no cases then\n    pass\n"
+) + "".join(
     f"\ndef handled_{i}(x):\n    return {expr}\n" for i, (_, expr, _) in enumerate(HANDLED))
 
 
