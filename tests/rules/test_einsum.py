@@ -146,6 +146,19 @@ def test_second_order_reads_as_contractions(tmp_path):
     assert "ct_b = runtime.einsum_vjp(ct_einsum, 1, 'ij,jk->ik', ct_ct_a, b)" in text
 
 
+M = r(3, 2)
+
+
+def complex_contraction(x):
+    z = np.reshape(x * 1j + 1, (2, 3))
+    return np.real(np.sum(np.sin(np.einsum("ij,jk->ik", z, M))))
+
+
+def test_second_order_through_complex_values():
+    """einsum_vjp's rules are transposes, with no conjugates: they hold for complex values."""
+    check_second_order(complex_contraction, (r(6),))
+
+
 # --- runtime.einsum_vjp's rules, against its definition -----------------------------------
 
 
