@@ -427,14 +427,14 @@ class Derivation:
         for i in self.active_args(site):
             if entry.nondiff:
                 continue
-            if entry.validate is not None:
-                try:
+            try:
+                if entry.validate is not None:
                     entry.validate(site.args, i, self.constant_value)
-                except CallRefused as refusal:
-                    raise unsupported_call(self, node, refusal.what, refusal.hint) from None
-            rule = entry.rule(
-                self.mode, i, kinds, complex_argument=is_complex(self.kind(site.args[i]))
-            )
+                complex_argument = is_complex(self.kind(site.args[i]))
+                at = (site.args, self.constant_value)
+                rule = entry.rule(self.mode, i, kinds, complex_argument=complex_argument, at=at)
+            except CallRefused as refusal:
+                raise unsupported_call(self, node, refusal.what, refusal.hint) from None
             if rule is ZERO and any(i in r for r in entry.complex_rules.values()):
                 self.check_argument(node, entry, site.args[i], i)  # zero for real values only
             if rule is ZERO:

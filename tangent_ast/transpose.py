@@ -103,7 +103,11 @@ def transposed(d, node, site, entry, i, target, ct, kinds):
     """The cotangent of ``site``'s argument ``i`` from ``entry``'s forward rule, at the
     cotangent ``ct`` of ``target``."""
     arg = site.args[i]
-    rule = entry.rule(Mode.FORWARD, i, kinds, complex_argument=is_complex(d.kind(arg)))
+    try:
+        at = (site.args, d.constant_value)
+        rule = entry.rule(Mode.FORWARD, i, kinds, complex_argument=is_complex(d.kind(arg)), at=at)
+    except CallRefused as refusal:
+        return Transposed(None, refusal.what)
     if rule is None or rule is ZERO:
         return Transposed(None, "no forward rule")
     if not isinstance(arg, gast.Name):
@@ -252,7 +256,12 @@ class _Walk:
             raise NotTransposable(refusal.what) from None
         j = next(k for k, a in enumerate(bound.args) if a is witness)
         kinds = None if bound.keywords else [self.kind(a) for a in bound.args]
-        rule = entry.rule(Mode.REVERSE, j, kinds, complex_argument=is_complex(self.kind(witness)))
+        try:
+            at = (bound.args, self.d.constant_value)
+            complex_witness = is_complex(self.kind(witness))
+            rule = entry.rule(Mode.REVERSE, j, kinds, complex_argument=complex_witness, at=at)
+        except CallRefused as refusal:
+            raise NotTransposable(refusal.what) from None
         if rule is None or rule is ZERO or not rule.inlinable:
             raise NotTransposable(f"the reverse rule of {entry.name} cannot be applied here")
         try:

@@ -9,6 +9,8 @@ hand-written rules, one per differentiable argument and mode.
   ``vjp(ct, ans, *args, **kwargs) -> cotangent of that argument``.
 * ``def_linear(fn)``: the forward rule of a function linear in its first
   argument is the function itself applied to the tangent.
+* ``def_multilinear(fn, *argnums)``: the same for a function linear in each of
+  ``argnums`` separately (``np.einsum`` in each operand).
 * ``elementwise(fn, derivative)``: ``y = fn(x)`` elementwise with
   ``dy/dx = derivative(ans, x)``; gives both modes.
 * ``nondifferentiable(fn)``: the result carries no tangent (``floor``, ``len``).
@@ -42,6 +44,7 @@ import gast
 from ..api_roles import Role, register
 from ..kinds import Kind
 from ..modes import Mode
+from .binding import CallRefused
 from .template import Template, expression_template, template_of
 
 
@@ -67,6 +70,42 @@ class SameCall:
             func = gast.Attribute(value=new_args.pop(0), attr=method, ctx=gast.Load())
             return gast.Call(func=func, args=new_args, keywords=new_keywords)
         return gast.Call(func=copy.deepcopy(func), args=new_args, keywords=new_keywords)
+
+
+@dataclass
+class Built:
+    """A rule that rearranges the call's arguments, where no one rule function can say it:
+    ``build(leading, args, bind_global)`` returns the expression (gast), from copies of the
+    call's arguments. ``runtime.einsum_vjp``'s rules move a cotangent into the place of
+    the operand whose cotangent it is."""
+
+    fn: Callable
+    inlinable = True
+
+    def instantiate(self, leading, args, keywords, bind_global):
+        return self.fn(leading, [copy.deepcopy(a) for a in args], bind_global)
+
+
+@dataclass
+class ByConstant:
+    """Rules that depend on the value of a constant argument: ``fn(value)`` is the rule
+    (``ZERO``, a ``SameCall``, a ``Built``) at a call whose argument ``position`` is
+    ``value``. ``runtime.einsum_vjp(ct, argnum, subscripts, *operands)`` is linear in every
+    operand but the one numbered ``argnum``, whose shape alone it reads."""
+
+    position: int
+    fn: Callable
+
+    def at(self, args, constant_value):
+        try:
+            value = constant_value(args[self.position])
+        except LookupError:
+            raise CallRefused(
+                f"argument {self.position + 1} that is not a constant, where the rule "
+                "depends on its value",
+                "pass a literal there",
+            ) from None
+        return self.fn(value)
 
 
 @dataclass
@@ -101,9 +140,17 @@ class Primitive:
     def name(self):
         return qualified_name(self.fn)
 
-    def rule(self, mode, argnum, kinds=None, complex_argument=False):
+    def rule(self, mode, argnum, kinds=None, complex_argument=False, at=None):
         """The rule for ``argnum``; a variant whose predicate holds for ``kinds`` wins. A
-        complex argument gets the complex rule where there is one."""
+        complex argument gets the complex rule where there is one. ``at``, the call's
+        arguments and how to read a constant one, picks a rule that depends on a constant
+        (``ByConstant``; raises ``CallRefused`` where that argument is not a constant)."""
+        rule = self._rule(mode, argnum, kinds, complex_argument)
+        if isinstance(rule, ByConstant) and at is not None:
+            return rule.at(*at)
+        return rule
+
+    def _rule(self, mode, argnum, kinds, complex_argument):
         if complex_argument and argnum in self.complex_rules.get(mode, {}):
             return self.complex_rules[mode][argnum]
         if kinds is not None:
@@ -202,7 +249,7 @@ def deferred():
 
 
 def _as_template(rule):
-    if rule is None or rule is ZERO or isinstance(rule, (Template, SameCall)):
+    if rule is None or rule is ZERO or isinstance(rule, (Template, SameCall, Built, ByConstant)):
         return rule
     if _DEFERRED[0]:
         return Template.deferred(rule, lambda: template_of(rule))
@@ -277,6 +324,16 @@ def def_linear(*fns):
     """``fn`` is linear in its first argument: its forward rule is ``fn(dx, ...)``."""
     for fn in fns:
         primitive(fn).jvps[0] = SameCall(fn)
+    _changed()
+
+
+def def_multilinear(fn, *argnums):
+    """``fn`` is linear in each of ``argnums`` separately, the others held fixed (``np.einsum``
+    in each operand): the forward rule for each is the call with its tangent in that place
+    and every other argument as it is, one such term per argument with a tangent."""
+    entry = primitive(fn)
+    for argnum in argnums:
+        entry.jvps[argnum] = SameCall(fn)
     _changed()
 
 
@@ -458,6 +515,7 @@ register(
     holds_for_complex,
     defcomplex,
     def_linear,
+    def_multilinear,
     handles,
     nondifferentiable,
     effectful,

@@ -11,12 +11,16 @@ import inspect
 from dataclasses import replace
 from typing import Any
 
+import gast
 import numpy as np
 
 from .. import runtime
 from ..kinds import INT, UNKNOWN, Tag
 from .registry import (
     ZERO,
+    Built,
+    ByConstant,
+    SameCall,
     broadcasting,
     def_jointly_linear,
     def_linear,
@@ -309,3 +313,67 @@ defvjp(
     lambda c, ans, ct, x, y: runtime.dot_vjp_left(ct, x, c),
     ZERO,
 )
+
+
+# einsum_vjp(ct, argnum, subscripts, *operands) is the cotangent of operand ``argnum`` of
+# np.einsum(subscripts, *operands): linear in ct and in each other operand, and reading only
+# the shape of operand argnum. Its transpose in ct is the contraction with the cotangent c in
+# place of operand argnum; in another operand j, <ct, einsum(.., c at argnum, ..)> is linear
+# in operand j, whose cotangent is einsum_vjp(ct, j, ..) of that contraction. Which rule an
+# operand has depends on argnum, a literal at every call the NumPy rules write.
+def_linear(runtime.einsum_vjp)
+for _i in (1, 2):  # argnum, subscripts: constants
+    defjvp(runtime.einsum_vjp, None, argnum=_i)
+    defvjp(runtime.einsum_vjp, None, argnum=_i)
+holds_for_complex(runtime.einsum_vjp)  # transposes, no conjugates: as np.einsum's rules
+
+
+def _call(bind_global, module, attr, args):
+    """``np.einsum(*args)`` or ``runtime.einsum_vjp(*args)``, as the rules write them."""
+    module_name = bind_global("np" if module is np else "runtime", module)
+    func = gast.Attribute(
+        value=gast.Name(module_name, gast.Load(), None, None), attr=attr, ctx=gast.Load()
+    )
+    return gast.Call(func=func, args=args, keywords=[])
+
+
+def _einsum_vjp_tangent(j):
+    """The forward rule of operand ``j``: zero where it is the operand whose cotangent it is."""
+    return ByConstant(1, lambda argnum: ZERO if argnum == j else SameCall(runtime.einsum_vjp))
+
+
+def _einsum_vjp_transpose_in_ct(argnum):
+    """np.einsum(subscripts, *operands) with the cotangent in place of operand ``argnum``."""
+
+    def build(leading, args, bind_global):
+        _ct, _argnum, subscripts, *operands = args
+        operands[argnum] = leading[0]
+        return _call(bind_global, np, "einsum", [subscripts, *operands])
+
+    return Built(build)
+
+
+def _einsum_vjp_transpose(j):
+    """The reverse rule of operand ``j``: einsum_vjp(ct, j, subscripts, *operands) with the
+    cotangent in place of operand argnum; zero where j is argnum."""
+
+    def choose(argnum):
+        if argnum == j:
+            return ZERO
+
+        def build(leading, args, bind_global):
+            ct, _argnum, subscripts, *operands = args
+            operands[argnum] = leading[0]
+            arguments = [ct, gast.Constant(j, None), subscripts, *operands]
+            return _call(bind_global, runtime, "einsum_vjp", arguments)
+
+        return Built(build)
+
+    return ByConstant(1, choose)
+
+
+_EINSUM_OPERANDS = range(4)  # as many as the rules of np.einsum take
+for _j in _EINSUM_OPERANDS:
+    defjvp(runtime.einsum_vjp, _einsum_vjp_tangent(_j), argnum=3 + _j)
+    defvjp(runtime.einsum_vjp, _einsum_vjp_transpose(_j), argnum=3 + _j)
+defvjp(runtime.einsum_vjp, ByConstant(1, _einsum_vjp_transpose_in_ct), argnum=0)

@@ -376,13 +376,6 @@ def _einsum_letters(subscripts, operands):
     return spelled, output
 
 
-def einsum_jvp(dx, argnum, subscripts, *operands):
-    """Tangent of ``np.einsum`` along operand ``argnum``: the same contraction with ``dx`` there."""
-    ops = list(operands)
-    ops[argnum] = dx
-    return np.einsum(subscripts, *ops)
-
-
 def einsum_vjp(ct, argnum, subscripts, *operands):
     """Cotangent of operand ``argnum`` of ``np.einsum``: the contraction of ``ct`` with the
     other operands onto its subscripts. An index repeated in the operand (a trace, a

@@ -11,6 +11,7 @@ from ..binding import CallRefused
 from ..registry import (
     broadcasting,
     def_linear,
+    def_multilinear,
     defjvp,
     defvjp,
     handles,
@@ -197,15 +198,10 @@ defvjp(
     None,
 )
 
-# einsum: the subscripts come first; one rule per operand position (up to four operands).
-defjvp(
-    np.einsum,
-    None,
-    lambda d, ans, sub, *ops, optimize=False: runtime.einsum_jvp(d, 0, sub, *ops),
-    lambda d, ans, sub, *ops, optimize=False: runtime.einsum_jvp(d, 1, sub, *ops),
-    lambda d, ans, sub, *ops, optimize=False: runtime.einsum_jvp(d, 2, sub, *ops),
-    lambda d, ans, sub, *ops, optimize=False: runtime.einsum_jvp(d, 3, sub, *ops),
-)
+# einsum: the subscripts come first; it is linear in each operand separately, so its forward
+# rule is the contraction itself with a tangent in one operand's place (up to four operands,
+# as far as the reverse rules go)
+def_multilinear(np.einsum, 1, 2, 3, 4)
 
 defvjp(
     np.einsum,
