@@ -22,11 +22,12 @@ import importlib
 import inspect
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 
 from .calling import PLAIN, flat_params
-from .code_keys import cells_key
+from .code_keys import cells_key, values_key
 from .errors import TangentAstError
 from .kinds import canonical
 from .live import dependencies_of, remember_in, source_text
@@ -38,6 +39,7 @@ from .load import (
     function_of,
     import_module,
     loadable,
+    loaded_values,
     loader_values,
     name_in_cache,
     read_header,
@@ -105,12 +107,18 @@ def rule_prefix(fn):
     prefix = f"{sanitize(module)}__{qualname_part(qualname)}"
     # closures of one def over other functions, or data of other kinds: modules of their own
     cells = cells_key(fn) if fn.__closure__ else ""
-    return bounded_prefix(f"{prefix}_{digest(cells, 6)}" if cells else prefix)
+    prefix = f"{prefix}_{digest(cells, 6)}" if cells else prefix
+    # a function of a closure's rule module, loaded with that closure's data: the rules
+    # derived from it are that closure's (another closure's module has other values)
+    data = values_key(loaded_values(fn)) if fn.__module__ and name_in_cache(fn.__module__) else ""
+    return bounded_prefix(f"{prefix}_{data}" if data else prefix)
 
 
-def closure_at(fn, via, module_name):
+def closure_at(fn, via, module_name, directory=None):
     """The closure ``fn`` reads as ``via`` (a free name, or an attribute chain of one), if its
-    rules are those of ``module_name``; else None."""
+    rules are those of ``module_name``; else None. With ``directory``, also a closure a rule
+    of ``module_name`` is derived from a rule of (its header's ``source`` is the closure's
+    module: jvp_of_g's forward rule, whose bounded name need not start with ``g``'s)."""
     head, *chain = via.split(".")
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
     try:
@@ -120,9 +128,30 @@ def closure_at(fn, via, module_name):
     except (KeyError, ValueError, AttributeError):
         return None
     value = getattr(value, "__func__", value)
-    if not inspect.isfunction(value) or not module_name.startswith(rule_prefix(value) + "__"):
+    if not inspect.isfunction(value):
         return None
-    return value
+    prefix = rule_prefix(value) + "__"
+    for _ in range(3):  # the closure's rule, a rule of that rule, of that one
+        if module_name.startswith(prefix):
+            return value
+        source = _source_module(directory, module_name)
+        if source is None:
+            return None
+        module_name = source
+    return None
+
+
+def _source_module(directory, module_name):
+    """The module of the cache at ``directory`` that the header of ``module_name`` says it was
+    derived from (``source: .main__g__forward__p__float:g_jvp``), or None."""
+    if directory is None:
+        return None
+    try:
+        text = (Path(directory) / f"{module_name}.py").read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+    source = read_header(text).get("source", "").split(" (")[0].partition(":")[0]
+    return source[1:] if source.startswith(".") else None
 
 
 def by_prefix(dependencies):
@@ -181,7 +210,7 @@ class RuleCache:
     def closure_callees(self, fn, via, module_name):
         """The closure ``fn`` reads as ``via``, whose rule is ``module_name``, and how the
         names of the rule modules of what it reaches start (None if it is not that)."""
-        g = closure_at(fn, via, module_name)
+        g = closure_at(fn, via, module_name, self.directory)
         return None if g is None else (g, by_prefix(self.dependencies(g)))
 
     def load_closure_rules(self, fn, module_name):
@@ -194,7 +223,7 @@ class RuleCache:
             return {}
         values = {}
         for name, (via, callee_module, function) in closure_rules(text).items():
-            g = closure_at(fn, via, callee_module)
+            g = closure_at(fn, via, callee_module, self.directory)
             if g is None:
                 raise TangentAstError(
                     f"{path} calls the rule of the closure {via}, which {fn.__qualname__} no "

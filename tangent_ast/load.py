@@ -456,6 +456,15 @@ def has_own_values(fn):
     return loaded is not None and bool(_bound_in(loaded[0]))
 
 
+def loaded_values(fn):
+    """The values the loader bound in the generated module ``fn`` is a function of (a
+    closure's cells, for a closure's rule), by name; {} for another function."""
+    loaded = fn.__globals__.get("__tangent_ast_loaded__")
+    if loaded is None:
+        return {}
+    return {n: fn.__globals__[n] for n in _bound_in(loaded[0]) if n in fn.__globals__}
+
+
 def closure_rules(text):
     """``{name: (via, module, function)}`` of the header of the module ``text``: each name its
     loader binds to the rule function of a closure its function reads as ``via``, from the

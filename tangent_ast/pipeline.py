@@ -83,6 +83,7 @@ from .load import (
     bound_by_loader,
     has_own_values,
     loadable,
+    loaded_values,
     name_in_cache,
     package_for,
     state_of,
@@ -362,7 +363,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
             module_name,
             callee_form,
             caller=fn,
-            via=_free_chain(called, f.scope),
+            via=_via(called, f.scope),
         )
 
     d = Derivation(
@@ -694,13 +695,22 @@ class Session(RuleCache):
             self.ensure(fn, mode, wrt, signature, module_name, form)
         cyclic = caller is not None and caller in self.dependencies(fn).functions
         same_module = module_name == caller_module
+        read = closure_at(caller, via, module_name, self.directory) if via else None
         instance = (
-            via is not None
+            read is not None
             and not (cyclic or same_module)
             and has_own_values(fn)
-            and closure_at(caller, via, module_name) is fn
+            # the closure itself, or a function of its rule module (jvp_of_g's, vjp_of_g's)
+            and (read is fn or bool(loaded_values(fn)))
         )
         return CalleeRule(fn, module_name, same_module, cyclic, via if instance else None)
+
+
+def _via(called, scope):
+    """How the caller reads the closure whose rules a call's callee is (``_free_chain``; for
+    a name made for a call of tangent_ast's API, ``jvp_of_g``, the ``g`` it is made of)."""
+    chain = _free_chain(called, scope)
+    return scope.made_from.get(chain, chain)
 
 
 def _free_chain(expr, scope):

@@ -68,6 +68,9 @@ COMPAREOPS = {
 class Scope:
     locals: set
     free: dict = field(repr=False)  # name -> object
+    # a name made for a call of tangent_ast's API -> how the function reads what it is made
+    # of (``jvp_of_g`` -> ``"g"``, a free name or attribute chain): the closure whose rules it calls
+    made_from: dict = field(default_factory=dict, repr=False)
 
     def is_local(self, name):
         return name in self.locals

@@ -831,6 +831,52 @@ def test_gradients_of_two_closures_inside_keep_their_own_values():
     assert value == pytest.approx(gradients_of_closures_of_a_sum(*args))
 
 
+def jvps_of_closures(v, w):
+    wa, twa = ta.jvp(WAVE_A, (v,), (w,))
+    return twa * ta.jvp(WAVE_B, (w,), (v,))[1] + wa
+
+
+def vjps_of_closures(v, w):
+    wb, pullback_b = ta.vjp(WAVE_B, v)
+    wa, pullback_a = ta.vjp(WAVE_A, w)
+    return pullback_b(wa) + pullback_a(1.0) * wb
+
+
+def linear_maps_of_closures(v, w):
+    wa, wave_a_jvp = ta.linearize(WAVE_A, v)
+    wb, wave_b_jvp = ta.linearize(WAVE_B, w)
+    return wave_a_jvp(w) * wb + wave_b_jvp(v)
+
+
+def jvps_of_closures_of_a_sum(a, ys):
+    v = sum(ys) * a  # of a kind not known when derived
+    return jvps_of_closures(v, v * 0.5)
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (jvps_of_closures, (0.84, 0.3)),
+        (jvps_of_closures, (np.array([0.84, 0.2]), np.array([0.3, -0.5]))),
+        (vjps_of_closures, (0.84, 0.3)),
+        (vjps_of_closures, (np.array([0.84, 0.2]), np.array([0.3, -0.5]))),
+        (linear_maps_of_closures, (0.84, 0.3)),
+        (jvps_of_closures_of_a_sum, (0.84, [0.3, 0.5])),
+    ],
+    ids=["jvp", "jvp arrays", "vjp", "vjp arrays", "linearize", "jvp unknown kind"],
+)
+def test_jvp_vjp_and_linearize_of_two_closures_inside_keep_their_own_values(fn, args):
+    """The rules of jvp_of_WAVE_A and jvp_of_WAVE_B (forward rules of two closures' rules,
+    of one def) are each that closure's: named by its values and loaded with its cells (they
+    shared one module, loaded with one closure's cells: the value, jvp and grad of f were
+    computed with it)."""
+    wrt = tuple(i for i, a in enumerate(args) if not isinstance(a, list))
+    check_grads(fn, args, wrt=wrt)
+    tangents = tuple(np.ones_like(a) if not isinstance(a, list) else [0.0] * len(a) for a in args)
+    value, _ = ta.jvp(fn, args, tangents)
+    np.testing.assert_allclose(value, fn(*args))
+
+
 def test_hvp_of_a_closure_inside_a_differentiated_function_is_refused():
     a = np.array([0.3, 0.7])
     with pytest.raises(TangentAstError, match="of a closure or a functools.partial"):

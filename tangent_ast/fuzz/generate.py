@@ -346,11 +346,25 @@ def _closures(w, name, shape):
         w.helpers.add("make_wave")
         form = w.rng.choice(
             [
-                "{name} = ta.hvp(WAVE_A)({a}, {b}) + ta.hvp(WAVE_B)({a}, {b}) * 2.0",
-                "{name} = ta.grad(WAVE_B)({a}) * ta.grad(WAVE_A)({b})",
+                ["{name} = ta.hvp(WAVE_A)({a}, {b}) + ta.hvp(WAVE_B)({a}, {b}) * 2.0"],
+                ["{name} = ta.grad(WAVE_B)({a}) * ta.grad(WAVE_A)({b})"],
+                [
+                    "wa, twa = ta.jvp(WAVE_A, ({a},), ({b},))",
+                    "{name} = twa * ta.jvp(WAVE_B, ({b},), ({a},))[1] + wa",
+                ],
+                [
+                    "wb, pullback_b = ta.vjp(WAVE_B, {a})",
+                    "wa, pullback_a = ta.vjp(WAVE_A, {b})",
+                    "{name} = pullback_b(wa) + pullback_a(1.0) * wb",
+                ],
+                [
+                    "wa, wave_a_jvp = ta.linearize(WAVE_A, {a})",
+                    "wb, wave_b_jvp = ta.linearize(WAVE_B, {b})",
+                    "{name} = wave_a_jvp({b}) * wb + wave_b_jvp({a})",
+                ],
             ]
         )
-        return w.emit([form.format(name=name, a=a, b=b)], name, shape)
+        return w.emit([line.format(name=name, a=a, b=b) for line in form], name, shape)
     w.helpers.add("make_layer")
     first, second = w.rng.sample(["LAYER_A", "LAYER_B", "LAYER_C"], 2)
     return w.emit([f"{name} = {first}({second}({a})) + {second}({b})"], name, shape)

@@ -116,14 +116,16 @@ class ApiCallLowering:
             forward, backward = api.as_functions(
                 fn, len(args), where=self.parsed.where(s), **options
             )
-            call = gast.Call(
-                func=name(self.made_name(f"vjp_of_{base}", forward)), args=args, keywords=[]
-            )
+            label = self.made_name(f"vjp_of_{base}", forward)
+            self.record_made_from(label, g)
+            call = gast.Call(func=name(label), args=args, keywords=[])
             self.made_calls[made] = self.made_name(f"pullback_of_{base}", backward)
+            self.record_made_from(self.made_calls[made], g)
             unpacked = gast.Assign(targets=[target], value=call, type_comment=None)
             return self.assign(located(unpacked, s))
         linear_map = api.as_function(fn, len(args), where=self.parsed.where(s), **options)
         self.made_calls[made] = self.made_name(f"linear_map_of_{base}", linear_map)
+        self.record_made_from(self.made_calls[made], g)
         primal = gast.Assign(
             targets=[name(out, gast.Store())],
             value=gast.Call(func=g, args=list(args), keywords=[]),
@@ -266,11 +268,23 @@ class ApiCallLowering:
         target = self.scope.lookup(g)
         # api.jvp says how: a function of (*primals, *given tangents) with its source on disk
         made = self.scope.lookup(call.func).as_function(target, tuple(given), len(primals.elts))
+        label = self.made_name(f"jvp_of_{_base(g)}", made)
+        self.record_made_from(label, g)
         return gast.Call(
-            func=name(self.made_name(f"jvp_of_{_base(g)}", made)),
+            func=name(label),
             args=[*primals.elts, *(tangents.elts[i] for i in given)],
             keywords=[],
         )
+
+    def record_made_from(self, label, g):
+        """``label`` is made of ``g`` read as a free name or attribute chain: its rules are
+        those of the closure ``g`` denotes, loaded with that closure's values."""
+        chain = []
+        while isinstance(g, gast.Attribute):
+            chain.append(g.attr)
+            g = g.value
+        if isinstance(g, gast.Name) and not self.scope.is_local(g.id):
+            self.scope.made_from[label] = ".".join([g.id, *reversed(chain)])
 
     def function_and_arguments(self, call, what, at):
         """The function ``call`` is given first, a module-level one (refused otherwise), and
