@@ -446,8 +446,10 @@ def build_parser():
         )
         p.add_argument(
             "--args",
-            help="the argument kinds to specialise for, e.g. 'w: float64[:], X: float64[:, :], "
-            "n: int, p: model.Params' (default: a generic rule, signature any)",
+            help="the argument kinds to specialise for, e.g. 'w: float64[d], X: float64[n, d], "
+            "y: float64[n], k: int, p: model.Params' (axes of one name have one length: the "
+            "rule then needs no unbroadcast; ':' for an axis of any length; default: a generic "
+            "rule, signature any)",
         )
 
     show = sub.add_parser("show", help="print one stage of a derivation")

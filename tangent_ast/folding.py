@@ -174,7 +174,7 @@ class _Fold(Transformer):
 
 
 def power_derivative_formula(call, namespace):
-    """``runtime.power_derivative(x, 3)`` as ``3 * x ** 2``: with a number for exponent the
+    """``runtime.power_derivative(x, 3)`` as ``3 * x ** (3 - 1)``: with a number for exponent the
     guard for a zero exponent is decided here (``0 * x ** -1`` is a structural zero to
     the rules' terms). None for another expression."""
     if not (
@@ -190,8 +190,9 @@ def power_derivative_formula(call, namespace):
     ):
         return None
     x, y = call.args
-    power = gast.BinOp(left=x, op=gast.Pow(), right=gast.Constant(y.value - 1, None))
-    return gast.BinOp(left=y, op=gast.Mult(), right=power)
+    exponent = gast.BinOp(left=y, op=gast.Sub(), right=gast.Constant(1, None))  # folded later
+    power = gast.BinOp(left=x, op=gast.Pow(), right=exponent)
+    return gast.BinOp(left=copy_tree(y), op=gast.Mult(), right=power)
 
 
 def with_number_exponents(expr, namespace):
