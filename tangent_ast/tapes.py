@@ -251,6 +251,7 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar,
             restores = []
         recomputed = [copy_tree(st) for st in again]
         back.body[:0] = restores + recomputed
+        _keep_across(bwd, back, [v for v in tapes if not top], namer)
         _fold_single_uses(back.body, recomputed)
         # A value the body ends by copying into a loop header is that header's value at
         # the start of the next iteration: the reverse loop hands it down instead of a tape.
@@ -519,6 +520,48 @@ def _counts_from_zero(loop):
         and it.func.id == "range"
         and len(it.args) == 1
     )
+
+
+def _keep_across(bwd, back, restored, namer):
+    """A nested reverse loop restores its values by their own names: one that the reverse
+    sweep reads again after it (a cotangent accumulated after the branch holding the loop,
+    from the inner loop's last value) is kept under a fresh name before the loop and put
+    back after it, so that what follows reads the value it had before, not the first
+    iteration's."""
+    after = read_before_assigned(_after(bwd, back))
+    for v in restored:
+        if v in after:
+            kept = namer.fresh(f"{v}_after_loop")
+            _insert_around(bwd, back, before=[assign(kept, name(v))])
+            _insert_after(bwd, back, [assign(v, name(kept))])
+
+
+def _after(root, node):
+    """The statements that run after ``node`` up to the end of ``root``'s body: those after
+    it in its block, then those after each block's enclosing statement."""
+    path = _path_to(root, node)
+    return [s for block, i in reversed(path or []) for s in block[i + 1 :]]
+
+
+def _path_to(parent, node):
+    """``[(block, index), ...]`` from ``parent``'s body down to ``node``; None if absent."""
+    for field in ("body", "orelse"):
+        block = getattr(parent, field, None)
+        if not isinstance(block, list):
+            continue
+        for i, s in enumerate(block):
+            if s is node:
+                return [(block, i)]
+            below = _path_to(s, node)
+            if below is not None:
+                return [(block, i), *below]
+    return None
+
+
+def _insert_after(root, node, after):
+    """Insert ``after`` just after ``node`` in whatever block holds it."""
+    block, i = _path_to(root, node)[-1]
+    block[i + 1 : i + 1] = after
 
 
 def _is_unpack(stmt, bwd):

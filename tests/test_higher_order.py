@@ -942,3 +942,24 @@ def test_second_derivatives_of_a_function_returning_an_array_are_refused(second)
     for the Hessian of tanh)."""
     with pytest.raises(ta.NonScalarOutputError, match="returns array1f"):
         second(np.array([0.5, 1.0]))
+
+
+def inner_loop_in_a_branch(a):
+    v = a * 1.0
+    acc = 0.0
+    for i in range(2):
+        v = np.cos(v) * v
+        if i > 0:
+            v = v - 0.1 * np.tanh(v)
+        else:
+            for j in range(1):
+                acc = np.sum(v)
+    return np.sum(v) + acc
+
+
+def test_a_nested_reverse_loop_keeps_the_value_read_after_it():
+    """Reverse over reverse (verified fuzzing, seed 150280): the gradient's reverse loop
+    over ``for j`` restores its cotangent by its own name, which the outer reverse body read
+    again after the branch (an accumulation from the inner loop's last value): it got the
+    first iteration's value (2.78 became 3.32)."""
+    check_second_order(inner_loop_in_a_branch, (np.array([2.03, -0.22, 0.79, 0.93]),))
