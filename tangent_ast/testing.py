@@ -18,10 +18,12 @@ functions and on rules they edited.
 """
 
 import copy
+import functools
+import inspect
 
 import numpy as np
 
-from .api import grad, vjp
+from .api import grad, source_of, vjp
 from .api_roles import Role, register
 from .errors import TangentAstError
 from .gradient_checks import (
@@ -38,6 +40,7 @@ from .gradient_checks import (
     numerical_jvp,
 )
 from .higher_order import hvp
+from .kinds import signature_of
 from .load import cache_dir
 from .modes import Mode
 from .pipeline import Session
@@ -81,11 +84,17 @@ def check_grads(
             f"check_grads(order={order}): first and second derivatives are checked",
             hint="order=1 or order=2",
         )
+    if kwargs and (order == 2 or not inspect.isfunction(f)):
+        # a primitive's keywords, or a second derivative's: bound (f of the arguments alone)
+        f, kwargs = functools.partial(f, **kwargs), None
     if order == 2:
         return check_second_order(f, args, wrt=wrt, rtol=rtol, atol=atol, seed=seed, cache=cache)
     directory = Session().directory if cache is None else cache_dir(cache)
+    f = as_function(f, directory)
+    if not kwargs and hasattr(f, "tangent_ast_source_for"):  # grad(g): its gradient's source
+        f = source_of(f, signature_of(tuple(args)))
     return check_first_order(
-        as_function(f, directory),
+        f,
         args,
         modes,
         kwargs=kwargs,

@@ -104,3 +104,24 @@ def test_a_reverse_rule_slightly_off_is_caught_at_small_products():
             check_grads(doubled, (1.0,), modes=("reverse",))
     finally:
         ta.defvjp(doubled, lambda ct, ans, a: ct * 2.0)
+
+
+def scaled_sines(a, scale=1.0):
+    return np.sum(np.sin(a) * scale)
+
+
+def test_check_grads_takes_keywords_of_a_primitive_and_at_second_order():
+    """check_grads(np.sum, kwargs={"axis": 0}) checks np.sum with its axis (the wrapper of a
+    primitive took positional arguments only); at second order the keywords are bound, not
+    dropped (the function checked was f without them)."""
+    x = np.arange(6.0).reshape(2, 3)
+    check_grads(np.sum, (x,), kwargs={"axis": 0})
+    plain = check_grads(scaled_sines, (x,), order=2)
+    scaled = check_grads(scaled_sines, (x,), kwargs={"scale": 3.0}, order=2)
+    np.testing.assert_allclose(scaled[0], 3.0 * plain[0])
+
+
+def test_check_grads_of_a_gradient_checks_its_rules():
+    """grad(f) is checked as the function its source on disk is (it was refused: not a
+    Python function)."""
+    check_grads(ta.grad(scaled_sines), (np.arange(6.0).reshape(2, 3),))
