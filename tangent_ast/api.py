@@ -278,7 +278,15 @@ class _Reverse:
         # complex follows from its type and dtype, which the cache key of the rule fixes.
         self.real = tuple(i for i, p in enumerate(positions) if not _is_complex(args[p]))
         # inputs whose cotangents may need their type (a complex number, an array's dtype)
-        self.typed = any(_typed_input(args[p]) for p in positions)
+        self.typed = tuple(positions) if any(_typed_input(args[p]) for p in positions) else ()
+
+    def retyped(self, cts, args):
+        """The cotangents in their inputs' types (:func:`_in_input_type`), for a rule whose
+        inputs may need it: one test of types per input on each call."""
+        if self.count == 1:
+            return _in_input_type(cts, args[self.typed[0]])
+        typed = tuple(_in_input_type(c, args[p]) for c, p in zip(cts, self.typed, strict=True))
+        return cts if all(a is b for a, b in zip(typed, cts)) else typed
 
     def cotangents(self, cts, args):
         """``real_cotangents(rule, cts, args)``, which runs (to raise its error) only when
@@ -436,7 +444,7 @@ class _Gradient(Made):
         ):
             cts = reverse.cotangents(cts, args)
         if reverse.typed:
-            cts = real_cotangents(reverse.rule, cts, args)
+            cts = reverse.retyped(cts, args)
         if reverse.pending is not None:  # its first call, verified (a derivation, only then)
             (given, given_kwargs), reverse.pending = reverse.pending, None
             _verify(reverse.rule, given, given_kwargs, self._cache, True)
