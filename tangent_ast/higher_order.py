@@ -54,11 +54,11 @@ def hvp(f, wrt=0, *, cache=None):
             raise TangentAstError(
                 f"hvp: {len(forward.wrt)} arguments differentiated but {len(directions)} directions"
             )
-        # the tangent of an argument f updates in place is updated alongside it: the user's
-        # direction is left as it is
+        # the tangent of an argument f updates in place (or a list f grows) is updated
+        # alongside it: the user's direction is left as it is
         updated = {name for _, name in forward.updates}
         directions = tuple(
-            copy.deepcopy(d) if w in updated else d
+            copy.deepcopy(d) if w in updated or isinstance(d, list) else d
             for w, d in zip(forward.wrt, directions, strict=True)
         )
         product = _product_function(forward, f)

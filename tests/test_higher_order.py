@@ -963,3 +963,18 @@ def test_a_nested_reverse_loop_keeps_the_value_read_after_it():
     again after the branch (an accumulation from the inner loop's last value): it got the
     first iteration's value (2.78 became 3.32)."""
     check_second_order(inner_loop_in_a_branch, (np.array([2.03, -0.22, 0.79, 0.93]),))
+
+
+def grows_its_list(x, ys):
+    ys.append(1.0)
+    return np.sum(np.sin(x)) * ys[0] * ys[0]
+
+
+def test_hvp_leaves_a_direction_for_a_list_it_grows_as_it_was():
+    """The tangent of a list f appends to grows with it: hvp's own copy, not the caller's
+    direction (which then had an item more, and check_second_order failed inside)."""
+    direction = [0.5, -1.0]
+    x = np.array([0.3, 0.7])
+    ta.hvp(grows_its_list, wrt=(0, 1))(x, [2.0, 3.0], (np.ones(2), direction))
+    assert direction == [0.5, -1.0]
+    check_second_order(grows_its_list, (x, [2.0, 3.0]))
