@@ -105,6 +105,7 @@ _EXPORTS = {
         "eigvals_vjp",
         "eigvalsh_jvp",
         "eigvalsh_vjp",
+        "einsum_jvp",
         "einsum_vjp",
         "inner_vjp_left",
         "inner_vjp_right",
