@@ -430,7 +430,11 @@ class Derivation:
             try:
                 if entry.validate is not None:
                     entry.validate(site.args, i, self.constant_value)
-                complex_argument = is_complex(self.kind(site.args[i]))
+                # a value whose kind is not known may be complex when the rule runs: a
+                # function's complex rule holds for real values too (taken real below)
+                complex_argument = is_complex(self.kind(site.args[i])) or (
+                    type_unknown(self.kind(site.args[i])) and entry.complex_rule_for(i)
+                )
                 at = (site.args, self.constant_value)
                 rule = entry.rule(self.mode, i, kinds, complex_argument=complex_argument, at=at)
             except CallRefused as refusal:
@@ -473,7 +477,7 @@ class Derivation:
             if self.mode is Mode.REVERSE and entry.broadcasts:
                 expr = self.unbroadcast(expr, site.args[i], target)
             if self.mode is Mode.REVERSE:
-                expr = self.real_cotangent(node, entry, site, i, target, expr)
+                expr = self.real_cotangent(node, entry, site, i, target, expr, complex_argument)
             out.append((i, expr))
         return out
 
@@ -549,7 +553,11 @@ class Derivation:
                 "make it an array first with np.array(...): the derivative of np.array of a list "
                 "is known",
             )
-        if self.may_be_complex(arg) and not is_complex(kind) and not entry.holds_for_complex:
+        if (
+            self.may_be_complex(arg)
+            and not is_complex(kind)
+            and not (entry.holds_for_complex or entry.complex_rule_for(i))
+        ):
             raise unsupported_call(
                 self,
                 node,
@@ -660,11 +668,13 @@ class Derivation:
             return not is_real(self.kind(node))
         return isinstance(node, (gast.Name, gast.Constant)) and has_complex(self.kind(node))
 
-    def real_cotangent(self, node, entry, site, i, target, expr):
-        """Reverse mode: where an operation meets complex values, the cotangent of a real
-        argument is the real part of the rule's (``dL = Re(ct * dx)`` with ``dx`` real)."""
+    def real_cotangent(self, node, entry, site, i, target, expr, complex_rule=False):
+        """Reverse mode: where an operation meets complex values (or a complex rule meets a
+        value of a kind not known), the cotangent of a real argument is the real part of the
+        rule's (``dL = Re(ct * dx)`` with ``dx`` real)."""
         if not (
-            any(self.may_be_complex(a) for a in site.args)
+            complex_rule
+            or any(self.may_be_complex(a) for a in site.args)
             or has_complex(self.kinds.get(target, UNKNOWN))
             or (target in self.complex_involved and not is_real(self.kinds.get(target, UNKNOWN)))
         ):

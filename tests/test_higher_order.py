@@ -981,3 +981,17 @@ def test_hvp_leaves_a_direction_for_a_list_it_grows_as_it_was():
     ta.hvp(grows_its_list, wrt=(0, 1, 2))(a, b, list(ys), (np.ones(3), np.ones(3), direction))
     assert direction == [0.5, -1.0, 0.25]
     check_second_order(grows_its_list, (a, b, ys))
+
+
+def modulus_squared_of(z): return np.abs(z) ** 2
+def gradient_of_a_sum_made_complex(a, ys):
+    v = sum(ys) * a  # of a kind not known: so is v * (1 + 1j), the callee's parameter
+    return ta.grad(modulus_squared_of)(v * (1 + 1j)).real
+
+
+def test_a_callee_derived_for_a_kind_not_known_takes_complex_values():
+    """modulus_squared_of's rule, derived for a parameter of a kind not known, ran np.abs's
+    real rule (np.sign) on a complex value: jvp and grad gave -1.6 for 1.6. The complex rule
+    holds for both."""
+    check_grads(gradient_of_a_sum_made_complex, (0.7, [0.3, 0.5]), wrt=(0,))
+    check_second_order(gradient_of_a_sum_made_complex, (0.7, [0.3, 0.5]), wrt=(0,))

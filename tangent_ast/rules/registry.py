@@ -159,6 +159,10 @@ class Primitive:
                     return rules[argnum]
         return self.table(mode).get(argnum)
 
+    def complex_rule_for(self, argnum):
+        """Whether argument ``argnum`` has rules of its own for complex values (``defcomplex``)."""
+        return any(argnum in rules for rules in self.complex_rules.values())
+
     def takes_complex(self, argnum):
         """Whether the rules of ``argnum`` are right for a complex value there."""
         return self.holds_for_complex or any(
