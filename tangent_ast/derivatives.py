@@ -455,7 +455,9 @@ class Derivation:
                 raise self.constant_argument(node, entry, site, i)
             self.check_argument(node, entry, site.args[i], i)
             lead = leading[i] if self.mode is Mode.FORWARD else leading
-            if transposing:
+            # a complex rule taken for a value of a kind not known: its reverse rule, which
+            # reads the value's own type at run time (the transposer takes it as real)
+            if transposing and not (complex_argument and not is_complex(self.kind(site.args[i]))):
                 expr = self.transposed(node, site, entry, i, target, lead, kinds, rule)
                 if expr is not None:
                     out.append((i, self.real_cotangent(node, entry, site, i, target, expr)))
