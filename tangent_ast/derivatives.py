@@ -38,6 +38,7 @@ from . import runtime
 from .activity import Activity, assignments
 from .aliasing import check_updates
 from .calling import CallMismatch, bind, flat_params
+from .complex_values import ComplexValues
 from .emit import FUNCTION_VALUES, ModuleNamespace
 from .errors import ForwardRuleOnly, MissingRuleError, TangentAstError, UnsupportedSyntaxError
 from .folding import with_number_exponents
@@ -45,9 +46,7 @@ from .kinds import (
     UNKNOWN,
     Kind,
     Tag,
-    has_complex,
     is_complex,
-    is_real,
     kind_of,
     leading_axes,
     same_shape,
@@ -68,7 +67,7 @@ from .trees import copy_tree, walk
 
 
 @dataclass
-class Derivation:
+class Derivation(ComplexValues):
     """Everything the transforms need to know about the function being derived."""
 
     parsed: ParsedFunction
@@ -597,51 +596,6 @@ class Derivation:
                 continue  # refused where the call is derived, if it carries a derivative
             self.check_callee_updates(s, site.fn, form, args)
 
-    def check_complex(self, fn):
-        """Complex values may carry a derivative inside a function (``np.exp(1j * x)``,
-        ``np.fft.fft(x)``), in the convention ``dL = Re(ct * dz)``: the cotangent of a real
-        value is the real part of what reaches it. Find the values computed from complex ones
-        (through values not known to be real), and refuse one that joins paths (a loop
-        header, a branch join) without a known kind: its cotangent would flow on to a real
-        value unprojected."""
-        statements = list(assignments(fn.body))
-        involved = self.complex_involved
-        if any(has_complex(k) for k in self.kinds.values()):
-            # where complex values flow, a parameter of a kind not known (a cotangent passed
-            # on by a caller that could not tell) may be complex too: never taken as real
-            involved.update(
-                a.id for a in fn.args.args if type_unknown(self.kinds.get(a.id, UNKNOWN))
-            )
-        for _ in range(len(statements) + 1):  # until nothing changes (loops read later names)
-            before = len(involved)
-            for s in statements:
-                target = _target_name(s)
-                if has_complex(self.kinds.get(target, UNKNOWN)) or any(
-                    self.may_be_complex(n) for n in walk(s.value)
-                ):
-                    involved.add(target)
-            if len(involved) == before:
-                break
-        counts = {}
-        for s in statements:
-            counts[_target_name(s)] = counts.get(_target_name(s), 0) + 1
-        for s in statements:
-            target = _target_name(s)
-            kind = self.kinds.get(target, UNKNOWN)
-            if (
-                counts[target] > 1
-                and target in involved
-                and self.activity.active(target)
-                and type_unknown(kind)
-            ):
-                raise UnsupportedSyntaxError(
-                    f"{self.origin.get(target, target)!r} is real on one path and complex on "
-                    "another (or computed from complex values, of a kind not known)",
-                    where=self.where(s),
-                    hint="make it complex on every path: start a sum at 0j rather than 0.0, or "
-                    "take np.real(...) of it where it is assigned",
-                )
-
     def check_lambda_values(self, fn):
         """A lambda kept as a function value is called through its own rule, which takes
         what it captures as constants: refuse one that captures a value carrying a
@@ -662,31 +616,6 @@ class Derivation:
                             where=self.where(s),
                             hint="pass it to the lambda as an argument",
                         )
-
-    def may_be_complex(self, node):
-        """A name or constant of complex kind, or computed from complex values and not known
-        to be real."""
-        if isinstance(node, gast.Name) and node.id in self.complex_involved:
-            return not is_real(self.kind(node))
-        return isinstance(node, (gast.Name, gast.Constant)) and has_complex(self.kind(node))
-
-    def real_cotangent(self, node, entry, site, i, target, expr, complex_rule=False):
-        """Reverse mode: where an operation meets complex values (or a complex rule meets a
-        value of a kind not known), the cotangent of a real argument is the real part of the
-        rule's (``dL = Re(ct * dx)`` with ``dx`` real)."""
-        if not (
-            complex_rule
-            or any(self.may_be_complex(a) for a in site.args)
-            or has_complex(self.kinds.get(target, UNKNOWN))
-            or (target in self.complex_involved and not is_real(self.kinds.get(target, UNKNOWN)))
-        ):
-            return expr
-        arg = self.kind(site.args[i])
-        if is_real(arg):
-            return _call(self.bind("np", np), "real", [expr])
-        if is_complex(arg) or arg.container:
-            return expr
-        return self.call_runtime("real_like", [expr, copy_tree(site.args[i])])
 
     def unbroadcast(self, expr, arg, result):
         arg_kind, result_kind = self.kind(arg), self.kinds.get(result, UNKNOWN)
@@ -763,11 +692,6 @@ def _never_changes_with(entry, i):
         and not any(i in table for table in entry.complex_rules.values())
         and not any(i in table for _, _, table in entry.variants)
     )
-
-
-def _target_name(s):
-    target = s.targets[0]
-    return target.value.id if isinstance(target, gast.Subscript) else target.id
 
 
 def _contains_active(atom, derivation):

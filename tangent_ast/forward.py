@@ -160,7 +160,7 @@ class Forward:
         active = self.d.active_args(site)
         if not active:
             return [s, _at(assign(dtarget, self.d.zero(target)), s)]
-        kinds = tuple(self.d.kind(a) for a in site.args)
+        kinds = self.d.callee_kinds(site.args)
         rule = self.d.derive_callee(
             fn, Mode.FORWARD, tuple(active), kinds, self.d.where(s), form, site.func
         )

@@ -32,6 +32,7 @@ from .kinds import (
     BOOL,
     FLOAT,
     INT,
+    NUMBER,
     UNKNOWN,
     Kind,
     Tag,
@@ -40,7 +41,9 @@ from .kinds import (
     lengths_of,
     like_kind,
     matmul_kind,
+    scalar_dtype,
     transpose_kind,
+    type_unknown,
     with_lengths,
 )
 from .live import is_library
@@ -411,6 +414,8 @@ class KindInference:
             ):
                 return replace(first, dtype="f")
             return first  # a scalar does not change the shape of what it meets
+        if args and all(a.scalar for a in args) and any(map(type_unknown, args)):
+            return NUMBER  # numbers, one of a type not known: a number, real or complex
         if not args or any(
             a.tag in (Tag.UNKNOWN, Tag.OBJECT, Tag.STR, Tag.NONE) or a.container for a in args
         ):
@@ -427,11 +432,7 @@ class KindInference:
                 return UNKNOWN  # 2 ** -1 is a float
             return INT if fn is not operator.not_ else BOOL
         ndim = max(a.ndim for a in arrays)
-        dtypes = {a.dtype for a in arrays} | {
-            {Tag.FLOAT: "f", Tag.COMPLEX: "c", Tag.INT: "i", Tag.BOOL: "b"}[a.tag]
-            for a in args
-            if a.scalar
-        }
+        dtypes = {a.dtype for a in arrays} | {scalar_dtype(a) for a in args if a.scalar}
         dtype = "c" if "c" in dtypes else "f" if ("f" in dtypes or fn is operator.truediv) else None
         shapes = {a.shape for a in arrays if a.ndim == ndim}
         same = len(shapes) == 1 and None not in shapes and all(a.ndim == ndim for a in arrays)
@@ -507,6 +508,8 @@ def join(a, b):
         # are the container's where it has any, added up as such (None adds as zero)
         return a if a.container else b
     numbers = {Tag.BOOL: 0, Tag.INT: 1, Tag.FLOAT: 2, Tag.COMPLEX: 3}
+    if a.scalar and b.scalar and type_unknown(a) | type_unknown(b):
+        return NUMBER  # a number on every path, of a type not known on one
     if {a.tag, b.tag} == {Tag.FLOAT, Tag.COMPLEX}:
         # real on one path, complex on another: its cotangent would be complex where the
         # real value needs a real one, so the kind is left unknown (and such a value refused)

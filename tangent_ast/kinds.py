@@ -62,6 +62,9 @@ class Kind:
     # the kind of every item of a list or tuple whose length is not known (a list grown in a
     # loop, a tape): an item read from it is of this kind
     item: "Kind | None" = None
+    # a value of a type not known that may be complex at run time (a callee's parameter,
+    # passed a value computed from complex ones): its rules must hold for complex values
+    maybe_complex: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "tag", Tag(self.tag))  # Kind("array", 1, "f") reads as well
@@ -85,14 +88,22 @@ class Kind:
 
     @property
     def scalar(self):
-        return self.tag in (Tag.FLOAT, Tag.COMPLEX, Tag.INT, Tag.BOOL)
+        """A number: of shape (), its type known or not (NUMBER)."""
+        return self.tag in (Tag.FLOAT, Tag.COMPLEX, Tag.INT, Tag.BOOL) or (
+            self.tag is Tag.UNKNOWN and self.ndim == 0
+        )
 
     def describe(self):
+        maybe = ", maybe complex" if self.maybe_complex else ""
+        if self.tag is Tag.UNKNOWN and self.ndim == 0:
+            return "number (real or complex)" + maybe
         if self.tag is Tag.ARRAY:
-            return f"ndarray[ndim={self.ndim}, {self.dtype}]"
-        return self.tag.value
+            return f"ndarray[ndim={self.ndim}, {self.dtype}{maybe}]"
+        return self.tag.value + maybe
 
     def __str__(self):
+        if self.maybe_complex:
+            return f"{replace(self, maybe_complex=False)}_maybe_complex"
         if self.tag is Tag.ARRAY:
             labels = lengths_of(self)
             return f"array{self.ndim}{self.dtype}" + (
@@ -109,10 +120,15 @@ class Kind:
             return f"{name}({','.join(str(e) for e in self.elements)})"
         if self.item is not None:
             return f"{self.tag.value}_of_{self.item}"
+        if self.tag is Tag.UNKNOWN and self.ndim == 0:
+            return "number"
         return self.tag.value
 
 
 UNKNOWN = Kind(Tag.UNKNOWN)
+# a number whose type is not known, real or complex (``np.sum`` of a value of a kind not
+# known): its shape is (), which is what its derivatives need to know of it
+NUMBER = Kind(Tag.UNKNOWN, ndim=0)
 FLOAT = Kind(Tag.FLOAT)
 INT = Kind(Tag.INT)
 BOOL = Kind(Tag.BOOL)
@@ -201,6 +217,23 @@ def has_complex(kind):
     )
 
 
+def possibly_complex(kind):
+    """``kind`` with each part whose type is not known marked as maybe complex."""
+    if type_unknown(kind):
+        return replace(kind, maybe_complex=True)
+    if kind.elements is not None:
+        return replace(kind, elements=tuple(map(possibly_complex, kind.elements)))
+    if kind.item is not None:
+        return replace(kind, item=possibly_complex(kind.item))
+    return kind
+
+
+def holds_maybe_complex(kind):
+    """A kind marked maybe complex, or a container holding one."""
+    parts = (kind.elements or ()) + ((kind.item,) if kind.item is not None else ())
+    return kind.maybe_complex or any(map(holds_maybe_complex, parts))
+
+
 def is_real(kind):
     """A real float or a real float array: a value whose cotangent must be real."""
     return kind.tag is Tag.FLOAT or (kind.tag is Tag.ARRAY and kind.dtype == "f")
@@ -216,7 +249,19 @@ def real_kind(x, *rest):
     """``np.abs(z)``, ``np.real(z)``, ``np.angle(z)``: real, of the shape of ``z``."""
     if x.tag is Tag.ARRAY:
         return replace(x, dtype="f" if x.dtype in ("f", "c") else x.dtype, shape=None)
-    return FLOAT if x.tag in (Tag.FLOAT, Tag.COMPLEX) else UNKNOWN
+    return FLOAT if x.tag in (Tag.FLOAT, Tag.COMPLEX) or x == NUMBER else UNKNOWN
+
+
+def scalar_dtype(kind):
+    """The dtype kind of an array of numbers of ``kind`` (None for a NUMBER)."""
+    return {Tag.FLOAT: "f", Tag.COMPLEX: "c", Tag.INT: "i", Tag.BOOL: "b"}.get(kind.tag)
+
+
+def is_real_or_int(kind):
+    """A real number or an array of real numbers (float, int, unsigned or bool)."""
+    return kind.tag in (Tag.FLOAT, Tag.INT, Tag.BOOL) or (
+        kind.tag is Tag.ARRAY and kind.dtype in ("f", "i", "u", "b")
+    )
 
 
 def reduction_kind(x, *rest):
@@ -225,7 +270,12 @@ def reduction_kind(x, *rest):
         return UNKNOWN
     if is_complex(x):
         return Kind(Tag.COMPLEX)
-    return FLOAT if x.tag is not Tag.ARRAY or x.dtype in ("f", "i", "u", "b") else UNKNOWN
+    if type_unknown(x):
+        # of a value whose kind is not known (a list, or what a callee returns for arguments
+        # of kinds not known), the sum may be complex: taken as a float, np.imag of it would
+        # be zero
+        return NUMBER
+    return FLOAT if is_real_or_int(x) else UNKNOWN
 
 
 def matmul_kind(x, y):
@@ -254,6 +304,31 @@ def constructor_kind(shape, *rest):
     if shape.tag is Tag.TUPLE and shape.elements is not None:
         return Kind(Tag.ARRAY, len(shape.elements), "f")
     return UNKNOWN
+
+
+def array_kind(x, *rest):
+    """``np.array([a, b])``, ``np.asarray(x)`` with no dtype: an array of the numbers or
+    arrays given, nested lists adding axes; UNKNOWN where an entry's kind is not known or
+    entries differ in rank (NumPy would refuse or make an object array)."""
+    if rest:
+        return UNKNOWN  # a dtype given positionally
+    if x.tag is Tag.ARRAY:
+        return replace(x, shape=None)
+    if x.scalar:
+        return Kind(Tag.ARRAY, 0, scalar_dtype(x))
+    if x.tag not in (Tag.LIST, Tag.TUPLE) or not x.elements:
+        return UNKNOWN
+    entries = [array_kind(e) for e in x.elements]
+    if any(e.tag is not Tag.ARRAY or e.ndim != entries[0].ndim for e in entries):
+        return UNKNOWN
+    found = {e.dtype for e in entries}
+    if None in found:
+        dtype = None
+    elif "c" in found or "f" in found:
+        dtype = "c" if "c" in found else "f"
+    else:  # ints, bools: one dtype if they share it
+        dtype = found.pop() if len(found) == 1 else None
+    return Kind(Tag.ARRAY, entries[0].ndim + 1, dtype)
 
 
 def like_kind(x, *rest):
@@ -375,7 +450,7 @@ def type_unknown(kind):
 
 def same_shape(a, b):
     """Values of kinds ``a`` and ``b`` are known to have one shape."""
-    if a.tag is Tag.FLOAT and b.tag is Tag.FLOAT:
+    if a.scalar and b.scalar:  # a float and a complex number: both of shape ()
         return True
     # a shape id is a shape whatever the dtype (an int array y and X @ w of y's length)
     return (

@@ -394,7 +394,7 @@ class Reverse:
             site.keywords = []
             active = self.d.active_args(site)
             if active:
-                kinds = tuple(self.d.kind(a) for a in site.args)
+                kinds = self.d.callee_kinds(site.args)
                 rule = self.d.derive_callee(
                     site.fn, Mode.REVERSE, tuple(active), kinds, self.d.where(s), form, site.func
                 )

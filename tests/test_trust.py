@@ -3,6 +3,7 @@ right (finite differences, dot-product test, argument state) or refused clearly.
 
 import pytest
 
+import tangent_ast as ta
 from tangent_ast.errors import TangentAstError
 from tangent_ast.testing import check_grads
 
@@ -30,3 +31,13 @@ def test_right_or_refused(fn, args, wrt):
 )
 def test_a_new_array_bound_again_then_updated_is_derived(fn, args):
     check_grads(fn, args, wrt=0)  # both modes, both routes: not refused
+
+
+@pytest.mark.parametrize("fn, args", trust.MAYBE_COMPLEX, ids=lambda v: getattr(v, "__name__", ""))
+def test_a_value_that_may_be_complex_is_derived_by_rules_that_hold_for_complex(fn, args):
+    check_grads(fn, args, wrt=0)  # both modes, both routes: not refused
+
+
+def test_a_real_rule_given_a_value_that_may_be_complex_is_refused_in_the_callee():
+    with pytest.raises(TangentAstError, match=r"argument 1 of numpy.std .*maybe complex"):
+        ta.grad(trust.callee_spread_of_a_complex_value)(0.7)

@@ -18,15 +18,14 @@ import numpy as np
 
 def _fit(a, length, axis):
     """``a`` cut or padded with zeros to ``length`` along ``axis``: the transpose of the
-    padding or cutting a transform does when its ``n`` differs from the input's length."""
+    padding or cutting a transform does when its ``n`` differs from the input's length.
+    Written with one path (cut, then pad, either a no-op) so that its derivative needs no
+    join of values that may be complex (second derivatives)."""
     have = a.shape[axis]
-    if have > length:
-        return np.take(a, np.arange(length), axis=axis)
-    if have < length:
-        widths = [(0, 0)] * a.ndim
-        widths[axis] = (0, length - have)
-        return np.pad(a, widths)
-    return a
+    kept = np.take(a, np.arange(min(have, length)), axis=axis)
+    widths = [(0, 0)] * a.ndim
+    widths[axis] = (0, max(length - have, 0))
+    return np.pad(kept, widths)
 
 
 def _fit_to(a, shape, axes):

@@ -505,3 +505,46 @@ CASES += [
     (new_array_bound_again_in_a_loop, (V,)),
     (new_array_bound_in_a_loop_and_updated_twice, (V,)),
 ]
+
+
+# Complex values whose kind inference cannot tell (np.full's): a sum of them is a number that
+# may be complex (np.imag of it was taken as zero), and a callee given one derives its rule for
+# a parameter that may be complex (it ran real rules on complex values: np.std).
+def _pick(d):
+    return d["v"]
+
+
+def _spread(t):
+    return np.std(t)
+
+
+def _sum_of_squares(t):
+    return np.sum(t * t)
+
+
+def imag_of_a_sum_through_a_dict(x):
+    z = x * (1.0 + 2.0j) * np.full(3, 0.5)
+    return np.imag(np.sum(_pick({"v": z})))
+
+
+def imag_of_a_sum_scaled(x):
+    s = np.sum(x * (1.0 + 2.0j) * np.full(3, 0.5))
+    return np.imag(s * 2.0) + np.real(s)
+
+
+def callee_spread_of_a_complex_value(x):
+    z = x * (1.0 + 2.0j) * np.full(3, 0.5) + np.full(3, 0.25)
+    return _spread(z)
+
+
+def callee_squaring_a_complex_value(x):
+    z = x * (1.0 + 2.0j) * np.full(3, 0.5) + np.full(3, 0.25)
+    return np.imag(_sum_of_squares(_pick({"v": z})))
+
+
+MAYBE_COMPLEX = [
+    (imag_of_a_sum_through_a_dict, (0.7,)),
+    (imag_of_a_sum_scaled, (0.7,)),
+    (callee_squaring_a_complex_value, (0.7,)),
+]
+CASES += MAYBE_COMPLEX + [(callee_spread_of_a_complex_value, (0.7,))]

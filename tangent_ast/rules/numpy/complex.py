@@ -111,6 +111,8 @@ holds_for_complex(
     np.tile,
     np.repeat,
     np.broadcast_to,
+    np.take,
+    np.pad,
     # not holomorphic, but their rules are the complex ones already
     np.conjugate,
     np.ndarray.conj,

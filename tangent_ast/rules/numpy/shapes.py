@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ... import runtime
-from ...kinds import Kind, Tag, constructor_kind, transpose_kind
+from ...kinds import Kind, Tag, array_kind, constructor_kind, transpose_kind
 from ...modes import Mode
 from ..registry import (
     ZERO,
@@ -163,6 +163,8 @@ for _fn in (np.array, np.asarray):
     specialize(
         _fn, Mode.REVERSE, lambda x, *rest: x.tag is Tag.ARRAY, lambda ct, ans, x, *args, **kw: ct
     )
+
+    primitive(_fn).kind = array_kind
 
 defvjp(np.ndarray.astype, lambda ct, ans, x, *args, **kw: runtime.astype_vjp(ct, x))
 
