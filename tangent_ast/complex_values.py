@@ -31,6 +31,7 @@ import numpy as np
 from .activity import assignments
 from .errors import UnsupportedSyntaxError
 from .kinds import (
+    ALWAYS_REAL,
     UNKNOWN,
     has_complex,
     holds_maybe_complex,
@@ -39,6 +40,7 @@ from .kinds import (
     possibly_complex,
     type_unknown,
 )
+from .rules.registry import lookup
 from .syntax import attribute
 from .trees import copy_tree, walk
 
@@ -70,8 +72,9 @@ class ComplexValues:
             before = len(involved)
             for s in statements:
                 target = target_name(s)
-                if has_complex(self.kinds.get(target, UNKNOWN)) or any(
-                    self.may_be_complex(n) for n in walk(s.value)
+                if has_complex(self.kinds.get(target, UNKNOWN)) or (
+                    not self.always_real(s.value)
+                    and any(self.may_be_complex(n) for n in walk(s.value))
                 ):
                     involved.add(target)
             if len(involved) == before:
@@ -95,6 +98,13 @@ class ComplexValues:
                     hint="make it complex on every path: start a sum at 0j rather than 0.0, or "
                     "take np.real(...) of it where it is assigned",
                 )
+
+    def always_real(self, value):
+        """A call whose result is real whatever its argument (``np.abs``, ``np.real``,
+        ``np.imag``, ``np.angle``): not computed from complex values, though it reads them."""
+        site = self.site(value)
+        entry = lookup(site.fn) if site is not None and site.fn is not None else None
+        return entry is not None and entry.kind in ALWAYS_REAL
 
     def callee_kinds(self, args):
         """The signature a callee's rule is derived for: the kinds of ``args``, where one

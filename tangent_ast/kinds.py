@@ -278,6 +278,17 @@ def reduction_kind(x, *rest):
     return FLOAT if is_real_or_int(x) else UNKNOWN
 
 
+def real_reduction_kind(x, *rest):
+    """``np.var(x)``, ``np.std(x)`` without an axis: a float, for complex ``x`` too."""
+    if rest or x.tag not in (Tag.ARRAY, Tag.FLOAT, Tag.COMPLEX, Tag.UNKNOWN):
+        return UNKNOWN
+    return FLOAT
+
+
+# the kind functions of calls whose result is real whatever their arguments
+ALWAYS_REAL = (real_kind, real_reduction_kind)
+
+
 def matmul_kind(x, y):
     if x.tag is not Tag.ARRAY or y.tag is not Tag.ARRAY:
         return UNKNOWN

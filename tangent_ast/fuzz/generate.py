@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from . import complex_values as _complex
 from . import jumps as _jumps
 from . import lengths as _lengths
 from . import literals as _literals
@@ -90,7 +91,7 @@ class Program:
     def source(self, preamble=True):
         lines = [PREAMBLE] if preamble else []
         for name in sorted(self.helpers):
-            lines.append("\n" + (HELPERS.get(name) or _lengths.HELPERS[name]))
+            lines.append("\n" + {**HELPERS, **_complex.HELPERS, **_lengths.HELPERS}[name])
         lines.append(f"\ndef f({', '.join(self.params)}):")
         for block in self.body:
             lines.extend("    " + line for line in block)
@@ -370,7 +371,12 @@ def _closures(w, name, shape):
     return w.emit([f"{name} = {first}({second}({a})) + {second}({b})"], name, shape)
 
 
-_WRITERS = {"alias": _alias, "api": _api_call, "closures": _closures}
+_WRITERS = {
+    "alias": _alias,
+    "api": _api_call,
+    "closures": _closures,
+    "complex": _complex.statement,
+}
 
 
 def _shape_for(w, kind):
@@ -496,8 +502,9 @@ def _statement(w):
             "api",
             "closures",
             "jumps",
+            "complex",
         ],
-        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 2, 1, 2],
+        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 2, 1, 2, 2],
     )[0]
     shape = _shape_for(w, kind)
     if shape is None:

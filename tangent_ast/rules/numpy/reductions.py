@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ... import runtime
-from ...kinds import Tag, reduction_kind
+from ...kinds import Tag, real_reduction_kind, reduction_kind
 from ...modes import Mode
 from ..registry import (
     def_linear,
@@ -97,12 +97,10 @@ for _fn in (
     np.ptp,
     np.prod,
     np.ndarray.prod,
-    np.var,
-    np.ndarray.var,
-    np.std,
-    np.ndarray.std,
 ):
     primitive(_fn).kind = reduction_kind
+for _fn in (np.var, np.ndarray.var, np.std, np.ndarray.std, np.nanvar, np.nanstd):
+    primitive(_fn).kind = real_reduction_kind  # real for complex values too
 
 def_linear(
     np.cumsum,
@@ -164,7 +162,7 @@ defjvp(np.nanstd, lambda dx, ans, x, *args, **kw: runtime.nanstd_jvp(dx, ans, x,
 
 defvjp(np.nanstd, lambda ct, ans, x, *args, **kw: runtime.nanstd_vjp(ct, ans, x, *args, **kw))
 
-for _fn in (np.nansum, np.nanmean, np.nanmax, np.nanmin, np.nanprod, np.nanvar, np.nanstd):
+for _fn in (np.nansum, np.nanmean, np.nanmax, np.nanmin, np.nanprod):
     primitive(_fn).kind = reduction_kind
 handles(
     [np.var, np.ndarray.var, np.std, np.ndarray.std, np.nanvar, np.nanstd],
