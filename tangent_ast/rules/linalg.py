@@ -123,7 +123,7 @@ defvjp(
     lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_left(ct, x, y, axes),
     lambda ct, ans, x, y, axes=2: runtime.tensordot_vjp_right(ct, x, y, axes),
 )
-# vecdot of real arrays
+# vecdot(x, y) = sum(conj(x) * y) over axis: conjugate-linear in x, as np.vdot
 defjvp(
     np.linalg.vecdot,
     lambda dx, ans, x, y, axis=-1: np.linalg.vecdot(dx, y, axis=axis),  # type: ignore[call-overload]
@@ -131,7 +131,7 @@ defjvp(
 )
 defvjp(
     np.linalg.vecdot,
-    lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, y, x, axis),
+    lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, y, x, axis, conjugated=True),
     lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, x, y, axis),
 )
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import TangentAstError
 from .shapes import scalar_like
-from .tangents import TangentTuple, is_record, rebuild, unbroadcast, zero_tangent
+from .tangents import TangentTuple, is_record, real_like, rebuild, unbroadcast, zero_tangent
 
 
 def full_like_jvp(dv, ans):
@@ -247,8 +247,11 @@ def gather_vjp(ct, x, select, *args, **kwargs):
     ``select(x, *args, **kwargs)`` is applied to the flat indices of ``x`` to find
     where each result element came from; ``ct`` is summed back onto those.
     """
-    index = select(np.arange(np.size(x)).reshape(np.shape(x)), *args, **kwargs)
-    g = np.bincount(np.ravel(index), weights=np.ravel(ct), minlength=np.size(x))
+    index = np.ravel(select(np.arange(np.size(x)).reshape(np.shape(x)), *args, **kwargs))
+    ct = np.ravel(ct)
+    g = np.bincount(index, weights=np.real(ct), minlength=np.size(x))
+    if np.iscomplexobj(ct):  # bincount adds real weights: the imaginary parts on their own
+        g = g + 1j * np.bincount(index, weights=ct.imag, minlength=np.size(x))
     return scalar_like(np.reshape(g, np.shape(x)), x)
 
 
@@ -274,10 +277,10 @@ def _picked(condlist, shape):
 
 def select_vjp(ct, condlist, choicelist):
     """Cotangents of the choices of ``np.select(condlist, choicelist, default)``: ``ct`` where
-    a choice is the one picked, 0 elsewhere."""
+    a choice is the one picked, 0 elsewhere (real for a real choice)."""
     picks = list(_picked(condlist, np.shape(ct)))
     return TangentTuple(
-        unbroadcast(np.where(picked, ct, 0.0), choice)
+        real_like(unbroadcast(np.where(picked, ct, 0.0), choice), choice)
         for picked, choice in zip(picks, choicelist, strict=False)
     )
 

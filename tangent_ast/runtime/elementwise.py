@@ -74,11 +74,12 @@ def power_derivative(x, y):
 
 
 def sinc_derivative(x):
-    """``d sinc(x) / dx`` with its limit 0 at ``x = 0``."""
-    x = np.asarray(x, dtype=float)
+    """``d sinc(x) / dx`` with its limit 0 at ``x = 0`` (holomorphic: the same formula for
+    a complex ``x``)."""
+    x = np.asarray(x, dtype=np.result_type(x, float))
     safe = np.where(x == 0, 1.0, x)
     d = np.where(x == 0, 0.0, (np.cos(np.pi * safe) - np.sinc(safe)) / safe)
-    return d if d.ndim else float(d)
+    return d if d.ndim else complex(d) if np.iscomplexobj(d) else float(d)
 
 
 def astype_vjp(ct, x):

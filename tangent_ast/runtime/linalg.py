@@ -494,9 +494,13 @@ def svdvals_vjp(ct, ans, x):
     return (u * np.asarray(ct)[..., None, :]) @ vt
 
 
-def vecdot_vjp(ct, other, x, axis=-1):
-    """Cotangent of ``x`` for a (real) ``vecdot(x, other)`` over ``axis``."""
-    return unbroadcast(np.expand_dims(ct, axis) * other, x)
+def vecdot_vjp(ct, other, x, axis=-1, conjugated=False):
+    """Cotangent of ``x`` for ``vecdot(other, x)`` over ``axis`` (``sum(conj(other) * x)``),
+    or, ``conjugated``, for ``vecdot(x, other)``, conjugate-linear in ``x``: the conjugate of
+    the product (``Re(ct * conj(dx) y) == Re(conj(ct y) dx)``)."""
+    if conjugated:
+        return unbroadcast(np.conj(np.expand_dims(ct, axis) * other), x)
+    return unbroadcast(np.expand_dims(ct, axis) * np.conj(other), x)
 
 
 def _promote_chain(xs):
@@ -533,7 +537,9 @@ def multi_dot_jvp(dxs, ans, xs, out=None):
 def multi_dot_vjp(ct, ans, xs, out=None):
     """Cotangents of the factors of ``np.linalg.multi_dot(xs)``: ``left^T ct right^T`` each."""
     mats = _promote_chain(xs)
-    c = np.reshape(np.asarray(ct, dtype=float), (mats[0].shape[0], mats[-1].shape[1]))
+    c = np.reshape(
+        np.asarray(ct, dtype=np.result_type(ct, float)), (mats[0].shape[0], mats[-1].shape[1])
+    )
     cts = []
     for i, x in enumerate(xs):
         left = _chain(mats[:i], mats[i].shape[0])

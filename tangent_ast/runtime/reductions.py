@@ -158,7 +158,7 @@ def diff_vjp(ct, x, n=1, axis=-1, prepend=None, append=None):
 
 def _weights_like(weights, x, axis):
     """The weights of ``np.average`` broadcast against ``x`` (1-D weights lie along ``axis``)."""
-    w = np.asarray(weights, dtype=float)
+    w = np.asarray(weights, dtype=np.result_type(weights, float))
     if w.ndim == 1 and np.ndim(x) > 1:
         shape = [1] * np.ndim(x)
         shape[axis] = -1

@@ -15,9 +15,12 @@ from .tangents import TangentTuple, is_record
 
 def leaf_like(g, x):
     """Cotangent ``g`` shaped like the element ``x`` (a float for a Python scalar; None for an
-    int)."""
+    int): real where ``x`` is (``dL = Re(ct * dx)``), as a list of real and complex arrays
+    gets no projection of its own."""
     if isinstance(x, (bool, np.bool_, int, np.integer, str)) or x is None:
         return None
+    if np.iscomplexobj(g) and not np.iscomplexobj(x):
+        g = np.real(g)
     if isinstance(x, np.ndarray) and x.dtype.kind not in "fc":
         return np.reshape(g, np.shape(x))
     return scalar_like(np.reshape(g, np.shape(x)), x)

@@ -13,12 +13,14 @@ from .tangents import unbroadcast
 
 def trapezoid_vjp_y(ct, y, x=None, dx=1.0, axis=-1):
     """Cotangent of ``y`` for ``np.trapezoid``: the trapezoid weights times ``ct``."""
-    ym = np.moveaxis(np.asarray(y, dtype=float), axis, -1)
+    ym = np.moveaxis(np.asarray(y, dtype=np.result_type(y, float)), axis, -1)
     if x is None:
         d = dx * np.ones(ym.shape[-1] - 1)
     else:
         d = np.diff(x if np.ndim(x) == 1 else np.moveaxis(np.asarray(x), axis, -1), axis=-1)
-    w = np.zeros(np.broadcast_shapes(np.shape(d)[:-1] + (ym.shape[-1],), ym.shape))
+    w = np.zeros(
+        np.broadcast_shapes(np.shape(d)[:-1] + (ym.shape[-1],), ym.shape), np.result_type(d, float)
+    )
     w[..., :-1] += d / 2
     w[..., 1:] += d / 2
     g = np.moveaxis(np.asarray(ct)[..., None] * w, -1, axis)
@@ -27,9 +29,9 @@ def trapezoid_vjp_y(ct, y, x=None, dx=1.0, axis=-1):
 
 def trapezoid_vjp_x(ct, y, x, dx=1.0, axis=-1):
     """Cotangent of the sample points ``x`` for ``np.trapezoid(y, x)``."""
-    ym = np.moveaxis(np.asarray(y, dtype=float), axis, -1)
+    ym = np.moveaxis(np.asarray(y, dtype=np.result_type(y, float)), axis, -1)
     pair = (ym[..., :-1] + ym[..., 1:]) / 2  # d trapezoid / d (x[i+1] - x[i])
-    g = np.zeros(ym.shape)
+    g = np.zeros(ym.shape, ym.dtype)
     g[..., 1:] += pair
     g[..., :-1] -= pair
     g = np.asarray(ct)[..., None] * g
@@ -65,7 +67,7 @@ def _check_period(period):
 def interp_slope(x, xp, fp, left=None, right=None, period=None):
     """``d interp(x, xp, fp) / dx``: the slope of the segment holding ``x`` (0 outside)."""
     _check_period(period)
-    xp, fp = np.asarray(xp, dtype=float), np.asarray(fp, dtype=float)
+    xp, fp = np.asarray(xp, dtype=float), np.asarray(fp, dtype=np.result_type(fp, float))
     i, _ = _interp_cell(x, xp)
     slope = (fp[i + 1] - fp[i]) / (xp[i + 1] - xp[i])
     inside = (np.asarray(x) >= xp[0]) & (np.asarray(x) <= xp[-1])
@@ -93,14 +95,15 @@ def _interp_weights(x, xp, left, right):
 def interp_jvp_fp(dfp, x, xp, fp, left=None, right=None, period=None):
     """Tangent of ``np.interp`` in the values ``fp`` (it is linear in them)."""
     _check_period(period)
-    return scalar_like(_interp_weights(x, xp, left, right) @ np.asarray(dfp, dtype=float), x)
+    dfp = np.asarray(dfp, dtype=np.result_type(dfp, float))
+    return scalar_like(_interp_weights(x, xp, left, right) @ dfp, x)
 
 
 def interp_vjp_fp(ct, x, xp, fp, left=None, right=None, period=None):
     """Cotangent of ``fp`` for ``np.interp``: ``ct`` split between the segment's ends."""
     _check_period(period)
     W = _interp_weights(x, xp, left, right)
-    return np.tensordot(np.asarray(ct, dtype=float), W, axes=np.ndim(ct))
+    return np.tensordot(np.asarray(ct, dtype=np.result_type(ct, float)), W, axes=np.ndim(ct))
 
 
 def _convolve_offset(n, m, mode):
@@ -116,24 +119,27 @@ def _convolve_offset(n, m, mode):
 
 
 def _full_cotangent(ct, n, m, mode):
-    full = np.zeros(n + m - 1)
+    full = np.zeros(n + m - 1, np.result_type(ct, float))
     start = _convolve_offset(n, m, mode)
     full[start : start + len(ct)] = ct
     return full
 
 
 def convolve_vjp(ct, a, v, mode="full", of_v=False):
-    """Cotangent of ``a`` (or ``v``) for ``np.convolve(a, v, mode)``."""
+    """Cotangent of ``a`` (or ``v``) for ``np.convolve(a, v, mode)``: ``full`` correlated with
+    the other factor, unconjugated (``np.correlate`` conjugates its second argument)."""
     full = _full_cotangent(ct, len(a), len(v), mode)
-    return np.correlate(full, np.asarray(a if of_v else v, dtype=float), "valid")
+    other = np.asarray(a if of_v else v)
+    return np.correlate(full, np.conj(other.astype(np.result_type(other, float))), "valid")
 
 
 def correlate_vjp(ct, a, v, mode="valid", of_v=False):
-    """Cotangent of ``a`` (or ``v``) for real ``np.correlate(a, v, mode) == convolve(a, v[::-1],
-    mode)``."""
-    v_rev = np.asarray(v)[::-1]
+    """Cotangent of ``a`` (or ``v``) for ``np.correlate(a, v, mode) == convolve(a,
+    conj(v[::-1]), mode)``, conjugate-linear in ``v``: the conjugate of the cotangent of
+    ``conj(v[::-1])``, reversed (conjugates are identities for real arrays)."""
+    v_rev = np.conj(np.asarray(v))[::-1]
     if of_v:
-        return convolve_vjp(ct, a, v_rev, mode, of_v=True)[::-1]
+        return np.conj(convolve_vjp(ct, a, v_rev, mode, of_v=True))[::-1]
     return convolve_vjp(ct, a, v_rev, mode)
 
 
@@ -141,8 +147,8 @@ def polyval_vjp_p(ct, p, x):
     """Cotangent of the coefficients ``p`` for ``np.polyval(p, x)``: ``ct`` times the powers of
     ``x``."""
     n = len(p)
-    powers = np.asarray(x, dtype=float)[..., None] ** np.arange(n - 1, -1, -1)
-    return np.tensordot(np.asarray(ct, dtype=float), powers, axes=np.ndim(ct))
+    powers = np.asarray(x, dtype=np.result_type(x, float))[..., None] ** np.arange(n - 1, -1, -1)
+    return np.tensordot(np.asarray(ct, dtype=np.result_type(ct, float)), powers, axes=np.ndim(ct))
 
 
 def polyval_slope(p, x):
@@ -166,7 +172,7 @@ def ediff1d_vjp(ct, ary, to_end=None, to_begin=None):
     """Cotangent of ``ary`` for ``np.ediff1d``: the adjoint of a difference."""
     nb, ne = _ediff1d_ends(to_end, to_begin)
     core = np.asarray(ct)[nb : len(ct) - ne]
-    g = np.zeros(np.size(ary))
+    g = np.zeros(np.size(ary), np.result_type(core, float))
     g[1:] += core
     g[:-1] -= core
     return np.reshape(g, np.shape(ary))
@@ -199,7 +205,7 @@ def gradient_vjp(ct, f, *spacing, axis=None, edge_order=1):
     """Cotangent of ``f`` for ``np.gradient``: the transpose of its difference stencil
     (central inside, one-sided at both ends)."""
     axis, step = _gradient_form(f, spacing, axis, edge_order)
-    c = np.moveaxis(np.asarray(ct, dtype=float), axis, -1) / step
+    c = np.moveaxis(np.asarray(ct, dtype=np.result_type(ct, float)), axis, -1) / step
     g = np.zeros_like(c)
     g[..., 0] -= c[..., 0]  # g_0 = f_1 - f_0
     g[..., 1] += c[..., 0]

@@ -60,7 +60,10 @@ ONLY_SHAPE_BYTES = 1 << 16  # below this, making the view costs more time than i
 def real_like(ct, x):
     """The cotangent ``ct`` of ``x``, real if ``x`` is: a real value's cotangent is the real
     part of what reaches it (``dL = Re(ct * dx)``). Generated code calls it where complex
-    values meet one whose kind was not known when the rule was derived."""
+    values meet one whose kind was not known when the rule was derived. For a list or tuple
+    (``np.split``'s pieces), item by item."""
+    if type(ct) is TangentTuple and isinstance(x, (list, tuple)) and len(ct) == len(x):
+        return TangentTuple(c if c is None else real_like(c, e) for c, e in zip(ct, x))
     return ct if np.iscomplexobj(x) else np.real(ct)
 
 

@@ -119,13 +119,15 @@ defvjp(
     lambda ct, ans, x, y: np.reshape(np.ravel(x) @ ct, np.shape(y)),
 )
 
-# vdot of real arrays (complex arguments would need conjugates)
+# vdot(x, y) = sum(conj(x) * y) is conjugate-linear in x: its forward rules are the call on
+# the tangent, and the cotangent of x is the conjugate of ct * y (Re(ct conj(dx) y) =
+# Re(conj(ct y) dx)), that of y is ct * conj(x) (identities for real arrays)
 defjvp(np.vdot, lambda dx, ans, x, y: np.vdot(dx, y), lambda dy, ans, x, y: np.vdot(x, dy))
 
 defvjp(
     np.vdot,
-    lambda ct, ans, x, y: ct * np.reshape(y, np.shape(x)),
-    lambda ct, ans, x, y: ct * np.reshape(x, np.shape(y)),
+    lambda ct, ans, x, y: np.conj(ct * np.reshape(y, np.shape(x))),
+    lambda ct, ans, x, y: ct * np.reshape(np.conj(x), np.shape(y)),
 )
 
 defjvp(
@@ -222,7 +224,7 @@ defjvp((np.ndarray, "mT"), lambda dx, ans, x: np.matrix_transpose(dx))
 defvjp((np.ndarray, "mT"), lambda ct, ans, x: np.matrix_transpose(ct))
 handles([np.take, np.ndarray.take], "axis", "mode")
 
-# vecdot of real arrays (complex ones would need conjugates)
+# vecdot(x, y) = sum(conj(x) * y) over axis: conjugate-linear in x, as vdot
 defjvp(
     np.vecdot,
     lambda dx, ans, x, y, axis=-1: np.vecdot(dx, y, axis=axis),  # type: ignore[call-overload]
@@ -231,7 +233,7 @@ defjvp(
 
 defvjp(
     np.vecdot,
-    lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, y, x, axis),
+    lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, y, x, axis, conjugated=True),
     lambda ct, ans, x, y, axis=-1: runtime.vecdot_vjp(ct, x, y, axis),
 )
 handles(np.vecdot, "axis")
