@@ -42,6 +42,7 @@ from .kinds import (
     like_kind,
     matmul_kind,
     scalar_dtype,
+    shape_kind,
     transpose_kind,
     type_unknown,
     with_lengths,
@@ -208,7 +209,7 @@ def _comparison_kind(args):
     return UNKNOWN
 
 
-def _builtin_kind(fn):
+def _builtin_kind(fn, args):
     """``len``/``int``/``round``/``float`` and the ``shape``/``ndim``/``size`` attributes."""
     if fn is len or fn is int or fn is round:
         return INT
@@ -216,8 +217,8 @@ def _builtin_kind(fn):
         return FLOAT
     if fn is range:  # its items are ints: r[i] of a loop run backwards is an index
         return Kind(Tag.OBJECT, cls=range)
-    if isinstance(fn, tuple) and fn[1] == "shape":
-        return Kind(Tag.TUPLE)
+    if (isinstance(fn, tuple) and fn[1] == "shape") or fn is np.shape:
+        return shape_kind(args[0]) if args else Kind(Tag.TUPLE)
     if isinstance(fn, tuple) and fn[1] in ("ndim", "size"):
         return INT
     return UNKNOWN
@@ -325,7 +326,7 @@ class KindInference:
             return kind if lengths_of(kind) is not None else self.new_shape(kind)
         if fn in _ARITHMETIC or (entry is not None and entry.broadcasts):
             return self.broadcast(fn, [a for a in args if a.tag is not Tag.NONE])
-        return _builtin_kind(fn)
+        return _builtin_kind(fn, args)
 
     def result_of(self, entry, site, args):
         """The kind ``entry.kind`` gives; a call with keywords only where the kind function

@@ -317,6 +317,23 @@ def constructor_kind(shape, *rest):
     return UNKNOWN
 
 
+def full_kind(shape, fill_value, *rest):
+    """``np.full(n, v)``, ``np.full((2, 3), v)``: an array of that rank, of ``v``'s type."""
+    if rest or not fill_value.scalar:
+        return UNKNOWN  # a dtype given, or an array of fill values (broadcast)
+    kind = constructor_kind(shape)
+    return replace(kind, dtype=scalar_dtype(fill_value)) if kind.tag is Tag.ARRAY else UNKNOWN
+
+
+def shape_kind(x):
+    """``np.shape(x)``, ``x.shape``: a tuple of as many ints as ``x`` has axes."""
+    if x.tag is Tag.ARRAY and x.ndim is not None:
+        return Kind(Tag.TUPLE, elements=(INT,) * x.ndim)
+    return (
+        Kind(Tag.TUPLE, elements=()) if x.scalar and x.tag is not Tag.UNKNOWN else Kind(Tag.TUPLE)
+    )
+
+
 def array_kind(x, *rest):
     """``np.array([a, b])``, ``np.asarray(x)`` with no dtype: an array of the numbers or
     arrays given, nested lists adding axes; UNKNOWN where an entry's kind is not known or

@@ -1,12 +1,12 @@
 """Complex values inside a real function: made from real values, carried through
 arithmetic, helpers, containers, sums and loops, and brought back real (``np.real``,
 ``np.imag``, ``np.abs``, ``np.angle``). Some are made so that kind inference cannot tell
-they are complex (``np.full`` of a shape read at run time, a value read back from a dict in
-a helper): what is derived from them, in ``f`` and in the helpers they reach, must not be
-taken as real. A block reads like this::
+they are complex (``np.hstack`` of values, read back from a dict in a helper): what is
+derived from them, in ``f`` and in the helpers they reach, must not be taken as real.
+A block reads like this::
 
-    zc = pick_v({'v': b * np.full(np.shape(b), 1.0 + 0.5j)})
-    v3 = b * np.imag(np.sum(zc)) + np.real(zc)
+    zc = pick_v({'v': np.hstack([b, a]) * (1.0 - 0.5j)})
+    v3 = b * np.imag(np.sum(zc * zc)) + np.real(np.sum(zc))
 """
 
 from __future__ import annotations
@@ -60,8 +60,15 @@ _FORMS = [
     (
         ("pick_v", "spread"),
         [
-            "zc = pick_v({{'v': {a} * np.full(np.shape({a}), 0.5 + 0.5j)}})",
+            "zc = pick_v({{'v': np.hstack([{a}, {b}]) * (0.5 + 0.5j)}})",
             "{name} = {a} * spread(zc)",
+        ],
+    ),
+    (
+        ("pick_v",),
+        [
+            "zc = pick_v({{'v': np.hstack([{a}, {b}]) * (1.0 - 0.5j)}})",
+            "{name} = {a} * np.imag(np.sum(zc * zc)) + np.real(np.sum(zc))",
         ],
     ),
     (

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ... import runtime
-from ...kinds import Kind, Tag, array_kind, constructor_kind, transpose_kind
+from ...kinds import Kind, Tag, array_kind, constructor_kind, full_kind, transpose_kind
 from ...modes import Mode
 from ..registry import (
     ZERO,
@@ -42,6 +42,7 @@ defvjp(np.ndarray.transpose, lambda ct, ans, x, *axes: runtime.transpose_vjp(ct,
 
 for _fn in (np.zeros, np.ones, np.empty):
     primitive(_fn).kind = constructor_kind
+primitive(np.full).kind = full_kind
 
 for _fn in (np.transpose, np.ndarray.transpose, (np.ndarray, "T")):
     primitive(_fn).kind = transpose_kind
