@@ -4,20 +4,22 @@ generator is deterministic and the shrinker finds small failing programs. Progra
 mixed lengths (3, 4 and 1: shapes (3, 4), (4, 3), (1, 3), ...) check that rules specialised
 on which axes have equal lengths put each label on the right axis."""
 
+import warnings
 from dataclasses import replace
 
 import pytest
 
 from tangent_ast.fuzz import Outcome, check_program, generate, shrink
+from tangent_ast.fuzz.check import load
 from tangent_ast.fuzz.__main__ import run
 
 # CI's time is shared with the rest of the suite: the fuzzer itself runs any number
 # (python -m tangent_ast.fuzz --count N --seed S [--second-order])
-SLICE = range(0, 260)  # programs whose arrays' axes all have length 3
-MIXED_SLICE = range(0, 170)  # programs of lengths 3, 4 and 1 (about as long to check)
+SLICE = range(0, 200)  # programs whose arrays' axes all have length 3
+MIXED_SLICE = range(0, 130)  # programs of lengths 3, 4 and 1 (about as long to check)
 # second derivatives too (forward over reverse, reverse over reverse), both lengths: what
 # found the loop dropped in one branch of a reverse rule and the nested loops' tapes
-SECOND_ORDER_SLICE = range(100, 130)
+SECOND_ORDER_SLICE = range(100, 120)
 
 
 def test_same_seed_same_program():
@@ -53,8 +55,17 @@ def test_mixed_programs_run_and_their_signatures_label_lengths():
 
 
 def test_programs_are_valid_python_that_runs():
-    outcomes = [check_program(generate(seed)).outcome for seed in range(20)]
-    assert outcomes.count(Outcome.SKIPPED) < 5
+    """Run, not checked (the slices below check them): few raise."""
+    failures = 0
+    for seed in range(40):
+        program = generate(seed)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                load(program).f(*program.args())
+        except Exception:
+            failures += 1
+    assert failures < 6
 
 
 def test_shrinker_finds_the_statement_that_fails():
