@@ -393,6 +393,7 @@ class _Gradient(Made):
         self._f = as_function(f, self._session.directory)
         self._arity = plain_arity(getattr(self._f, "__func__", self._f))
         self._wrt, self._cache, self._value = wrt, cache, value
+        self._one = one_in_tuple(wrt)  # wrt=(0,): a tuple of one gradient, as JAX gives
         self._rules = {}  # signature key (with the call form unless plain) -> _Reverse
         # the rule of the latest plain call, tried first (its ``ready`` test on the arguments
         # stands for their key's lookup)
@@ -448,6 +449,8 @@ class _Gradient(Made):
         if reverse.pending is not None:  # its first call, verified (a derivation, only then)
             (given, given_kwargs), reverse.pending = reverse.pending, None
             _verify(reverse.rule, given, given_kwargs, self._cache, True)
+        if self._one:
+            cts = (cts,)
         return (out, cts) if self._value else cts
 
     def _find(self, args, kwargs):
@@ -506,6 +509,7 @@ def value_and_grad(f, wrt=0, *, cache=None, route=None, verify=None):
     def as_source(kinds):
         """Differentiated again: the value and gradient of ``f``'s reverse rule for arguments
         of ``kinds``, as a function whose source is on disk."""
+        _refuse_one_in_tuple(wrt, "value_and_grad")
         session = _session(cache, route=route)
         plain = _derived_again(f, session.directory, kinds, "value_and_grad")
         rule = session.rule(plain, Mode.REVERSE, wrt, tuple(kinds))
@@ -527,12 +531,30 @@ def grad(f, wrt=0, *, cache=None, route=None, verify=None):
         """Differentiated again (``grad(grad(f))``, a call of ``grad(f)`` in differentiated
         code): the gradient of ``f``'s reverse rule for arguments of ``kinds``, as a function
         whose source is on disk."""
+        _refuse_one_in_tuple(wrt, "grad")
         session = _session(cache, route=route)
         plain = _derived_again(f, session.directory, kinds, "grad")
         return gradient_function(session.rule(plain, Mode.REVERSE, wrt, tuple(kinds)))
 
     gradient.tangent_ast_source_for = as_source
     return gradient
+
+
+def one_in_tuple(wrt):
+    """``wrt`` is a tuple (or list) of one argument: the gradient a tuple of one, as JAX's
+    ``argnums=(0,)`` and autograd's ``argnum=[0]`` give (``grad(f, wrt=(0,))(x, y)[0]`` is
+    the gradient, not its first entry)."""
+    return isinstance(wrt, (tuple, list)) and len(wrt) == 1
+
+
+def _refuse_one_in_tuple(wrt, what, where=None):
+    if one_in_tuple(wrt):
+        raise TangentAstError(
+            f"{what} with wrt a tuple of one argument ({wrt!r}) in a function being "
+            "differentiated, or differentiated again",
+            hint=f"give wrt={wrt[0]!r}: the gradient itself rather than a tuple of one",
+            where=where,
+        )
 
 
 def default_wrt(wrt, kinds, caller):
@@ -557,6 +579,7 @@ def vjp(f, *args, wrt=None, cache=None, route=None, verify=None):
     f = as_function(f, session.directory)
     form, flat = flat_arguments(f, args, {})
     signature = signature_of(flat)
+    one = one_in_tuple(wrt)
     wrt = default_wrt(wrt, signature[: len(args)], "vjp")
     source = source_of(f, signature)
     if source is not f:  # a function made by the API: its source's parameters, defaults filled
@@ -585,7 +608,8 @@ def vjp(f, *args, wrt=None, cache=None, route=None, verify=None):
                     lambda: inputs if len(inputs) > 1 else inputs[0],
                 ),
             )
-            return real_cotangents(rule, cts, flat)
+            cts = real_cotangents(rule, cts, flat)
+            return (cts,) if one else cts
         if isinstance(out, (tuple, list)):  # None in a structured cotangent means zero
             entries = [
                 runtime.zero_tangent(o) if c is None else c for c, o in zip(ct, out, strict=True)
@@ -596,7 +620,8 @@ def vjp(f, *args, wrt=None, cache=None, route=None, verify=None):
                 if runtime.is_record(out)
                 else runtime.TangentTuple(entries)
             )
-        return real_cotangents(rule, guarded(f, flat, rule, lambda: rule.bwd(saved, ct)), flat)
+        cts = real_cotangents(rule, guarded(f, flat, rule, lambda: rule.bwd(saved, ct)), flat)
+        return (cts,) if one else cts
 
     return out, Pullback(pullback, (given, point, wrt, cache, session.route.value))
 
@@ -627,6 +652,7 @@ def _vjp_functions(f, arity, *, wrt=None, cache=None, route=None, where=None):
     ``f_bwd(saved, ct)``, which each call of the pullback becomes (the pullback being
     ``saved``, the residuals). Derived again, they give the derivatives of the pullback's
     results. ``where``: the call's place, for refusals."""
+    _refuse_one_in_tuple(wrt, "vjp", where)
     rules = []  # the reverse rule for the kinds of the call's arguments, once known
 
     def rule_for(kinds):

@@ -63,18 +63,20 @@ def hvp(f, wrt=0, *, cache=None):
         )
         product = _product_function(forward, f)
         if not batched:
-            return guarded(f, flat, forward, lambda: product(*flat, *directions))
-        inputs = tuple(flat[forward.params.index(w)] for w in forward.wrt)
-        return guarded(
-            f,
-            flat,
-            forward,
-            lambda: run_batched(
-                lambda *ds: product(*flat, *ds),
-                list(directions),
-                lambda: inputs if several else inputs[0],
-            ),
-        )
+            hv = guarded(f, flat, forward, lambda: product(*flat, *directions))
+        else:
+            inputs = tuple(flat[forward.params.index(w)] for w in forward.wrt)
+            hv = guarded(
+                f,
+                flat,
+                forward,
+                lambda: run_batched(
+                    lambda *ds: product(*flat, *ds),
+                    list(directions),
+                    lambda: inputs if several else inputs[0],
+                ),
+            )
+        return (hv,) if several and len(directions) == 1 else hv  # wrt=(0,): a tuple of one
 
     def as_source(kinds):
         """Differentiated again: ``f_hvp(*params, v)``, the product as a function whose

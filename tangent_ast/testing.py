@@ -118,9 +118,12 @@ def check_second_order(f, args, *, wrt=None, rtol=1e-4, atol=1e-6, seed=0, cache
     rng = _rng(seed)
     v = tuple(_random_like(args[i], rng) for i in wrt)
     u = tuple(_random_like(args[i], rng) for i in wrt)
-    product = hvp(f, wrt=wrt, cache=cache)
-    hv, hu = product(*copy.deepcopy(args), v), product(*copy.deepcopy(args), u)
-    gradient = grad(f, wrt=wrt, cache=cache)
+    # one argument by its index: the gradient itself, which can be differentiated again
+    given = wrt if len(wrt) > 1 else wrt[0]
+    product = hvp(f, wrt=given, cache=cache)
+    directions = (v, u) if len(wrt) > 1 else (v[0], u[0])
+    hv, hu = (product(*copy.deepcopy(args), d) for d in directions)
+    gradient = grad(f, wrt=given, cache=cache)
 
     def along(step):
         plus, minus = list(copy.deepcopy(args)), list(copy.deepcopy(args))
@@ -134,8 +137,8 @@ def check_second_order(f, args, *, wrt=None, rtol=1e-4, atol=1e-6, seed=0, cache
             f"central differences of its gradient: derived {hv!r}, numerical {along(1e-4)!r}"
         )
     # reverse over reverse: the pullback of the gradient along v is H^T v = H v
-    _, pullback = vjp(gradient, *copy.deepcopy(args), wrt=wrt, cache=cache)
-    twice_reverse = pullback(v if len(wrt) > 1 else v[0])
+    _, pullback = vjp(gradient, *copy.deepcopy(args), wrt=given, cache=cache)
+    twice_reverse = pullback(directions[0])
     if not _close(twice_reverse, hv, rtol, atol):
         raise GradientCheckError(
             f"the Hessian-vector products of {getattr(f, '__qualname__', f)} by reverse over "

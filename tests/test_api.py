@@ -27,6 +27,26 @@ def test_grad_single_and_tuple_wrt():
     assert ta.grad(sl.design_example, wrt=1)(1.0, 2.0) == pytest.approx(1.0)
 
 
+def test_a_tuple_wrt_of_one_gives_a_tuple_of_one():
+    """As JAX's argnums=(0,) and autograd's argnum=[0]: indexing it [0] gives the gradient,
+    not the gradient's first entry."""
+    f = sl.design_example
+    gx = 2.0 + np.cos(1.0)
+    assert ta.grad(f, wrt=(0,))(1.0, 2.0) == pytest.approx((gx,))
+    assert ta.grad(f, wrt=["y"])(1.0, 2.0) == pytest.approx((1.0,))
+    value, grads = ta.value_and_grad(f, wrt=(0,))(1.0, 2.0)
+    assert value == pytest.approx(f(1.0, 2.0)) and grads == pytest.approx((gx,))
+    _, pullback = ta.vjp(f, 1.0, 2.0, wrt=(0,))
+    assert pullback(2.0) == pytest.approx((2 * gx,))
+    x, v = np.linspace(0.1, 1.0, 4), np.ones(4)
+    (hv,) = ta.hvp(sl.np_elementwise, wrt=(0,))(x, (v,))
+    np.testing.assert_allclose(hv, ta.hvp(sl.np_elementwise)(x, v))
+    (rows,) = ta.hvp(sl.np_elementwise, wrt=(0,))(x, (np.eye(4),), batched=True)
+    np.testing.assert_allclose(rows[0], ta.hvp(sl.np_elementwise)(x, np.eye(4)[0]))
+    with pytest.raises(ta.TangentAstError, match=r"tuple of one (.|\n)*hint: give wrt=0"):
+        ta.hvp(ta.grad(f, wrt=(0,)))(1.0, 2.0, 1.0)
+
+
 def test_value_and_grad():
     value, g = ta.value_and_grad(sl.poly)(2.0)
     assert value == pytest.approx(sl.poly(2.0))

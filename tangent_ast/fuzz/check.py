@@ -87,12 +87,10 @@ def _api_checks(f, args):
     """The public entry points agree with the function and with each other."""
     expected = f(*copy.deepcopy(args))
     wrt = tuple(range(len(args)))
-    value, grads = ta.value_and_grad(f, wrt=wrt)(*copy.deepcopy(args))
-    grads = grads if len(wrt) > 1 else (grads,)
+    value, grads = ta.value_and_grad(f, wrt=wrt)(*copy.deepcopy(args))  # a tuple: wrt is
     if not _close(value, expected):
         raise GradientCheckError(f"value_and_grad gives the value {value!r}, f gives {expected!r}")
     again = ta.grad(f, wrt=wrt)(*copy.deepcopy(args))
-    again = again if len(wrt) > 1 else (again,)
     for g, h in zip(grads, again, strict=True):
         if not _close(g, h):
             raise GradientCheckError("grad and value_and_grad disagree")
@@ -100,7 +98,6 @@ def _api_checks(f, args):
     if not _close(out, expected):
         raise GradientCheckError(f"vjp gives the value {out!r}, f gives {expected!r}")
     first, second = pullback(1.0), pullback(1.0)
-    first, second = (first, second) if len(wrt) > 1 else ((first,), (second,))
     for g, h, k in zip(first, second, grads, strict=True):
         if not (_close(g, h) and _close(g, k)):
             raise GradientCheckError("the vjp pullback called twice, and grad, disagree")
