@@ -8,7 +8,7 @@ are helpers in :mod:`tangent_ast.runtime`.
 import numpy as np
 
 from .. import runtime
-from ..kinds import FLOAT, UNKNOWN, Kind, Tag
+from ..kinds import FLOAT, UNKNOWN, Kind, Tag, real_reduction_kind
 from .binding import CallRefused
 from .registry import (
     broadcasting,
@@ -45,6 +45,7 @@ defvjp(np.linalg.cholesky, lambda ct, ans, x, **kw: runtime.cholesky_vjp(ct, ans
 
 defjvp(np.linalg.norm, lambda dx, ans, x, *args, **kw: runtime.norm_jvp(dx, ans, x, *args, **kw))
 defvjp(np.linalg.norm, lambda ct, ans, x, *args, **kw: runtime.norm_vjp(ct, ans, x, *args, **kw))
+primitive(np.linalg.norm).kind = real_reduction_kind  # real, for complex values too
 
 defjvp(np.linalg.matrix_power, lambda dx, ans, x, n: runtime.matrix_power_jvp(dx, ans, x, n), None)
 defvjp(np.linalg.matrix_power, lambda ct, ans, x, n: runtime.matrix_power_vjp(ct, ans, x, n), None)

@@ -223,9 +223,16 @@ def _power_norm_grad(x, n, p):
 
 def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
     """``d norm(x) / dx`` for the supported orders, with the result's axes kept; 0 where the
-    norm is 0 (docs/rules.md, "Where a derivative divides by zero")."""
+    norm is 0 (docs/rules.md, "Where a derivative divides by zero"). Of a complex ``x``, ``g``
+    with ``d norm = Re(sum(g * dx))``: a vector norm's (and Frobenius's) depends on ``|x|``
+    only, so it is the real one at ``|x|`` times ``conj(x) / |x|``; the spectral and nuclear
+    norms' is the conjugate of ``u v^H``."""
     kind, ax = _norm_kind(np.ndim(x), ord, axis)
-    x = np.asarray(x, dtype=float)
+    matrix = kind == "matrix" and ord in (2, "nuc")
+    if np.iscomplexobj(x) and not matrix:
+        size = np.abs(x)
+        return norm_grad(ans, size, ord, axis, keepdims) * safe_divide(np.conj(x), size)
+    x = np.asarray(x, dtype=np.result_type(x, float))
     n = keep_reduced(ans, x, ax, keepdims) if np.ndim(x) else ans
     if kind == "vector" or ord in (None, "fro"):  # a matrix's default norm is Frobenius's
         if ord in (None, 2, "fro"):
@@ -238,7 +245,7 @@ def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
             return _power_norm_grad(x, n, ord)
     if kind == "matrix" and ord in (2, "nuc") and ax in ((0, 1), (-2, -1)) and np.ndim(x) == 2:
         u, _s, vt = np.linalg.svd(x, full_matrices=False)
-        g = np.outer(u[:, 0], vt[0]) if ord == 2 else u @ vt
+        g = np.conj(np.outer(u[:, 0], vt[0]) if ord == 2 else u @ vt)
         return np.where(n == 0, 0.0, g)  # the singular vectors of 0 are arbitrary
     raise TangentAstError(
         f"np.linalg.norm(..., ord={ord!r}, axis={axis!r}) of an array of {np.ndim(x)} dimensions "
@@ -252,7 +259,7 @@ def norm_jvp(dx, ans, x, ord=None, axis=None, keepdims=False):
     """Tangent of ``np.linalg.norm``."""
     _kind, ax = _norm_kind(np.ndim(x), ord, axis)
     g = norm_grad(ans, x, ord, axis, keepdims)
-    return scalar_like(np.sum(g * dx, axis=ax, keepdims=keepdims), ans)
+    return scalar_like(np.real(np.sum(g * dx, axis=ax, keepdims=keepdims)), ans)
 
 
 def norm_vjp(ct, ans, x, ord=None, axis=None, keepdims=False):

@@ -151,6 +151,21 @@ def f_gradient(z): return np.gradient(z)
 def f_gradient_axis(z): return np.gradient(z, 0.5, axis=1)
 
 
+# --- real values of complex ones: norms, variance, standard deviation --------------------
+def f_norm(z): return np.linalg.norm(z)
+def f_norm_ord_1(z): return np.linalg.norm(z, 1)
+def f_norm_ord_3(z): return np.linalg.norm(z, ord=3)
+def f_norm_inf(z): return np.linalg.norm(z, np.inf)
+def f_norm_fro(z): return np.linalg.norm(z, "fro")
+def f_norm_nuc(z): return np.linalg.norm(z, "nuc")
+def f_norm_spectral(z): return np.linalg.norm(z, 2)
+def f_norm_rows(z): return np.linalg.norm(z, axis=1, keepdims=True)
+def f_var(z): return np.var(z)
+def f_std_columns(z): return np.std(z, axis=0, ddof=1)
+def f_method_var(z): return z.var(axis=1)
+def f_method_std(z): return z.std()
+
+
 # --- elementwise ------------------------------------------------------------------------
 def f_arcsin(z): return np.arcsin(z)
 def f_arccos(z): return np.arccos(z)
@@ -173,6 +188,18 @@ def row(fn, *args, wrt=None):
 
 
 CASES = [
+    row(f_norm, Z),
+    row(f_norm_ord_1, Z),
+    row(f_norm_ord_3, Z),
+    row(f_norm_inf, Z),
+    row(f_norm_fro, ZM),
+    row(f_norm_nuc, ZM),
+    row(f_norm_spectral, ZM),
+    row(f_norm_rows, ZM),
+    row(f_var, Z),
+    row(f_std_columns, ZM),
+    row(f_method_var, ZM),
+    row(f_method_std, ZM),
     row(f_diff, Z),
     row(f_diff_twice_rows, ZM),
     row(f_cumprod, ZM),
@@ -333,7 +360,6 @@ def test_rules_hold_for_complex_arguments(fn, args, wrt, route, tmp_path, monkey
     monkeypatch.syspath_prepend(str(tmp_path))
     variant = _variant(fn, args, tmp_path)
     check_grads(variant, args, modes=("forward", "reverse"), wrt=wrt, route=route)
-    gradients = ta.grad(variant, wrt=wrt, route=route)(*args)
-    gradients = gradients if len(wrt) > 1 else (gradients,)
+    gradients = ta.grad(variant, wrt=wrt, route=route)(*args)  # a tuple: wrt is one
     for i, g in zip(wrt, gradients, strict=True):
         assert np.iscomplexobj(g) == np.iscomplexobj(args[i]), (i, g)

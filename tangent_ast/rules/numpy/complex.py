@@ -216,6 +216,11 @@ holds_for_complex(
     np.copy,
     np.ndarray.copy,
     # not holomorphic, but their rules are the complex ones already
+    np.linalg.norm,  # d|z| = Re(conj(z) dz) / |z| entry by entry; u v^H for ord 2 and "nuc"
+    np.var,  # d var = Re(2 sum(conj(z - mean) dz)) / (N - ddof)
+    np.ndarray.var,
+    np.std,
+    np.ndarray.std,
     np.conjugate,
     np.ndarray.conj,
     np.ndarray.conjugate,
