@@ -14,9 +14,10 @@ from __future__ import annotations
 HELPERS = {
     "rotate": "def rotate(p, q):\n    return p * np.exp(1j * q)\n",
     "pick_v": "def pick_v(d):\n    return d['v']\n",
-    # np.var's rule is for real values: given a value that may be complex, it is refused
     "spread": "def spread(t):\n    return np.std(np.abs(t) + 0.1) + np.var(np.real(t))\n",
     "variance": "def variance(t):\n    return np.var(t)\n",
+    # np.median orders values, its rule is for real ones: given a complex value, refused
+    "middle": "def middle(t):\n    return np.median(t)\n",
 }
 
 # (helpers it calls, lines): {a}, {b} are values of the block's shape, {name} the result
@@ -70,6 +71,10 @@ _FORMS = [
             "zc = pick_v({{'v': np.hstack([{a}, {b}]) * (1.0 - 0.5j)}})",
             "{name} = {a} * np.imag(np.sum(zc * zc)) + np.real(np.sum(zc))",
         ],
+    ),
+    (
+        ("middle",),
+        ["zc = np.hstack([{a}, {b}]) * (0.5 - 0.5j)", "{name} = {a} * np.real(middle(zc))"],
     ),
     (
         ("variance",),
