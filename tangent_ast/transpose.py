@@ -63,7 +63,7 @@ from . import runtime
 from .emit import to_ast
 from .errors import TangentAstError
 from .folding import with_number_exponents
-from .kinds import Tag, is_complex
+from .kinds import Tag, is_complex, type_unknown
 from .modes import Mode
 from .resolve import Pack, Scope, callee
 from .rules.binding import CallRefused, bind_call
@@ -307,7 +307,7 @@ class _Walk:
             return all(
                 self.has_argument_shape(side)
                 if _reads_tangent(side)
-                else (self.is_scalar(side) and not self.is_complex(side))
+                else (self.is_scalar(side) and not self.may_be_complex(side))
                 or self.same_shape(side, self.arg)
                 for side in (e.left, e.right)
             )
@@ -319,10 +319,11 @@ class _Walk:
         kind = self.kind(e) if isinstance(e, (gast.Name, gast.Attribute)) else None
         return kind is not None and kind.scalar
 
-    def is_complex(self, e):
+    def may_be_complex(self, e):
+        """A complex number, or a number whose type is not known (NUMBER)."""
         if isinstance(e, gast.Constant):
             return isinstance(e.value, complex)
-        return is_complex(self.kind(e))
+        return is_complex(self.kind(e)) or type_unknown(self.kind(e))
 
     def same_shape(self, e, arg):
         """``e`` has ``arg``'s shape: it is ``arg``, of its shape by kinds, or an elementwise

@@ -228,12 +228,15 @@ def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
     only, so it is the real one at ``|x|`` times ``conj(x) / |x|``; the spectral and nuclear
     norms' is the conjugate of ``u v^H``."""
     kind, ax = _norm_kind(np.ndim(x), ord, axis)
-    matrix = kind == "matrix" and ord in (2, "nuc")
-    if np.iscomplexobj(x) and not matrix:
+    n = keep_reduced(ans, x, ax, keepdims) if np.ndim(x) else ans
+    if kind == "matrix" and ord in (2, "nuc") and ax in ((0, 1), (-2, -1)) and np.ndim(x) == 2:
+        u, _s, vt = np.linalg.svd(x, full_matrices=False)
+        g = np.conj(np.outer(u[:, 0], vt[0]) if ord == 2 else u @ vt)
+        return np.where(n == 0, 0.0, g)  # the singular vectors of 0 are arbitrary
+    if np.iscomplexobj(x):
         size = np.abs(x)
         return norm_grad(ans, size, ord, axis, keepdims) * safe_divide(np.conj(x), size)
-    x = np.asarray(x, dtype=np.result_type(x, float))
-    n = keep_reduced(ans, x, ax, keepdims) if np.ndim(x) else ans
+    x = np.asarray(x, dtype=float)
     if kind == "vector" or ord in (None, "fro"):  # a matrix's default norm is Frobenius's
         if ord in (None, 2, "fro"):
             return safe_divide(x, n)
@@ -243,10 +246,6 @@ def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
             return np.sign(x) * extremum_mask(n, np.abs(x), ax, keepdims=True)
         if np.ndim(ord) == 0 and ord not in (0,):
             return _power_norm_grad(x, n, ord)
-    if kind == "matrix" and ord in (2, "nuc") and ax in ((0, 1), (-2, -1)) and np.ndim(x) == 2:
-        u, _s, vt = np.linalg.svd(x, full_matrices=False)
-        g = np.conj(np.outer(u[:, 0], vt[0]) if ord == 2 else u @ vt)
-        return np.where(n == 0, 0.0, g)  # the singular vectors of 0 are arbitrary
     raise TangentAstError(
         f"np.linalg.norm(..., ord={ord!r}, axis={axis!r}) of an array of {np.ndim(x)} dimensions "
         "has no derivative rule",

@@ -120,12 +120,23 @@ def std_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False,
     """Tangent of ``np.std``: the variance's over ``2 * std``, and 0 where the std is 0 (equal
     elements, where the std has a kink; a single element, whose std is always 0)."""
     t = var_jvp(dx, ans, x, axis, ddof=ddof, keepdims=keepdims)
-    return scalar_like(safe_divide(t, 2 * ans), ans)
+    return scalar_like(safe_divide(t, _twice_spread(ans, x, axis, keepdims)), ans)
 
 
 def std_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """Cotangent of ``x`` for ``np.std``."""
-    return var_vjp(safe_divide(ct, 2 * ans), ans, x, axis, ddof=ddof, keepdims=keepdims)
+    twice = _twice_spread(ans, x, axis, keepdims)
+    return var_vjp(safe_divide(ct, twice), ans, x, axis, ddof=ddof, keepdims=keepdims)
+
+
+def _twice_spread(ans, x, axis, keepdims):
+    """``2 * std``, and 0 where the elements are equal: their std is 0 then, though NumPy's
+    may be a rounding error of the mean (``np.std(np.full(3, 0.1))`` is ``1.4e-17``), over
+    which the derivative would be a ratio of rounding errors."""
+    if np.size(x) == 0:  # no elements: NumPy's std is NaN (with a warning), and so is this
+        return 2 * ans
+    equal = np.max(x, axis=axis, keepdims=keepdims) == np.min(x, axis=axis, keepdims=keepdims)
+    return np.where(equal, 0.0, 2 * ans)
 
 
 def cumsum_vjp(ct, x, axis=None, dtype=None, out=None):

@@ -509,13 +509,17 @@ CASES += [
 
 # Complex values whose kind inference cannot tell (np.full's): a sum of them is a number that
 # may be complex (np.imag of it was taken as zero), and a callee given one derives its rule for
-# a parameter that may be complex (it ran real rules on complex values: np.std).
+# a parameter that may be complex (it ran real rules on complex values: np.std, np.median).
 def _pick(d):
     return d["v"]
 
 
 def _spread(t):
     return np.std(t)
+
+
+def _middle(t):
+    return np.median(t)
 
 
 def _sum_of_squares(t):
@@ -537,6 +541,11 @@ def callee_spread_of_a_complex_value(x):
     return _spread(z)
 
 
+def callee_ordering_a_complex_value(x):
+    z = x * (1.0 + 2.0j) * np.hstack([np.full(2, 0.5), [1.5]])
+    return np.real(_middle(z))
+
+
 def callee_squaring_a_complex_value(x):
     z = x * (1.0 + 2.0j) * np.full(3, 0.5) + np.full(3, 0.25)
     return np.imag(_sum_of_squares(_pick({"v": z})))
@@ -546,5 +555,15 @@ MAYBE_COMPLEX = [
     (imag_of_a_sum_through_a_dict, (0.7,)),
     (imag_of_a_sum_scaled, (0.7,)),
     (callee_squaring_a_complex_value, (0.7,)),
+    (callee_spread_of_a_complex_value, (0.7,)),  # its std 0 (equal elements), as its derivative
 ]
-CASES += MAYBE_COMPLEX + [(callee_spread_of_a_complex_value, (0.7,))]
+CASES += MAYBE_COMPLEX + [(callee_ordering_a_complex_value, (0.7,))]
+
+
+# np.std of equal elements is 0, though NumPy's is a rounding error of the mean (1e-16): its
+# derivative was a ratio of rounding errors (-0.5 for 0)
+def std_of_equal_elements(x):
+    return np.std(x * np.full(3, 0.1) + 0.3) + np.std(np.full((2, 3), x), axis=1)[0]
+
+
+CASES += [(std_of_equal_elements, (1.1,)), (std_of_equal_elements, (0.3,))]
