@@ -186,6 +186,8 @@ def _expression(w, shape):
             f"sum([{a}, {b}], 0.5)",
             f"math.pow({a} * {a} + 1.0, 0.5)",
             f"np.std(np.array([{a}])) + {b}",
+            # equal elements: NumPy's std is a rounding error of the mean, its derivative 0
+            f"np.std(np.full(3, {a}) * 0.1 + 0.3) + {b}",
             f"np.sum(np.array([{a}, {b} * {a}, 2.0]))",
             f"np.sum([{a}, {b}])",
             f"{a} if {b} > 0.1 else -{a}",
