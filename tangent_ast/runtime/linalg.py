@@ -258,7 +258,8 @@ def norm_jvp(dx, ans, x, ord=None, axis=None, keepdims=False):
     """Tangent of ``np.linalg.norm``."""
     _kind, ax = _norm_kind(np.ndim(x), ord, axis)
     g = norm_grad(ans, x, ord, axis, keepdims)
-    return scalar_like(np.real(np.sum(g * dx, axis=ax, keepdims=keepdims)), ans)
+    t = np.sum(g * dx, axis=ax, keepdims=keepdims)
+    return scalar_like(np.real(t) if np.iscomplexobj(t) else t, ans)
 
 
 def norm_vjp(ct, ans, x, ord=None, axis=None, keepdims=False):
