@@ -111,6 +111,12 @@ class ModuleNamespace:
         self.closure_rules[fresh] = key
         return fresh
 
+    def bind_closure_rule_as(self, name, via, module, function):
+        """``name`` (the function's own) stands for ``function`` of the rule module ``module``
+        of the closure read as ``via``: the loader binds it from that closure's module."""
+        self.objects[name] = function
+        self.closure_rules[name] = (via, module, function.__name__)
+
     def bind_relative_module(self, preferred, module):
         """A derived rule's module itself, imported relatively (``from . import mod as m``)."""
         return self.bind_relative(preferred, module, None)

@@ -349,7 +349,13 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     namespace = ModuleNamespace(f.namer)
     namespace.package = package_for(session.directory)
     for free_name, obj in f.scope.free.items():
-        namespace.bind_user(free_name, obj, _home_module(fn, free_name, obj))
+        via = f.scope.made_from.get(free_name)
+        if via is not None and loaded_values(obj):
+            # a function of a closure's rule module (vjp_of_g's): another closure of the same
+            # def shares that module with other cells, so the loader binds this closure's
+            namespace.bind_closure_rule_as(free_name, via, name_in_cache(obj.__module__), obj)
+        else:
+            namespace.bind_user(free_name, obj, _home_module(fn, free_name, obj))
 
     def derive_callee(
         callee_fn, callee_mode, positions, kinds, where, callee_form=PLAIN, called=None

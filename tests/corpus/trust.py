@@ -450,10 +450,20 @@ def closures_of_one_def(x):
     return np.sum(_SECOND(_FIRST(x)) * _THIRD(x))
 
 
+# the same through tangent_ast's API: the functions ta.vjp makes of each closure live in
+# the closure's rule modules, named alike for the closures of one def, and were imported
+# from them, so both read the cells of one closure (a wrong value where not differentiated)
+def closures_of_one_def_by_vjp(x, v, m):
+    first, pullback_first = ta.vjp(_FIRST, v)
+    second, pullback_second = ta.vjp(_SECOND, m)
+    return np.sum(pullback_first(second[:, 0]) * x) + np.sum(pullback_second(np.outer(first, x)))
+
+
 CASES += [
     (spectrum_by_fft, (V, V[::-1].copy())),
     (spectrum_by_ifft, (V, V[::-1].copy())),
     (closures_of_one_def, (V[:3].copy(),)),
+    (closures_of_one_def_by_vjp, (V[:3].copy(), V[1:].copy(), M[:, :3].T.copy())),
 ]
 
 
