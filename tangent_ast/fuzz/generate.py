@@ -541,7 +541,7 @@ def _statement(w):
         return w.emit([f"{name} = {call}"], name, shape)
     if kind == "container":
         a, b = w.pick(shape), w.pick(shape)
-        form = rng.choice(["tuple", "dict", "list", "record", "dataclass", "field"])
+        form = rng.choice(["tuple", "dict", "list", "reshaped", "record", "dataclass", "field"])
         lines = {
             "tuple": [f"t = ({a}, {b})", "p, q = t", f"{name} = p * q"],
             "dict": [f"d = {{'a': {a}, 'b': {b}}}", f"{name} = d['a'] - d['b'] * 2.0"],
@@ -549,6 +549,13 @@ def _statement(w):
                 f"xs = [{a}, {b}]",
                 f"xs.append({a} * 0.5)",
                 f"{name} = xs[0] + xs[2] * xs[1]",
+            ],
+            # an item replaced by a value of another shape: the item it replaced gets a zero
+            # cotangent of its own shape, not of the new one's
+            "reshaped": [
+                f"xs = [{a}, {b}]",
+                "xs[0] = np.expand_dims(xs[0], 0)",
+                f"{name} = xs[0][0] * xs[1]",
             ],
             "record": [f"pr = Pair({a}, right={b})", f"{name} = pr.left * pr.right"],
             "dataclass": [f"bx = Box({a}, {b})", f"{name} = bx.w * 2.0 + bx.b"],

@@ -78,11 +78,12 @@ defvjp(builtins.getattr, lambda ct, ans, x, name: runtime.getattr_vjp(ct, x, nam
 defjvp(builtins.sum, lambda dx, ans, x, start=0: sum(dx))
 defvjp(builtins.sum, lambda ct, ans, x, start=0: runtime.TangentTuple([ct] * len(x)))
 
-# xs[i] = v on a local list is xs = list_with(xs, i, v): item i of the cotangent goes to v.
+# xs[i] = v on a local list is xs = list_with(xs, i, v): item i of the cotangent goes to v,
+# and the item v replaced gets a zero of its own shape (v's may differ: xs[0] = xs[0][None])
 def_jointly_linear(runtime.list_with, 0, 2)
 defvjp(
     runtime.list_with,
-    lambda ct, ans, xs, i, v: runtime.list_with(ct, i, runtime.zero_tangent(v)),
+    lambda ct, ans, xs, i, v: runtime.list_with(ct, i, runtime.zero_tangent(xs[i])),
     None,
     lambda ct, ans, xs, i, v: ct[i],
 )
