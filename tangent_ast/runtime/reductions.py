@@ -8,7 +8,7 @@ import numpy as np
 
 from .elementwise import safe_divide
 from .errors import TangentAstError
-from .shapes import keep_reduced, reduced_axes, scalar_like
+from .shapes import as_floating, keep_reduced, reduced_axes, scalar_like
 
 
 def sum_vjp(ct, x, axis=None, keepdims=False):
@@ -69,7 +69,7 @@ def ptp_vjp(ct, ans, x, axis=None, out=None, keepdims=False):
 
 def _prod_others(x, axis):
     """Per element, the product of the *other* elements along the reduced axes (no division)."""
-    x = np.asarray(x, dtype=np.result_type(x, float))
+    x = as_floating(x)
     axes = reduced_axes(axis, x.ndim)
     if x.ndim == 0:
         return np.ones_like(x)
@@ -152,15 +152,37 @@ def cumsum_vjp(ct, x, axis=None, dtype=None, out=None):
 
 
 def cumprod_jvp(dx, ans, x, axis=None, dtype=None, out=None):
-    """Tangent of ``np.cumprod`` (for non-zero elements): ``ans * cumsum(dx / x)``."""
+    """Tangent of ``np.cumprod``: ``ans * cumsum(dx / x)`` where no element is zero; else
+    by the recurrence ``dy[k] = dy[k - 1] * x[k] + y[k - 1] * dx[k]``, which holds at zeros
+    too (the product is smooth there; the quotient is 0/0)."""
     if axis is None:
-        return ans * np.cumsum(np.ravel(dx) / np.ravel(x))
-    return ans * np.cumsum(dx / x, axis)
+        return cumprod_jvp(np.ravel(dx), np.ravel(ans), np.ravel(x), 0)
+    if np.all(x != 0):
+        return ans * np.cumsum(dx / x, axis)
+    xs, dxs, ys = np.moveaxis(x, axis, 0), np.moveaxis(dx, axis, 0), np.moveaxis(ans, axis, 0)
+    dy = np.zeros(np.shape(dxs), dtype=np.result_type(dxs, ys))
+    dy[0] = dxs[0]
+    for k in range(1, len(xs)):
+        dy[k] = dy[k - 1] * xs[k] + ys[k - 1] * dxs[k]
+    return np.moveaxis(dy, 0, axis)
 
 
 def cumprod_vjp(ct, ans, x, axis=None, dtype=None, out=None):
-    """Cotangent of ``x`` for ``np.cumprod`` (for non-zero elements)."""
-    return cumsum_vjp(ct * ans, x, axis) / x
+    """Cotangent of ``x`` for ``np.cumprod``: ``cumsum_vjp(ct * ans) / x`` where no element
+    is zero; else ``y[j - 1] * s[j]``, with ``s[j] = ct[j] + x[j + 1] * s[j + 1]`` the
+    cotangent summed back from the end (no division)."""
+    if axis is None:
+        return np.reshape(cumprod_vjp(ct, ans, np.ravel(x), 0), np.shape(x))
+    if np.all(x != 0):
+        return cumsum_vjp(ct * ans, x, axis) / x
+    xs, cts, ys = np.moveaxis(x, axis, 0), np.moveaxis(ct, axis, 0), np.moveaxis(ans, axis, 0)
+    n = len(xs)
+    s = np.zeros(np.shape(cts), dtype=np.result_type(cts, xs))
+    s[n - 1] = cts[n - 1]
+    for k in range(n - 2, -1, -1):
+        s[k] = cts[k] + xs[k + 1] * s[k + 1]
+    before = np.concatenate([np.ones_like(ys[:1]), ys[:-1]])  # y[j - 1], 1 for the first
+    return np.moveaxis(before * s, 0, axis)
 
 
 def diff_vjp(ct, x, n=1, axis=-1, prepend=None, append=None):
@@ -176,7 +198,7 @@ def diff_vjp(ct, x, n=1, axis=-1, prepend=None, append=None):
 
 def _weights_like(weights, x, axis):
     """The weights of ``np.average`` broadcast against ``x`` (1-D weights lie along ``axis``)."""
-    w = np.asarray(weights, dtype=np.result_type(weights, float))
+    w = as_floating(weights)
     if w.ndim == 1 and np.ndim(x) > 1:
         shape = [1] * np.ndim(x)
         shape[axis] = -1

@@ -494,6 +494,9 @@ RULE_TEST_CASES = [
     c(f_cumsum_axis, (M,), "numpy.cumsum"),
     c(f_cumprod, (PM,), "numpy.cumprod"),
     c(f_cumprod_flat, (PM,), "numpy.cumprod"),
+    # a zero element: the product is smooth there, and its derivative has no division
+    c(f_cumprod, (np.array([[0.7, 0.0, -1.2], [0.0, 1.5, 0.4]]),), "numpy.cumprod"),
+    c(f_cumprod_flat, (np.array([[0.7, 0.0, -1.2], [0.3, 1.5, 0.0]]),), "numpy.cumprod"),
     c(f_diff, (V,), "numpy.diff"),
     c(f_diff_n_axis, (M,), "numpy.diff"),
     c(f_average, (M,), "numpy.average"),
