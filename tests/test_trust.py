@@ -47,3 +47,12 @@ def test_a_real_rule_given_a_value_that_may_be_complex_is_refused_in_the_callee(
 def test_the_std_of_equal_elements_has_derivative_zero(x):
     assert ta.grad(trust.std_of_equal_elements)(x) == 0.0
     assert ta.jvp(trust.std_of_equal_elements, (x,), (1.0,))[1] == 0.0
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [(trust.list_item_reshaped, (trust.V[:3].copy(), trust.M)), (trust.cumprod_through_a_zero, (trust.V,))],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_derived_and_right_at_second_order(fn, args):
+    check_grads(fn, args, order=2)  # Hessian-vector products both ways: not refused

@@ -17,6 +17,8 @@ hand-written rules, one per differentiable argument and mode.
 * ``effectful(fn)``: calls have effects (``print``): never dropped, never repeated.
   Every other registered function is pure; an unregistered one is not.
 * ``pure(fn)``: a function without rules that derivative code calls is pure.
+* ``checks_only(fn)``: ``fn`` checks its arguments and raises or returns None, changing
+  nothing: a call of it for its effect is kept, in order, exactly once.
 * ``broadcasting(fn)``: arguments broadcast against each other, so a
   cotangent is summed back to its argument's shape where shapes can differ.
 
@@ -135,6 +137,9 @@ class Primitive:
     # Rules used where the argument is complex, for functions that are not holomorphic
     # (``abs``, ``real``, ``imag``, ``angle``): mode -> {argnum: rule}
     complex_rules: dict = field(default_factory=dict)
+    # It only checks its arguments (raises, or returns None): called for its effect, it
+    # changes no value, so nothing a derivative needs is lost
+    checks_only: bool = False
 
     @property
     def name(self):
@@ -378,6 +383,14 @@ def nondifferentiable(*fns):
     """The results of ``fns`` carry no derivative."""
     for fn in fns:
         primitive(fn).nondiff = True
+    _changed()
+
+
+def checks_only(*fns):
+    """``fns`` check their arguments: each raises or returns None and changes nothing."""
+    for fn in fns:
+        entry = primitive(fn)
+        entry.nondiff, entry.pure, entry.checks_only = True, False, True
     _changed()
 
 

@@ -15,13 +15,17 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..kinds import INT, UNKNOWN, Tag
+from ..kinds import INT, UNKNOWN, Kind, Tag
+from ..runtime.linalg import _check_qr, _check_svd
+from ..runtime.signal import _check_period
+from ..runtime.statistics import _check_linear
 from .registry import (
     ZERO,
     Built,
     ByConstant,
     SameCall,
     broadcasting,
+    checks_only,
     def_jointly_linear,
     def_linear,
     defjvp,
@@ -65,6 +69,12 @@ def_linear(runtime.real_like)
 holds_for_complex(runtime.real_like)
 defjvp(runtime.real_like, ZERO, argnum=1)
 defvjp(runtime.real_like, lambda ct, ans, g, x: runtime.real_like(ct, x), ZERO)
+
+# as_floating(x) converts integers (which carry no derivative) and leaves a float or complex
+# value as it is: the identity, on what has a derivative
+def_linear(runtime.as_floating)
+holds_for_complex(runtime.as_floating)
+defvjp(runtime.as_floating, lambda ct, ans, x: runtime.scalar_like(ct, x))
 
 # (an index has no derivative: its value is an integer, a slice or a key)
 defvjp(runtime.getitem_vjp, lambda ct, ans, g, x, index: ct[index], ZERO, ZERO)
@@ -153,6 +163,17 @@ def _tangent_of(x):
     return x if x.tag is not Tag.LIST else x.__class__(Tag.TUPLE, elements=x.elements)
 
 
+def _as_floating_kind(x):
+    """The kind of ``as_floating(x)``: an array of ``x``'s shape, float unless complex."""
+    if x.tag is Tag.ARRAY:
+        return x if x.dtype in ("f", "c", None) else replace(x, dtype="f")
+    if x.tag in (Tag.FLOAT, Tag.INT, Tag.BOOL):
+        return Kind(Tag.ARRAY, 0, "f")
+    if x.tag is Tag.COMPLEX:
+        return Kind(Tag.ARRAY, 0, "c")
+    return UNKNOWN
+
+
 def _placed_into_zeros(ct, x, index):
     """The kind of ``getitem_vjp(ct, x, index)``: a container's structure, or for a real
     cotangent of an array, a float array of its shape."""
@@ -165,6 +186,7 @@ def _placed_into_zeros(ct, x, index):
 
 
 primitive(runtime.getitem_vjp).kind = _placed_into_zeros
+primitive(runtime.as_floating).kind = _as_floating_kind
 primitive(runtime.getattr_vjp).kind = lambda ct, x, name: _tangent_of(x)
 primitive(runtime.zero_tangent).kind = _tangent_of
 primitive(runtime.only_shape).kind = lambda x: x  # x itself, or an array of its shape and dtype
@@ -209,12 +231,18 @@ for _fn in COTANGENT_HELPERS:
     for _i, _p in enumerate(_params[1:], start=1):
         if _p.kind is _p.POSITIONAL_OR_KEYWORD and _p.name in SHAPE_ONLY:
             defjvp(_fn, ZERO, argnum=_i)
+        elif _p.kind is _p.POSITIONAL_OR_KEYWORD and _p.default is _p.empty:
+            # what to take or move and how (np.take's indices, np.roll's shift, np.repeat's
+            # repeats): integers and functions, no derivative
+            defjvp(_fn, None, argnum=_i)
     handles(
         _fn,
         *(p.name for p in _params[1:] if p.default is not p.empty),
         sequences=True,
     )
 nondifferentiable(runtime.clip_mask, runtime.inserted_at)
+# the checks of what a rule supports (a refusal at run time), called for their effect
+checks_only(_check_linear, _check_period, _check_svd, _check_qr)
 primitive(runtime.inserted_at).kind = lambda xs, i: INT  # a position: an index
 # gather_list_vjp(ct, xs, fn, ...): fn places the entries (np.array, np.stack): a function,
 # no derivative
@@ -255,6 +283,60 @@ defvjp(
 defvjp(
     runtime.split_vjp,
     lambda c, ans, ct, pieces, axis=0: runtime.concatenate_vjp(c, pieces, axis),
+    ZERO,
+)
+# The cotangent helpers of the NumPy functions that only move, pick, repeat or add up
+# entries: each is the transpose of its NumPy function, so the NumPy function is its
+# transpose (np.take's vjp places ct at the indices taken; its transpose takes them).
+defvjp(
+    runtime.take_vjp,
+    lambda c, ans, ct, x, indices, axis=None, out=None, mode="raise": np.take(
+        c, indices, axis=axis, mode=mode
+    ),
+    ZERO,
+    None,
+)
+defvjp(
+    runtime.repeat_vjp,
+    lambda c, ans, ct, x, repeats, axis=None: np.repeat(c, repeats, axis=axis),
+    ZERO,
+    None,
+)
+defvjp(runtime.tile_vjp, lambda c, ans, ct, x, reps: np.tile(c, reps), ZERO, None)
+defvjp(runtime.roll_vjp, lambda c, ans, ct, shift, axis=None: np.roll(c, shift, axis), None)
+defvjp(
+    runtime.moveaxis_vjp,
+    lambda c, ans, ct, source, destination: np.moveaxis(c, source, destination),
+    None,
+    None,
+)
+defvjp(
+    runtime.pad_vjp,
+    lambda c, ans, ct, x, pad_width, mode="constant", **kwargs: np.pad(c, pad_width),
+    ZERO,
+    None,
+)
+defvjp(
+    runtime.cumsum_vjp,
+    lambda c, ans, ct, x, axis=None, dtype=None, out=None: np.cumsum(c, axis=axis),
+    ZERO,
+)
+defvjp(runtime.diag_vjp, lambda c, ans, ct, x, k=0: np.diag(c, k), ZERO)
+defvjp(
+    runtime.diagonal_vjp,
+    lambda c, ans, ct, x, offset=0, axis1=0, axis2=1: np.diagonal(c, offset, axis1, axis2),
+    ZERO,
+)
+defvjp(
+    runtime.trace_vjp,
+    lambda c, ans, ct, x, offset=0, axis1=0, axis2=1, dtype=None, out=None: np.trace(
+        c, offset, axis1, axis2
+    ),
+    ZERO,
+)
+defvjp(
+    runtime.sort_vjp,
+    lambda c, ans, ct, x, axis=-1, kind=None, order=None: runtime.sort_jvp(c, x, axis, kind),
     ZERO,
 )
 

@@ -183,6 +183,7 @@ _EXPORTS = {
         "unstack_vjp",
     ),
     "shapes": (
+        "as_floating",
         "keep_reduced",
         "reduced_axes",
         "scalar_like",

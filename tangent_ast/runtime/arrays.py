@@ -176,9 +176,7 @@ def _origins(ans, x, axis):
     ``x`` it came from (equal values share out their positions in order)."""
     order_x = np.argsort(x, axis=axis, kind="stable")
     order_ans = np.argsort(ans, axis=axis, kind="stable")
-    origins = np.empty_like(order_x)
-    np.put_along_axis(origins, order_ans, order_x, axis=axis)
-    return origins
+    return np.take_along_axis(order_x, np.argsort(order_ans, axis=axis), axis=axis)
 
 
 def partition_jvp(dx, ans, x, axis=-1):
@@ -194,9 +192,8 @@ def partition_vjp(ct, ans, x, axis=-1):
         g = np.zeros(np.size(x), dtype=np.result_type(ct, float))
         g[_origins(ans, np.ravel(x), 0)] = ct
         return np.reshape(g, np.shape(x))
-    g = np.zeros(np.shape(x), dtype=np.result_type(ct, float))
-    np.put_along_axis(g, _origins(ans, x, axis), ct, axis=axis)
-    return g
+    # where each element of x went: the inverse of the rearrangement
+    return np.take_along_axis(ct, np.argsort(_origins(ans, x, axis), axis=axis), axis=axis)
 
 
 def take_vjp(ct, x, indices, axis=None, out=None, mode="raise"):

@@ -9,6 +9,7 @@ array([0.25, 0.  ])
 import numpy as np
 
 from .errors import TangentAstError
+from .shapes import as_floating
 from .tangents import TangentTuple, unbroadcast
 
 
@@ -76,7 +77,7 @@ def power_derivative(x, y):
 def sinc_derivative(x):
     """``d sinc(x) / dx`` with its limit 0 at ``x = 0`` (holomorphic: the same formula for
     a complex ``x``)."""
-    x = np.asarray(x, dtype=np.result_type(x, float))
+    x = as_floating(x)
     safe = np.where(x == 0, 1.0, x)
     d = np.where(x == 0, 0.0, (np.cos(np.pi * safe) - np.sinc(safe)) / safe)
     return d if d.ndim else complex(d) if np.iscomplexobj(d) else float(d)

@@ -12,7 +12,7 @@ from .elementwise import safe_divide
 from .errors import TangentAstError
 from .reductions import extremum_mask
 from .sequences import leaf_like
-from .shapes import keep_reduced, reduced_axes, scalar_like
+from .shapes import as_floating, keep_reduced, reduced_axes, scalar_like
 from .tangents import TangentTuple, unbroadcast
 
 
@@ -513,7 +513,7 @@ def vecdot_vjp(ct, other, x, axis=-1, conjugated=False):
 def _promote_chain(xs):
     """The factors of ``multi_dot`` as matrices: a leading vector as a row, a trailing one as a
     column."""
-    mats = [np.asarray(x, dtype=np.result_type(x, float)) for x in xs]
+    mats = [as_floating(x) for x in xs]
     if mats[0].ndim == 1:
         mats[0] = mats[0][None, :]
     if mats[-1].ndim == 1:
@@ -544,9 +544,7 @@ def multi_dot_jvp(dxs, ans, xs, out=None):
 def multi_dot_vjp(ct, ans, xs, out=None):
     """Cotangents of the factors of ``np.linalg.multi_dot(xs)``: ``left^T ct right^T`` each."""
     mats = _promote_chain(xs)
-    c = np.reshape(
-        np.asarray(ct, dtype=np.result_type(ct, float)), (mats[0].shape[0], mats[-1].shape[1])
-    )
+    c = np.reshape(as_floating(ct), (mats[0].shape[0], mats[-1].shape[1]))
     cts = []
     for i, x in enumerate(xs):
         left = _chain(mats[:i], mats[i].shape[0])

@@ -7,6 +7,12 @@
 import numpy as np
 
 
+def as_floating(x):
+    """``x`` as an array of at least a floating type: a float or complex array as it is (no
+    copy), an integer or bool one converted to float."""
+    return np.asarray(x, dtype=np.result_type(x, float))
+
+
 def reduced_axes(axis, ndim):
     """``axis`` (None, int or tuple) as a sorted tuple of non-negative ints."""
     if axis is None:

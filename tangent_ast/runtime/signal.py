@@ -7,13 +7,13 @@ array([0.5, 1. , 0.5])
 import numpy as np
 
 from .errors import TangentAstError
-from .shapes import scalar_like
+from .shapes import as_floating, scalar_like
 from .tangents import unbroadcast
 
 
 def trapezoid_vjp_y(ct, y, x=None, dx=1.0, axis=-1):
     """Cotangent of ``y`` for ``np.trapezoid``: the trapezoid weights times ``ct``."""
-    ym = np.moveaxis(np.asarray(y, dtype=np.result_type(y, float)), axis, -1)
+    ym = np.moveaxis(as_floating(y), axis, -1)
     if x is None:
         d = dx * np.ones(ym.shape[-1] - 1)
     else:
@@ -29,7 +29,7 @@ def trapezoid_vjp_y(ct, y, x=None, dx=1.0, axis=-1):
 
 def trapezoid_vjp_x(ct, y, x, dx=1.0, axis=-1):
     """Cotangent of the sample points ``x`` for ``np.trapezoid(y, x)``."""
-    ym = np.moveaxis(np.asarray(y, dtype=np.result_type(y, float)), axis, -1)
+    ym = np.moveaxis(as_floating(y), axis, -1)
     pair = (ym[..., :-1] + ym[..., 1:]) / 2  # d trapezoid / d (x[i+1] - x[i])
     g = np.zeros(ym.shape, ym.dtype)
     g[..., 1:] += pair
@@ -67,7 +67,7 @@ def _check_period(period):
 def interp_slope(x, xp, fp, left=None, right=None, period=None):
     """``d interp(x, xp, fp) / dx``: the slope of the segment holding ``x`` (0 outside)."""
     _check_period(period)
-    xp, fp = np.asarray(xp, dtype=float), np.asarray(fp, dtype=np.result_type(fp, float))
+    xp, fp = np.asarray(xp, dtype=float), as_floating(fp)
     i, _ = _interp_cell(x, xp)
     slope = (fp[i + 1] - fp[i]) / (xp[i + 1] - xp[i])
     inside = (np.asarray(x) >= xp[0]) & (np.asarray(x) <= xp[-1])
@@ -80,11 +80,10 @@ def _interp_weights(x, xp, left, right):
     xp = np.asarray(xp, dtype=float)
     i, w = _interp_cell(x, xp)
     n = len(xp)
-    W = np.zeros(x.shape + (n,))
-    np.put_along_axis(W, i[..., None], (1 - w)[..., None], axis=-1)
-    hi = np.zeros(x.shape + (n,))
-    np.put_along_axis(hi, (i + 1)[..., None], w[..., None], axis=-1)
-    W = W + hi
+    cells = np.arange(n)
+    W = np.where(cells == i[..., None], (1 - w)[..., None], 0.0) + np.where(
+        cells == (i + 1)[..., None], w[..., None], 0.0
+    )
     below, above = (x < xp[0])[..., None], (x > xp[-1])[..., None]
     first, last = np.eye(n)[0], np.eye(n)[-1]
     W = np.where(below, first if left is None else 0.0, W)
@@ -95,7 +94,7 @@ def _interp_weights(x, xp, left, right):
 def interp_jvp_fp(dfp, x, xp, fp, left=None, right=None, period=None):
     """Tangent of ``np.interp`` in the values ``fp`` (it is linear in them)."""
     _check_period(period)
-    dfp = np.asarray(dfp, dtype=np.result_type(dfp, float))
+    dfp = as_floating(dfp)
     return scalar_like(_interp_weights(x, xp, left, right) @ dfp, x)
 
 
@@ -103,7 +102,7 @@ def interp_vjp_fp(ct, x, xp, fp, left=None, right=None, period=None):
     """Cotangent of ``fp`` for ``np.interp``: ``ct`` split between the segment's ends."""
     _check_period(period)
     W = _interp_weights(x, xp, left, right)
-    return np.tensordot(np.asarray(ct, dtype=np.result_type(ct, float)), W, axes=np.ndim(ct))
+    return np.tensordot(as_floating(ct), W, axes=np.ndim(ct))
 
 
 def _convolve_offset(n, m, mode):
@@ -130,7 +129,7 @@ def convolve_vjp(ct, a, v, mode="full", of_v=False):
     the other factor, unconjugated (``np.correlate`` conjugates its second argument)."""
     full = _full_cotangent(ct, len(a), len(v), mode)
     other = np.asarray(a if of_v else v)
-    return np.correlate(full, np.conj(other.astype(np.result_type(other, float))), "valid")
+    return np.correlate(full, np.conj(as_floating(other)), "valid")
 
 
 def correlate_vjp(ct, a, v, mode="valid", of_v=False):
@@ -147,8 +146,8 @@ def polyval_vjp_p(ct, p, x):
     """Cotangent of the coefficients ``p`` for ``np.polyval(p, x)``: ``ct`` times the powers of
     ``x``."""
     n = len(p)
-    powers = np.asarray(x, dtype=np.result_type(x, float))[..., None] ** np.arange(n - 1, -1, -1)
-    return np.tensordot(np.asarray(ct, dtype=np.result_type(ct, float)), powers, axes=np.ndim(ct))
+    powers = as_floating(x)[..., None] ** np.arange(n - 1, -1, -1)
+    return np.tensordot(as_floating(ct), powers, axes=np.ndim(ct))
 
 
 def polyval_slope(p, x):
@@ -205,7 +204,7 @@ def gradient_vjp(ct, f, *spacing, axis=None, edge_order=1):
     """Cotangent of ``f`` for ``np.gradient``: the transpose of its difference stencil
     (central inside, one-sided at both ends)."""
     axis, step = _gradient_form(f, spacing, axis, edge_order)
-    c = np.moveaxis(np.asarray(ct, dtype=np.result_type(ct, float)), axis, -1) / step
+    c = np.moveaxis(as_floating(ct), axis, -1) / step
     g = np.zeros_like(c)
     g[..., 0] -= c[..., 0]  # g_0 = f_1 - f_0
     g[..., 1] += c[..., 0]

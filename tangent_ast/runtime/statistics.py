@@ -46,7 +46,8 @@ def _quantile_weights(x, q, axis):
         raise TangentAstError("quantile derivatives over a tuple of axes are not supported")
     xm = np.ravel(x) if axis is None else np.moveaxis(np.asarray(x), axis, -1)
     n = xm.shape[-1]
-    order = np.argsort(xm, axis=-1)
+    # each element's place in sorted order: weights placed by sorted position, read back by it
+    ranks = np.argsort(np.argsort(xm, axis=-1), axis=-1)
     qs = np.asarray(q, dtype=float)
     weights = []
     for qv in np.ravel(qs):
@@ -56,9 +57,7 @@ def _quantile_weights(x, q, axis):
         on_sorted = np.zeros(n)
         on_sorted[lo] += 1 - (pos - lo)
         on_sorted[hi] += pos - lo
-        w = np.zeros(xm.shape)
-        np.put_along_axis(w, order, np.broadcast_to(on_sorted, xm.shape), axis=-1)
-        weights.append(w)
+        weights.append(np.take_along_axis(np.broadcast_to(on_sorted, xm.shape), ranks, axis=-1))
     return xm, np.reshape(np.array(weights), qs.shape + xm.shape)
 
 

@@ -577,3 +577,21 @@ def std_of_equal_elements(x):
 
 
 CASES += [(std_of_equal_elements, (1.1,)), (std_of_equal_elements, (0.3,))]
+
+
+# a list item replaced by a value of another shape (np.linalg.multi_dot's helper makes a
+# leading vector a row): the item replaced got a zero cotangent of the new value's shape,
+# which broadcast the argument's cotangent to (1, 3); reverse over reverse gave wrong values
+def list_item_reshaped(a, m):
+    mats = [a, m]
+    mats[0] = mats[0][None, :]
+    return np.sum((mats[0] @ mats[1]) ** 2)
+
+
+# np.cumprod of an array with a zero: the product is smooth there, but its derivative was
+# ans * cumsum(dx / x), NaN (0/0)
+def cumprod_through_a_zero(x):
+    return np.sum(np.cumprod(x * np.array([1.0, 0.0, 1.0, 1.0])) * np.arange(1.0, 5.0))
+
+
+CASES += [(list_item_reshaped, (V[:3].copy(), M)), (cumprod_through_a_zero, (V,))]
