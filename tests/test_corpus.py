@@ -1,7 +1,9 @@
 """The one generic checker: every corpus case, both modes, via check_grads."""
 
+import numpy as np
 import pytest
 
+import tangent_ast as ta
 from tangent_ast.testing import check_grads
 
 from .corpus import calls, control_flow, jumps, language, straight_line
@@ -24,3 +26,10 @@ def test_the_transpose_route(case):
     """The reverse rule derived by transposing forward rules: against the forward rule (the
     dot-product test) and finite differences, as the direct route's."""
     check_grads(case.fn, case.args, kwargs=case.kwargs, wrt=case.wrt, route="transpose")
+
+
+def test_zip_strict_raises_as_python_does_on_unequal_lengths():
+    xs, ys = np.array([0.3, 0.7, 1.1]), np.array([0.5, -0.4])
+    for derived in (ta.grad(control_flow.loop_zip_strict), lambda a, b: ta.jvp(control_flow.loop_zip_strict, (a, b), (a, b))):
+        with pytest.raises(ValueError, match="different lengths"):
+            derived(xs, ys)

@@ -157,11 +157,12 @@ class LoopLowering:
             pre, seq = self.atom(iterable.args[0], at)
             index = target.elts[0].id
             return pre, index, [self._item(target.elts[1], seq, index, at)], [self._len(seq)]
+        strict = _zip_strict(iterable.keywords) if kind == "zip" else None
         if (
             kind == "zip"
             and isinstance(target, gast.Tuple)
             and len(target.elts) == len(iterable.args)
-            and not iterable.keywords
+            and strict is not None
         ):
             pre, seqs = [], []
             for a in iterable.args:
@@ -169,6 +170,10 @@ class LoopLowering:
                 pre += more
                 seqs.append(seq)
             lengths = [self._len(q) for q in seqs]
+            if strict and len(seqs) > 1:
+                lengths_again = [self._len(q) for q in seqs]
+                check = _unequal_lengths_raise(lengths_again, self.builtin("ValueError"))
+                pre.append(located(check, at))
             count = (
                 lengths[0]
                 if len(lengths) == 1
@@ -214,3 +219,30 @@ class LoopLowering:
             ),
             at,
         )
+
+
+def _zip_strict(keywords):
+    """``zip``'s ``strict=`` as a bool (False when not given), or None for other keywords
+    or a value that is not a constant."""
+    if not keywords:
+        return False
+    if len(keywords) == 1 and keywords[0].arg == "strict":
+        value = keywords[0].value
+        if isinstance(value, gast.Constant) and isinstance(value.value, bool):
+            return value.value
+    return None
+
+
+def _unequal_lengths_raise(lengths, value_error):
+    """``if not len(a) == len(b) == ...: raise ValueError(...)``: zip(..., strict=True)'s
+    check, made before the loop that replaces it runs over the common length."""
+    same = gast.Compare(
+        left=lengths[0], ops=[gast.Eq() for _ in lengths[1:]], comparators=lengths[1:]
+    )
+    message = gast.Constant("zip() arguments have different lengths", None)
+    error = gast.Call(func=name("ValueError"), args=[message], keywords=[])
+    return gast.If(
+        test=gast.UnaryOp(op=gast.Not(), operand=same),
+        body=[gast.Raise(exc=error, cause=None)],
+        orelse=[],
+    )

@@ -123,13 +123,16 @@ def tensordot_vjp_right(ct, x, y, axes=2):
 def _kron_cotangent(ct, x, y, of_left):
     """Cotangent of one factor of ``np.kron(x, y)``: contract ``ct`` with the other."""
     nd = max(np.ndim(x), np.ndim(y))
-    xs = (1,) * (nd - np.ndim(x)) + np.shape(x)
-    ys = (1,) * (nd - np.ndim(y)) + np.shape(y)
-    r = np.reshape(ct, [n for pair in zip(xs, ys, strict=True) for n in pair])
-    other, other_shape, start = (y, ys, 1) if of_left else (x, xs, 0)
-    g = np.tensordot(
-        r, np.reshape(other, other_shape), axes=(list(range(start, 2 * nd, 2)), list(range(nd)))
-    )
+    # the shapes with leading axes of length 1 up to nd
+    xs = np.shape(np.expand_dims(x, tuple(range(nd - np.ndim(x)))))
+    ys = np.shape(np.expand_dims(y, tuple(range(nd - np.ndim(y)))))
+    interleaved = np.ravel(np.stack([xs, ys], axis=-1)).astype(int)  # x0, y0, x1, y1, ...
+    r = np.reshape(ct, interleaved)
+    if of_left:
+        other, start = np.reshape(y, ys), 1
+    else:
+        other, start = np.reshape(x, xs), 0
+    g = np.tensordot(r, other, axes=(list(range(start, 2 * nd, 2)), list(range(nd))))
     mine = x if of_left else y
     return scalar_like(np.reshape(g, np.shape(mine)), mine)
 

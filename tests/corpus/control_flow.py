@@ -60,6 +60,13 @@ def loop_zip(xs, ys):
     return s
 
 
+def loop_zip_strict(xs, ys):
+    s = 0.0
+    for x, y in zip(xs, ys, strict=True):  # unequal lengths raise ValueError, as in Python
+        s = s + x * np.sin(y)
+    return s
+
+
 def loop_reversed(xs):
     s = 0.0
     for x in reversed(xs):
@@ -340,6 +347,7 @@ CASES = [
     Case(loop_over_rows, (M, Y[:3].copy())),
     Case(loop_enumerate, (X,)),
     Case(loop_zip, (X, Y)),
+    Case(loop_zip_strict, (X, Y)),
     Case(loop_reversed, (X,)),
     Case(loop_list, (0.3, -0.8)),
     Case(while_doubling, (0.7,)),
