@@ -109,10 +109,10 @@ class Forward:
         dtarget = self.tangent(target)
         if site is None:
             tangent = self.tangent_of(value)
-            return [
-                s,
-                _at(assign(dtarget, tangent if tangent is not None else self.d.zero(target)), s),
-            ]
+            if tangent is None:  # the zero of a copy is its source's, whose kind may be known
+                source = value.id if isinstance(value, gast.Name) else target
+                tangent = _zero_of_number(value) or self.d.zero(source)
+            return [s, _at(assign(dtarget, tangent), s)]
         if self.d.is_pack(site):
             tangent = self.d.pack_tangent(site, self.tangent_of)
             return [s, _at(assign(dtarget, tangent), s)]
@@ -205,3 +205,13 @@ def forward(derivation, fn, wrt):
     new.args.args = new.args.args + tangent_params
     new.body = body
     return new
+
+
+def _zero_of_number(value):
+    """``0.0`` (``0j``) for a number written out (``total = 0.0``): its tangent, whatever the
+    name's kind becomes later (a loop that adds arrays to it broadcasts the zero)."""
+    if isinstance(value, gast.Constant) and type(value.value) in (int, float):
+        return gast.Constant(0.0, None)
+    if isinstance(value, gast.Constant) and type(value.value) is complex:
+        return gast.Constant(0j, None)
+    return None

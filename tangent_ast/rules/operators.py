@@ -75,6 +75,13 @@ specialize(
     lambda ct, ans, x, y: y @ ct,
     lambda ct, ans, x, y: np.outer(x, ct),
 )
+specialize(
+    operator.matmul,
+    Mode.REVERSE,
+    lambda x, y: x.ndim == 1 and y.ndim == 1,
+    lambda ct, ans, x, y: ct * y,
+    lambda ct, ans, x, y: ct * x,
+)
 
 defjvp(operator.getitem, lambda dx, ans, x, index: dx[index], None)
 defvjp(operator.getitem, lambda ct, ans, x, index: runtime.getitem_vjp(ct, x, index), None)

@@ -64,6 +64,20 @@ for _fn in (np.dot, np.ndarray.dot):
     )
 
 defjvp(np.matmul, lambda dx, ans, x, y: dx @ y, lambda dy, ans, x, y: x @ dy)
+# np.matmul of matrices and vectors: the hand-written cotangents, as for the @ operator
+for _ndims, _left, _right in (
+    ((2, 2), lambda ct, ans, x, y: ct @ y.T, lambda ct, ans, x, y: x.T @ ct),
+    ((2, 1), lambda ct, ans, x, y: np.outer(ct, y), lambda ct, ans, x, y: x.T @ ct),
+    ((1, 2), lambda ct, ans, x, y: y @ ct, lambda ct, ans, x, y: np.outer(x, ct)),
+    ((1, 1), lambda ct, ans, x, y: ct * y, lambda ct, ans, x, y: ct * x),
+):
+    specialize(
+        np.matmul,
+        Mode.REVERSE,
+        lambda x, y, ndims=_ndims: (x.ndim, y.ndim) == ndims,
+        _left,
+        _right,
+    )
 
 nondifferentiable(
     np.sign,
