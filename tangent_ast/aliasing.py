@@ -589,6 +589,14 @@ def _check_new_each_time(parsed, fn, scope, array, first, definitions, stmts):
     # reverse rules write): SSA names each, and each is updated as the one it is. Bound in a
     # loop, where one version is carried to the next iteration, only once; updated in a
     # loop it binds nowhere, the loop updates the one version bound before it
+    if definitions and all(isinstance(d.value, gast.Dict) for d in definitions):
+        raise unsupported(
+            parsed,
+            first,
+            f"updating the dict {array!r} by key ({array}[key] = value)",
+            f"build {array} with all its entries at once ({array} = {{'a': ..., 'b': ...}}), or "
+            "keep the values in names",
+        )
     if not definitions or not all(fresh_array(d.value, scope) for d in definitions):
         raise unsupported(
             parsed,

@@ -31,6 +31,8 @@ def line_of(fn, text):
     (bad.lambda_captures_a_derivative, "a lambda passed or stored as a value that reads", "return np.sum(_apply"),
     (bad.puts_along_an_axis, "calling put_along_axis for its effect", "np.put_along_axis(g"),
     (bad.shuffles_in_place, "calling shuffle for its effect", "np.random.shuffle(y)"),
+    (bad.updates_a_dict_by_key, "updating the dict 'd' by key", 'd["a"] = d["a"][None, :]'),
+    (bad.assigns_a_slice_of_a_list, "assigning to a slice of the list 'xs'", "xs[0:2] = "),
 ])
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 def test_unsupported_syntax_names_file_line_and_construct(fn, construct, text, mode):

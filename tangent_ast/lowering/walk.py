@@ -325,6 +325,13 @@ class Normalizer(
                 assign(new, gast.BinOp(left=name(old), op=op, right=v), at),
             ]
             v = name(new)
+        if target.value.id in self.lists and isinstance(index, gast.Slice):
+            raise unsupported(
+                self.parsed,
+                at,
+                f"assigning to a slice of the list {target.value.id!r}",
+                f"build the new list: {target.value.id} = [...] + {target.value.id}[2:]",
+            )
         if target.value.id in self.lists:  # a new list with item i replaced: lists are values here
             call = self.runtime_call("list_with", [name(target.value.id), index, v])
             return pre + [assign(target.value.id, call, at)]

@@ -200,3 +200,15 @@ def shuffles_in_place(x):
     y = x * 2.0
     np.random.shuffle(y)
     return np.sum(y * np.arange(3.0))
+
+
+def updates_a_dict_by_key(a, m):
+    d = {"a": a, "m": m}
+    d["a"] = d["a"][None, :]
+    return np.sum((d["a"] @ d["m"]) ** 2)
+
+
+def assigns_a_slice_of_a_list(a, m):
+    xs = [a, m, a]
+    xs[0:2] = [np.sum(a), m * 2.0]
+    return np.sum(xs[0] * xs[1]) + np.sum(xs[2])
