@@ -187,13 +187,14 @@ def _wrapper(fn, bound_args, bound_keywords, directory):
     name = sanitize(getattr(fn, "__name__", "primitive"))
     arguments = [f"bound_{i}" for i in range(len(bound_args))] + params
     arguments += [f"{k}={k}" for k in bound_keywords]
+    bindings = values | ({} if callee.module else {callee.text: fn})
     source = (
         f'"""{name}: a def around {callee.text}, written by tangent_ast to derive its rule."""\n'
+        + _bound_line(bindings)
         + (callee.import_line + "\n" if callee.module else "")
         + f"\n\ndef {name}({', '.join(params)}):\n"
         + f"    return {callee.text}({', '.join(arguments)})\n"
     )
-    bindings = values | ({} if callee.module else {callee.text: fn})
     wrapper = _load(directory, source, bindings, name)
     _WRAPPERS[key] = wrapper
     return wrapper
@@ -255,6 +256,9 @@ def _rules_wrapper(fn, directory):
         + f"    return {called}({', '.join(arguments)})\n"
     )
     bindings = defaults | ({} if called == callee.text and callee.module else {called: fn})
+    source = source.replace(
+        'rules registered for it."""\n', 'rules registered for it."""\n' + _bound_line(bindings), 1
+    )
     wrapper = _load(directory, source, bindings, name)
     _WRAPPERS[key] = wrapper
     return wrapper
@@ -322,6 +326,15 @@ def _signature(fn):
         return inspect.signature(fn)
     except (TypeError, ValueError):
         return None
+
+
+def _bound_line(bindings):
+    """The header line naming what the loader binds in a wrapper module (a partial's bound
+    arguments, the function it calls): the rules derived from two partials of one function
+    are set apart by these values, as those of two closures of one def are by their cells."""
+    if not bindings:
+        return ""
+    return f"# bound-by-loader: {' '.join(sorted(bindings))}  (set when the module is loaded)\n"
 
 
 def _load(directory, source, bindings, name):

@@ -101,7 +101,7 @@ def test_a_planted_wrong_derivative_is_found_and_shrunk(tmp_path, monkeypatch):
 def test_jumps_deep_in_branches_are_generated():
     """Some programs have a loop whose break, continue or return sits two or three levels
     deep in its branches (the class of the nested-break bug), in for and while loops."""
-    sources = [generate(seed).source(preamble=False) for seed in range(80)]
+    sources = [generate(seed).source(preamble=False) for seed in range(160)]
     with_jumps = [s for s in sources if "_acc = 0.0" in s]
     assert len(with_jumps) > 10
     text = "\n".join(with_jumps)

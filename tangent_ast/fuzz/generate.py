@@ -64,12 +64,21 @@ HELPERS = {
         "def make_wave(c):\n    def wave_c(p):\n        return c * np.sum(np.sin(p) * p)\n"
         "    return wave_c\n\n\nWAVE_A = make_wave(0.5)\nWAVE_B = make_wave(1.5)\n"
     ),
+    # partials of one function bound to other values, differentiated by the API: each
+    # partial's derived functions use its own values (a negative base with a float exponent
+    # too: the exponent is a constant, its derivative must not be read)
+    "power_parts": (
+        "def power_sum(p, k, c):\n    return c * np.sum(p ** k)\n\n\n"
+        "POWER_A = functools.partial(power_sum, k=2.0, c=1.0)\n"
+        "POWER_B = functools.partial(power_sum, k=3.0, c=0.5)\n"
+    ),
 }
 # the helpers a statement calls by themselves ("helper"); the others are called by the API
 # ("api") or are closures ("closures")
 CALLED = ("bump", "pair", "repeat_sin", "scaled", "smooth_step")
 PREAMBLE = (
-    "import math\nimport collections\nimport dataclasses\n\nimport numpy as np\n\n"
+    "import math\nimport collections\nimport dataclasses\nimport functools\n\n"
+    "import numpy as np\n\n"
     "import tangent_ast as ta\n\n"
     "Pair = collections.namedtuple('Pair', ['left', 'right'])\n\n\n"
     "@dataclasses.dataclass\nclass Box:\n    w: object\n    b: object\n\n\nSCALE = 1.5\n"
@@ -368,6 +377,15 @@ def _closures(w, name, shape):
             ]
         )
         return w.emit([line.format(name=name, a=a, b=b) for line in form], name, shape)
+    if w.rng.random() < 0.3:
+        w.helpers.add("power_parts")
+        form = w.rng.choice(
+            [
+                "{name} = ta.grad(POWER_A)({a}) * ta.grad(POWER_B)({b})",
+                "{name} = ta.hvp(POWER_A)({a}, {b}) + ta.hvp(POWER_B)({b}, {a})",
+            ]
+        )
+        return w.emit([form.format(name=name, a=a, b=b)], name, shape)
     w.helpers.add("make_layer")
     first, second = w.rng.sample(["LAYER_A", "LAYER_B", "LAYER_C"], 2)
     return w.emit([f"{name} = {first}({second}({a})) + {second}({b})"], name, shape)

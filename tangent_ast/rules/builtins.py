@@ -8,6 +8,7 @@ from .. import runtime
 from ..kinds import FLOAT, UNKNOWN, Kind, Tag
 from ..modes import Mode
 from .binding import CallRefused
+from .operators import def_power
 from .registry import (
     broadcasting,
     def_jointly_linear,
@@ -27,16 +28,7 @@ defjvp(builtins.abs, lambda dx, ans, x: dx * np.sign(x))
 defvjp(builtins.abs, lambda ct, ans, x: ct * np.sign(x))
 broadcasting(builtins.abs)
 
-defjvp(
-    builtins.pow,
-    lambda dx, ans, x, y: dx * runtime.power_derivative(x, y),
-    lambda dy, ans, x, y: dy * runtime.xlogy(ans, x),
-)
-defvjp(
-    builtins.pow,
-    lambda ct, ans, x, y: ct * runtime.power_derivative(x, y),
-    lambda ct, ans, x, y: ct * runtime.xlogy(ans, x),
-)
+def_power(builtins.pow)
 
 defjvp(builtins.float, lambda dx, ans, x: dx)
 defvjp(builtins.float, lambda ct, ans, x: ct)

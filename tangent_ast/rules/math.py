@@ -5,6 +5,7 @@ import math
 from .. import runtime
 from ..kinds import FLOAT
 from ..modes import Mode
+from .operators import def_power
 from .registry import (
     ZERO,
     all_primitives,
@@ -63,16 +64,7 @@ defvjp(
 specialize(math.log, Mode.FORWARD, lambda x: True, lambda dx, ans, x: dx / x)
 specialize(math.log, Mode.REVERSE, lambda x: True, lambda ct, ans, x: ct / x)
 
-defjvp(
-    math.pow,
-    lambda dx, ans, x, y: dx * runtime.power_derivative(x, y),
-    lambda dy, ans, x, y: dy * runtime.xlogy(ans, x),
-)
-defvjp(
-    math.pow,
-    lambda ct, ans, x, y: ct * runtime.power_derivative(x, y),
-    lambda ct, ans, x, y: ct * runtime.xlogy(ans, x),
-)
+def_power(math.pow)
 
 defjvp(
     math.atan2,

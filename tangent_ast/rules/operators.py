@@ -28,16 +28,25 @@ defvjp(operator.mul, lambda ct, ans, x, y: ct * y, lambda ct, ans, x, y: ct * x)
 defjvp(operator.truediv, lambda dx, ans, x, y: dx / y, lambda dy, ans, x, y: -dy * ans / y)
 defvjp(operator.truediv, lambda ct, ans, x, y: ct / y, lambda ct, ans, x, y: -ct * ans / y)
 
-defjvp(
-    operator.pow,
-    lambda dx, ans, x, y: dx * runtime.power_derivative(x, y),
-    lambda dy, ans, x, y: dy * runtime.xlogy(ans, x),
-)
-defvjp(
-    operator.pow,
-    lambda ct, ans, x, y: ct * runtime.power_derivative(x, y),
-    lambda ct, ans, x, y: ct * runtime.xlogy(ans, x),
-)
+
+def def_power(*fns):
+    """Rules of ``x ** y``: ``dx * y * x ** (y - 1)`` (0 at ``0 ** 0``), and in the exponent
+    ``dy * x ** y * log(x)`` written ``xlogy(dy * ans, x)``, 0 wherever the tangent is 0: a
+    constant exponent's zero tangent times the NaN of a negative base's log was NaN."""
+    for fn in fns:
+        defjvp(
+            fn,
+            lambda dx, ans, x, y: dx * runtime.power_derivative(x, y),
+            lambda dy, ans, x, y: runtime.xlogy(dy * ans, x),
+        )
+        defvjp(
+            fn,
+            lambda ct, ans, x, y: ct * runtime.power_derivative(x, y),
+            lambda ct, ans, x, y: runtime.xlogy(ct * ans, x),
+        )
+
+
+def_power(operator.pow)
 
 # x % y == x - floor(x / y) * y
 defjvp(operator.mod, lambda dx, ans, x, y: dx, lambda dy, ans, x, y: -dy * np.floor(x / y))

@@ -3,6 +3,7 @@ every mode or refused with a TangentAstError: never a silent wrong number."""
 
 import collections
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -595,3 +596,22 @@ def cumprod_through_a_zero(x):
 
 
 CASES += [(list_item_reshaped, (V[:3].copy(), M)), (cumprod_through_a_zero, (V,))]
+
+
+# two partials of one function, bound to other values, through tangent_ast's API: their
+# wrapper modules were one (the loader's values were not in the rules' module names), so
+# both gradients read one partial's exponent; and the exponent's zero tangent times the
+# NaN of a negative base's log made the forward rule NaN
+def _power_sum(x, p, c):
+    return c * np.sum(x**p)
+
+
+_SQUARES = functools.partial(_power_sum, p=2.0, c=1.0)
+_HALF_CUBES = functools.partial(_power_sum, p=3.0, c=0.5)
+
+
+def gradients_of_two_partials(x):
+    return np.sum(ta.grad(_SQUARES)(x) * ta.grad(_HALF_CUBES)(x))
+
+
+CASES += [(gradients_of_two_partials, (np.array([0.3, -0.7, 1.1]),))]

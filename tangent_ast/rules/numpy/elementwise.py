@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ... import runtime
+from ..operators import def_power
 from ..registry import (
     ZERO,
     broadcasting,
@@ -95,17 +96,7 @@ defjvp(np.divide, lambda dx, ans, x, y: dx / y, lambda dy, ans, x, y: -dy * ans 
 
 defvjp(np.divide, lambda ct, ans, x, y: ct / y, lambda ct, ans, x, y: -ct * ans / y)
 
-defjvp(
-    np.power,
-    lambda dx, ans, x, y: dx * runtime.power_derivative(x, y),
-    lambda dy, ans, x, y: dy * runtime.xlogy(ans, x),
-)
-
-defvjp(
-    np.power,
-    lambda ct, ans, x, y: ct * runtime.power_derivative(x, y),
-    lambda ct, ans, x, y: ct * runtime.xlogy(ans, x),
-)
+def_power(np.power)
 
 for _fn in (np.maximum, np.fmax):
     defjvp(_fn, lambda dx, ans, x, y: dx * (x >= y), lambda dy, ans, x, y: dy * (x < y))
@@ -199,17 +190,7 @@ defjvp(np.remainder, lambda dx, ans, x, y: dx, lambda dy, ans, x, y: -dy * np.fl
 
 defvjp(np.remainder, lambda ct, ans, x, y: ct, lambda ct, ans, x, y: -ct * np.floor(x / y))
 
-defjvp(
-    np.float_power,
-    lambda dx, ans, x, y: dx * runtime.power_derivative(x, y),
-    lambda dy, ans, x, y: dy * runtime.xlogy(ans, x),
-)
-
-defvjp(
-    np.float_power,
-    lambda ct, ans, x, y: ct * runtime.power_derivative(x, y),
-    lambda ct, ans, x, y: ct * runtime.xlogy(ans, x),
-)
+def_power(np.float_power)
 
 # clip: the derivative goes to x inside the bounds, to a bound where it clips.
 for _fn in (np.clip, np.ndarray.clip):
