@@ -18,7 +18,9 @@ plus :func:`callee`, which says what a call or operator in the tree calls.
 import builtins
 import contextlib
 import dataclasses
+import inspect
 import operator
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +30,7 @@ import numpy as np
 from .api_roles import Role, role_of
 from .errors import UnsupportedSyntaxError
 from .kinds import Tag
+from .live import is_library
 from .rules.binding import CallRefused
 from .rules.template import literal
 from .trees import walk
@@ -254,8 +257,43 @@ def callee(expr, scope, kind_of):
                 list(expr.args) + [kw.value for kw in expr.keywords],
                 [],
             )
+        if _users_method(target) and isinstance(func, gast.Attribute):
+            # model.loss(x) with model a global instance: Model.loss(model, x), as for a
+            # receiver that is a local value
+            return CallSite(
+                target.__func__,
+                func,
+                [func.value, *expr.args],
+                list(expr.keywords),
+                method=func.attr,
+            )
+        if _users_callable(target):
+            # layer(x) with layer a global instance of a class with __call__:
+            # Layer.__call__(layer, x)
+            call = type(target).__call__
+            return CallSite(call, func, [func, *expr.args], list(expr.keywords), method="__call__")
         return CallSite(target, func, list(expr.args), list(expr.keywords))
     return None
+
+
+def _users_callable(target):
+    """An instance of the program's own class that defines ``__call__``."""
+    call = inspect.getattr_static(type(target), "__call__", None)
+    return (
+        not isinstance(target, type)
+        and inspect.isfunction(call)
+        and not is_library(call.__module__)
+    )
+
+
+def _users_method(target):
+    """A method of the program's own class bound to an instance (``model.loss``)."""
+    return (
+        isinstance(target, types.MethodType)
+        and inspect.isfunction(target.__func__)
+        and not isinstance(target.__self__, type)
+        and not is_library(target.__func__.__module__)
+    )
 
 
 def _record_site(cls, func, call):

@@ -543,3 +543,35 @@ def test_closures_of_one_def_at_second_order(case):
 
     for fn in CLOSURES[case]:
         check_grads(_with_w(fn), (X4, W4), order=2)
+
+
+GLOBAL_INSTANCE = """
+    import numpy as np
+
+    class A:
+        def __init__(self, w):
+            self.w = w
+
+        def loss(self, x):
+            return np.sum(np.sin(self.w * x))
+
+    class B(A):
+        def loss(self, x):
+            return np.sum(np.cos(self.w * x) ** 2)
+
+    MODEL = A(0.5)
+
+    def f(x):
+        return MODEL.loss(x) * 2.0
+"""
+
+
+def test_a_global_instance_rebound_or_changed(make_module):
+    mod = make_module("live_global_instance", GLOBAL_INSTANCE)
+    x = np.array([0.3, 0.7])
+    gradient = ta.grad(mod.f)
+    np.testing.assert_allclose(gradient(x), np.cos(0.5 * x))
+    mod.MODEL = mod.B(0.5)  # another class: its method's rule
+    np.testing.assert_allclose(gradient(x), -np.sin(x) * 0.5 * 2)
+    mod.MODEL.w = 1.5  # the instance's value, read when the rule runs
+    np.testing.assert_allclose(gradient(x), -np.sin(3.0 * x) * 1.5 * 2)

@@ -302,9 +302,24 @@ def method_call(layer, x):
     return layer.loss(x) * 2.0
 
 
+# methods of global instances (two of one class, with other values) and an instance called
+FIRST_LAYER = Layer(0.7, np.array([0.1, -0.3, 0.2]))
+SECOND_LAYER = Layer(-1.2, np.array([0.4, 0.0, -0.5]))
+
+
+def methods_of_global_instances(x):
+    return FIRST_LAYER.loss(x) + 3.0 * SECOND_LAYER.loss(x * 2.0)
+
+
+def global_instance_called(x):
+    return np.sum(FIRST_LAYER(x) * SECOND_LAYER(x))
+
+
 CASES += [
     Case(method_call, (Layer(0.7, np.array([0.1, -0.3, 0.2])), V)),
     Case(method_call, (Layer(0.7, np.array([0.1, -0.3, 0.2])), V), wrt=(0,)),
+    Case(methods_of_global_instances, (V,)),
+    Case(global_instance_called, (V,)),
 ]
 
 
