@@ -589,6 +589,15 @@ def _check_new_each_time(parsed, fn, scope, array, first, definitions, stmts):
     # reverse rules write): SSA names each, and each is updated as the one it is. Bound in a
     # loop, where one version is carried to the next iteration, only once; updated in a
     # loop it binds nowhere, the loop updates the one version bound before it
+    if not definitions and not scope.is_local(array):
+        raise unsupported(
+            parsed,
+            first,
+            f"updating {array!r}, a value of the module, in place from a function being "
+            "differentiated",
+            "keep state such as counters outside the function, or pass the value in and "
+            "return the new one",
+        )
     if definitions and all(isinstance(d.value, gast.Dict) for d in definitions):
         raise unsupported(
             parsed,

@@ -33,6 +33,7 @@ def line_of(fn, text):
     (bad.shuffles_in_place, "calling shuffle for its effect", "np.random.shuffle(y)"),
     (bad.updates_a_dict_by_key, "updating the dict 'd' by key", 'd["a"] = d["a"][None, :]'),
     (bad.assigns_a_slice_of_a_list, "assigning to a slice of the list 'xs'", "xs[0:2] = "),
+    (bad.counts_its_calls, "updating 'CALLS', a value of the module, in place", 'CALLS["n"] += 1'),
 ])
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 def test_unsupported_syntax_names_file_line_and_construct(fn, construct, text, mode):

@@ -212,3 +212,11 @@ def assigns_a_slice_of_a_list(a, m):
     xs = [a, m, a]
     xs[0:2] = [np.sum(a), m * 2.0]
     return np.sum(xs[0] * xs[1]) + np.sum(xs[2])
+
+
+CALLS = {"n": 0}
+
+
+def counts_its_calls(x):
+    CALLS["n"] += 1
+    return np.sum(x**2)
