@@ -995,3 +995,13 @@ def test_a_callee_derived_for_a_kind_not_known_takes_complex_values():
     holds for both."""
     check_grads(gradient_of_a_sum_made_complex, (0.7, [0.3, 0.5]), wrt=(0,))
     check_second_order(gradient_of_a_sum_made_complex, (0.7, [0.3, 0.5]), wrt=(0,))
+
+
+def _power_spectrum(x):
+    return np.sum(np.abs(np.fft.fft(x)) ** 2)
+
+
+def test_second_derivatives_through_the_complex_cotangents_of_the_fft():
+    # the helpers take the real part of a cotangent for a real argument with real_like, not
+    # an if on the type, whose two paths' kinds the transformer cannot join
+    check_second_order(_power_spectrum, (np.array([0.3, -0.7, 1.1, 0.5]),))

@@ -70,6 +70,13 @@ holds_for_complex(runtime.real_like)
 defjvp(runtime.real_like, ZERO, argnum=1)
 defvjp(runtime.real_like, lambda ct, ans, g, x: runtime.real_like(ct, x), ZERO)
 
+# scalar_like(g, x) is g, as a Python number where x is one: the identity on values; x gives
+# only a type
+def_linear(runtime.scalar_like)
+holds_for_complex(runtime.scalar_like)
+defjvp(runtime.scalar_like, ZERO, argnum=1)
+defvjp(runtime.scalar_like, lambda ct, ans, g, x: runtime.real_like(ct, g), ZERO)
+
 # as_floating(x) converts integers (which carry no derivative) and leaves a float or complex
 # value as it is: the identity, on what has a derivative
 def_linear(runtime.as_floating)
@@ -163,6 +170,14 @@ def _tangent_of(x):
     return x if x.tag is not Tag.LIST else x.__class__(Tag.TUPLE, elements=x.elements)
 
 
+def _scalar_like_kind(g, x):
+    """The kind of ``scalar_like(g, x)``: a Python number where ``x`` is one and ``g`` a
+    number, else ``g``'s."""
+    if x.tag in (Tag.FLOAT, Tag.INT, Tag.BOOL) and g.scalar:
+        return g if g.tag in (Tag.FLOAT, Tag.COMPLEX) else UNKNOWN
+    return g
+
+
 def _as_floating_kind(x):
     """The kind of ``as_floating(x)``: an array of ``x``'s shape, float unless complex."""
     if x.tag is Tag.ARRAY:
@@ -187,6 +202,7 @@ def _placed_into_zeros(ct, x, index):
 
 primitive(runtime.getitem_vjp).kind = _placed_into_zeros
 primitive(runtime.as_floating).kind = _as_floating_kind
+primitive(runtime.scalar_like).kind = _scalar_like_kind
 primitive(runtime.getattr_vjp).kind = lambda ct, x, name: _tangent_of(x)
 primitive(runtime.zero_tangent).kind = _tangent_of
 primitive(runtime.only_shape).kind = lambda x: x  # x itself, or an array of its shape and dtype

@@ -15,6 +15,8 @@ True
 
 import numpy as np
 
+from .tangents import real_like
+
 
 def _fit(a, length, axis):
     """``a`` cut or padded with zeros to ``length`` along ``axis``: the transpose of the
@@ -43,32 +45,27 @@ def _axes_of(x, s, axes, default):
     return tuple(range(np.ndim(x))) if default is None else tuple(a % np.ndim(x) for a in default)
 
 
-def _real_if(a, x):
-    """The cotangent of a real ``x`` is real (``dL = Re(ct * dx)``)."""
-    return a if np.iscomplexobj(x) else np.real(a)
-
-
 def fft_vjp(ct, x, n=None, axis=-1, norm=None):
     """Cotangent of ``x`` for ``np.fft.fft(x, n, axis, norm)``."""
-    return _real_if(_fit(np.fft.fft(ct, axis=axis, norm=norm), np.shape(x)[axis], axis), x)
+    return real_like(_fit(np.fft.fft(ct, axis=axis, norm=norm), np.shape(x)[axis], axis), x)
 
 
 def ifft_vjp(ct, x, n=None, axis=-1, norm=None):
     """Cotangent of ``x`` for ``np.fft.ifft(x, n, axis, norm)``."""
-    return _real_if(_fit(np.fft.ifft(ct, axis=axis, norm=norm), np.shape(x)[axis], axis), x)
+    return real_like(_fit(np.fft.ifft(ct, axis=axis, norm=norm), np.shape(x)[axis], axis), x)
 
 
 def fftn_vjp(ct, x, s=None, axes=None, norm=None, default_axes=None):
     """Cotangent of ``x`` for ``np.fft.fftn`` (and ``fft2``, whose ``default_axes`` are the
     last two)."""
     axes = _axes_of(x, s, axes, default_axes)
-    return _real_if(_fit_to(np.fft.fftn(ct, axes=axes, norm=norm), np.shape(x), axes), x)
+    return real_like(_fit_to(np.fft.fftn(ct, axes=axes, norm=norm), np.shape(x), axes), x)
 
 
 def ifftn_vjp(ct, x, s=None, axes=None, norm=None, default_axes=None):
     """Cotangent of ``x`` for ``np.fft.ifftn`` (and ``ifft2``)."""
     axes = _axes_of(x, s, axes, default_axes)
-    return _real_if(_fit_to(np.fft.ifftn(ct, axes=axes, norm=norm), np.shape(x), axes), x)
+    return real_like(_fit_to(np.fft.ifftn(ct, axes=axes, norm=norm), np.shape(x), axes), x)
 
 
 def rfft_vjp(ct, x, n=None, axis=-1, norm=None):
@@ -108,7 +105,7 @@ def irfft_vjp(ct, z, n=None, axis=-1, norm=None):
     axis = axis % np.ndim(ct)
     n = 2 * (np.shape(z)[axis] - 1) if n is None else n
     g = _half_spectrum_transpose(np.asarray(ct), n, axis, norm)
-    return _real_if(_fit(g, np.shape(z)[axis], axis), z)
+    return real_like(_fit(g, np.shape(z)[axis], axis), z)
 
 
 def irfftn_vjp(ct, z, s=None, axes=None, norm=None, default_axes=None):
@@ -119,10 +116,10 @@ def irfftn_vjp(ct, z, s=None, axes=None, norm=None, default_axes=None):
     g = _half_spectrum_transpose(ct, ct.shape[axes[-1]], axes[-1], norm)
     if len(axes) > 1:
         g = np.fft.ifftn(g, axes=axes[:-1], norm=norm)
-    return _real_if(_fit_to(g, np.shape(z), axes), z)
+    return real_like(_fit_to(g, np.shape(z), axes), z)
 
 
 def real_if_close_jvp(dz, ans):
     """Tangent of ``np.real_if_close(z)``: real where the result is (its imaginary part was
     dropped as rounding), the tangent itself where it is not."""
-    return dz if np.iscomplexobj(ans) else np.real(dz)
+    return real_like(dz, ans)

@@ -13,7 +13,7 @@ from .errors import TangentAstError
 from .reductions import extremum_mask
 from .sequences import leaf_like
 from .shapes import as_floating, keep_reduced, reduced_axes, scalar_like
-from .tangents import TangentTuple, unbroadcast
+from .tangents import TangentTuple, real_like, unbroadcast
 
 
 def _T(a):
@@ -262,7 +262,7 @@ def norm_jvp(dx, ans, x, ord=None, axis=None, keepdims=False):
     _kind, ax = _norm_kind(np.ndim(x), ord, axis)
     g = norm_grad(ans, x, ord, axis, keepdims)
     t = np.sum(g * dx, axis=ax, keepdims=keepdims)
-    return scalar_like(np.real(t) if np.iscomplexobj(t) else t, ans)
+    return scalar_like(np.real(t), ans)  # real: a norm's tangent
 
 
 def norm_vjp(ct, ans, x, ord=None, axis=None, keepdims=False):
@@ -354,7 +354,7 @@ def eigvals_vjp(ct, ans, x):
     a real ``x``."""
     _, v = np.linalg.eig(x)
     g = np.linalg.solve(_T(v), _T(v * np.asarray(ct)[..., None, :]))
-    return g if np.iscomplexobj(x) else np.real(g)
+    return real_like(g, x)
 
 
 def _einsum_letters(subscripts, operands):
