@@ -340,7 +340,9 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
                 f"parameter {w!r} of {f.parsed.qualname} is {kind.describe()}: it has no "
                 "derivative",
                 where=f.parsed.where(),
-                hint="differentiate with respect to float arguments or float arrays",
+                hint="differentiate with respect to float arguments or float arrays (a "
+                "starting point of integers, np.array([0, 1]) or a SciPy solver's x0=[0, 1], "
+                "stays integer: write it with floats, [0.0, 1.0])",
             )
     module_name = module_name_for(fn, mode, wrt, signature, form, session.route)
     base = f.parsed.name
