@@ -17,7 +17,7 @@ import numpy as np
 from .. import runtime
 from ..kinds import INT, UNKNOWN, Kind, Tag
 from ..runtime.linalg import _check_qr, _check_svd
-from ..runtime.signal import _check_period
+from ..runtime.signal import _check_period, _interp_index
 from ..runtime.statistics import _check_linear
 from .registry import (
     ZERO,
@@ -256,7 +256,21 @@ for _fn in COTANGENT_HELPERS:
         *(p.name for p in _params[1:] if p.default is not p.empty),
         sequences=True,
     )
-nondifferentiable(runtime.clip_mask, runtime.inserted_at)
+# gather_vjp(ct, x, select, *args): select(positions, *args) picks entries (np.delete's
+# obj and axis, np.resize's shape): what to pick, no derivative
+handles(runtime.gather_vjp, "args")
+# its transpose picks the same entries: select itself
+defvjp(
+    runtime.gather_vjp,
+    lambda c, ans, ct, x, select, *args: select(c, *args),
+    ZERO,
+    None,
+)
+nondifferentiable(runtime.clip_mask, runtime.inserted_at, _interp_index)
+# the interval of np.interp's points holding x: an integer index, x's shape
+primitive(_interp_index).kind = lambda x, xp: (
+    replace(x, dtype="i") if x.tag is Tag.ARRAY else INT if x.scalar else UNKNOWN
+)
 # the checks of what a rule supports (a refusal at run time), called for their effect
 checks_only(_check_linear, _check_period, _check_svd, _check_qr)
 primitive(runtime.inserted_at).kind = lambda xs, i: INT  # a position: an index

@@ -51,12 +51,10 @@ def linspace_vjp(ct, start, stop, num=50, endpoint=True, axis=0, of_stop=False):
     return scalar_like(unbroadcast(g, mine), mine)
 
 
-def _interp_cell(x, xp):
-    """The interval of ``xp`` holding each ``x`` and the position in it (0..1)."""
-    xp = np.asarray(xp, dtype=float)
-    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, len(xp) - 2)
-    w = (np.asarray(x, dtype=float) - xp[i]) / (xp[i + 1] - xp[i])
-    return i, w
+def _interp_index(x, xp):
+    """The interval of ``xp`` holding each ``x``: the index of its left end (an integer, no
+    derivative)."""
+    return np.clip(np.searchsorted(xp, x, side="right") - 1, 0, len(xp) - 2)
 
 
 def _check_period(period):
@@ -68,7 +66,7 @@ def interp_slope(x, xp, fp, left=None, right=None, period=None):
     """``d interp(x, xp, fp) / dx``: the slope of the segment holding ``x`` (0 outside)."""
     _check_period(period)
     xp, fp = np.asarray(xp, dtype=float), as_floating(fp)
-    i, _ = _interp_cell(x, xp)
+    i = _interp_index(x, xp)
     slope = (fp[i + 1] - fp[i]) / (xp[i + 1] - xp[i])
     inside = (np.asarray(x) >= xp[0]) & (np.asarray(x) <= xp[-1])
     return scalar_like(np.where(inside, slope, 0.0), x)
@@ -78,7 +76,8 @@ def _interp_weights(x, xp, left, right):
     """Weights ``W`` (``shape(x) + (len(xp),)``) with ``interp(x, xp, fp) == W @ fp``."""
     x = np.asarray(x, dtype=float)
     xp = np.asarray(xp, dtype=float)
-    i, w = _interp_cell(x, xp)
+    i = _interp_index(x, xp)
+    w = (x - xp[i]) / (xp[i + 1] - xp[i])  # the position in the interval, 0..1
     n = len(xp)
     cells = np.arange(n)
     W = np.where(cells == i[..., None], (1 - w)[..., None], 0.0) + np.where(
