@@ -150,8 +150,12 @@ def polyval_vjp_p(ct, p, x):
 
 
 def polyval_slope(p, x):
-    """``d polyval(p, x) / dx``."""
-    return np.polyval(np.polyder(p), x) if len(p) > 1 else np.zeros_like(x, dtype=float)
+    """``d polyval(p, x) / dx``: the polynomial of the derivative's coefficients, each times
+    its power (written out, as np.polyder has no rules: second derivatives go through it)."""
+    n = len(p)
+    if n < 2:
+        return np.zeros_like(x, dtype=float)
+    return np.polyval(as_floating(p)[:-1] * np.arange(n - 1, 0, -1), x)
 
 
 def _ediff1d_ends(to_end, to_begin):
