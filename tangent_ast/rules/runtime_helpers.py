@@ -15,9 +15,9 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..kinds import INT, UNKNOWN, Kind, Tag
+from ..kinds import FLOAT, INT, UNKNOWN, Kind, Tag
 from ..runtime.linalg import _check_qr, _check_svd
-from ..runtime.signal import _check_period, _interp_index
+from ..runtime.signal import _check_period, _gradient_form, _interp_index
 from ..runtime.statistics import _check_linear
 from .registry import (
     ZERO,
@@ -271,6 +271,9 @@ nondifferentiable(runtime.clip_mask, runtime.inserted_at, _interp_index)
 primitive(_interp_index).kind = lambda x, xp: (
     replace(x, dtype="i") if x.tag is Tag.ARRAY else INT if x.scalar else UNKNOWN
 )
+# np.gradient's axis and step, read from its call's form: constants
+nondifferentiable(_gradient_form)
+primitive(_gradient_form).kind = lambda *kinds, **keywords: Kind(Tag.TUPLE, elements=(INT, FLOAT))
 # the checks of what a rule supports (a refusal at run time), called for their effect
 checks_only(_check_linear, _check_period, _check_svd, _check_qr)
 primitive(runtime.inserted_at).kind = lambda xs, i: INT  # a position: an index
