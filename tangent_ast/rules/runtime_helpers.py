@@ -228,6 +228,7 @@ COTANGENT_HELPERS = (
     runtime.diagonal_vjp,
     runtime.trace_vjp,
     runtime.take_vjp,
+    runtime.take_along_axis_vjp,
     runtime.pad_vjp,
     runtime.gather_vjp,
     runtime.moveaxis_vjp,
@@ -327,6 +328,13 @@ defvjp(
         c, indices, axis=axis, mode=mode
     ),
     ZERO,
+    None,
+)
+defvjp(
+    runtime.take_along_axis_vjp,
+    lambda c, ans, ct, x, indices, axis: np.take_along_axis(c, indices, axis),
+    ZERO,
+    None,
     None,
 )
 defvjp(

@@ -46,6 +46,7 @@ _EXPORTS = {
         "select_vjp",
         "sort_jvp",
         "sort_vjp",
+        "take_along_axis_vjp",
         "take_vjp",
         "tile_vjp",
         "trace_vjp",

@@ -216,6 +216,30 @@ def take_vjp(ct, x, indices, axis=None, out=None, mode="raise"):
     return g
 
 
+def take_along_axis_vjp(ct, x, indices, axis):
+    """Cotangent of ``x`` for ``np.take_along_axis``: ``ct`` added back where each element was
+    taken (twice for an element taken twice; summed over an axis of ``x`` of length 1 that
+    the indices broadcast)."""
+    if axis is None:
+        return take_vjp(ct, x, indices)
+    shape, ct = np.shape(x), np.asarray(ct)
+    axis = axis % len(shape)
+    index = []
+    for d in range(len(shape)):
+        if d == axis:
+            index.append(np.broadcast_to(indices, ct.shape))
+            continue
+        along = np.arange(ct.shape[d]) if shape[d] != 1 else np.zeros(ct.shape[d], dtype=int)
+        index.append(
+            np.broadcast_to(
+                np.reshape(along, [-1 if e == d else 1 for e in range(len(shape))]), ct.shape
+            )
+        )
+    g = np.zeros(shape, dtype=np.result_type(ct, float))
+    np.add.at(g, tuple(index), ct)
+    return g
+
+
 def pad_vjp(ct, x, pad_width, mode="constant", **kwargs):
     """Cotangent of ``x`` for ``np.pad`` in ``constant`` mode: the middle of ``ct``."""
     if mode != "constant":

@@ -144,6 +144,9 @@ def f_slogdet(x): return np.linalg.slogdet(x)[1]
 def f_eigvalsh(x): return np.linalg.eigvalsh(x)
 def f_take(x): return np.take(x, [2, 0, 2])
 def f_take_axis(x): return np.take(x, [[1, 1], [3, 0]], axis=1)
+def f_take_along_axis(x): return np.take_along_axis(x, np.argsort(x, axis=1), axis=1)
+def f_take_along_repeated(x): return np.take_along_axis(x, np.array([[0, 0, 2]]), axis=1)
+def f_take_along_flat(x): return np.take_along_axis(x, np.array([3, 0, 0]), axis=None)
 def f_pad(x): return np.pad(x, 1)
 def f_pad_widths(x): return np.pad(x, ((1, 0), (2, 3)))
 def f_einsum_matmul(x, y): return np.einsum("ij,jk->ik", x, y)
@@ -601,6 +604,9 @@ RULE_TEST_CASES = [
     c(f_eigvalsh, (SPD,), "numpy.linalg.eigvalsh"),
     c(f_take, (V,), "numpy.take"),
     c(f_take_axis, (M,), "numpy.take"),
+    c(f_take_along_axis, (DISTINCT_M,), "numpy.take_along_axis"),
+    c(f_take_along_repeated, (M,), "numpy.take_along_axis"),
+    c(f_take_along_flat, (V,), "numpy.take_along_axis"),
     c(f_pad, (M,), "numpy.pad"),
     c(f_pad_widths, (M,), "numpy.pad"),
     c(f_einsum_matmul, (M, N), "numpy.einsum"),

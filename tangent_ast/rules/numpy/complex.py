@@ -180,6 +180,7 @@ holds_for_complex(
     np.broadcast_to,
     np.full,
     np.take,
+    np.take_along_axis,
     np.ndarray.take,
     np.compress,
     np.ndarray.compress,

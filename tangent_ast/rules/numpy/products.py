@@ -200,7 +200,17 @@ nondifferentiable(
     np.ndarray.nonzero,
 )
 
-def_linear(np.take, np.pad)
+def_linear(np.take, np.pad, np.take_along_axis)
+
+# np.take_along_axis(arr, indices, axis): linear in arr; indices and axis say what to take
+defjvp(np.take_along_axis, None, argnum=1)
+defjvp(np.take_along_axis, None, argnum=2)
+defvjp(
+    np.take_along_axis,
+    lambda ct, ans, arr, indices, axis=-1: runtime.take_along_axis_vjp(ct, arr, indices, axis),
+    None,
+    None,
+)
 
 defvjp(
     np.take,
