@@ -8,7 +8,7 @@ are helpers in :mod:`tangent_ast.runtime`.
 import numpy as np
 
 from .. import runtime
-from ..kinds import FLOAT, UNKNOWN, Kind, Tag, real_reduction_kind
+from ..kinds import FLOAT, INT, UNKNOWN, Kind, Tag, real_reduction_kind
 from .binding import CallRefused
 from .registry import (
     broadcasting,
@@ -200,13 +200,16 @@ handles(np.linalg.qr, "mode")
 handles(np.linalg.multi_dot, sequences=True)
 
 
-def _result_kind(cls, *ranks):
+def _result_kind(cls, *ranks, form_from=0):
     """The kind of a NumPy result namedtuple whose fields have rank ``ndim(x) + r`` (a
-    float where that is 0). Further positional arguments (``svd(x, False, False)``,
-    ``qr(x, "r")``) may change the result: its kind is then unknown."""
+    float where that is 0). Positional arguments from the ``form_from``-th after ``x`` on may
+    change the result (``svd(x, False, False)``'s ``compute_uv``, ``qr(x, "r")``'s ``mode``):
+    its kind is then unknown; None: none does (``eigh``'s ``UPLO``)."""
 
-    def kind(x, *rest):
-        if rest:
+    def kind(x, *rest, **keywords):
+        if form_from is not None and len(rest) > form_from:
+            return UNKNOWN
+        if keywords.keys() & {"compute_uv", "mode"}:  # svd's arrays or one; qr's mode
             return UNKNOWN
         if x.tag is not Tag.ARRAY or x.ndim is None:
             return Kind(Tag.RECORD, cls=cls, fields=cls._fields)
@@ -217,7 +220,19 @@ def _result_kind(cls, *ranks):
 
 
 _EYE = np.eye(2)
-primitive(np.linalg.eigh).kind = _result_kind(type(np.linalg.eigh(_EYE)), -1, 0)
-primitive(np.linalg.svd).kind = _result_kind(type(np.linalg.svd(_EYE)), 0, -1, 0)
+
+
+def _lstsq_kind(a, b, *rest, **keywords):
+    """``(x, residuals, rank, singular values)`` of ``np.linalg.lstsq(a, b)``: ``x`` of
+    ``b``'s rank, the rank an integer."""
+    if b.tag is not Tag.ARRAY or b.ndim is None:
+        return UNKNOWN
+    vector = Kind(Tag.ARRAY, 1, "f")
+    return Kind(Tag.TUPLE, elements=(Kind(Tag.ARRAY, b.ndim, "f"), vector, INT, vector))
+
+
+primitive(np.linalg.lstsq).kind = _lstsq_kind
+primitive(np.linalg.eigh).kind = _result_kind(type(np.linalg.eigh(_EYE)), -1, 0, form_from=None)
+primitive(np.linalg.svd).kind = _result_kind(type(np.linalg.svd(_EYE)), 0, -1, 0, form_from=1)
 primitive(np.linalg.qr).kind = _result_kind(type(np.linalg.qr(_EYE)), 0, 0)
 primitive(np.linalg.slogdet).kind = _result_kind(type(np.linalg.slogdet(_EYE)), -2, -2)
