@@ -77,6 +77,12 @@ holds_for_complex(runtime.scalar_like)
 defjvp(runtime.scalar_like, ZERO, argnum=1)
 defvjp(runtime.scalar_like, lambda ct, ans, g, x: runtime.real_like(ct, g), ZERO)
 
+# astype_vjp(ct, x) is ct in x's floating type: linear in ct, x gives only a type; its
+# transpose casts back to the type of ct
+def_linear(runtime.astype_vjp)
+defjvp(runtime.astype_vjp, ZERO, argnum=1)
+defvjp(runtime.astype_vjp, lambda c, ans, ct, x: runtime.astype_vjp(c, ct), ZERO)
+
 # as_floating(x) converts integers (which carry no derivative) and leaves a float or complex
 # value as it is: the identity, on what has a derivative
 def_linear(runtime.as_floating)
