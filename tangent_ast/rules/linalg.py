@@ -101,8 +101,8 @@ defjvp(
 )
 defvjp(
     np.linalg.cross,
-    lambda ct, ans, x, y, axis=-1: np.cross(y, ct, axis=axis),
-    lambda ct, ans, x, y, axis=-1: np.cross(ct, x, axis=axis),
+    lambda ct, ans, x, y, axis=-1: runtime.cross_vjp(ct, x, y, axis=axis),
+    lambda ct, ans, x, y, axis=-1: runtime.cross_vjp(ct, x, y, axis=axis, of_y=True),
 )
 defjvp(
     np.linalg.matmul,

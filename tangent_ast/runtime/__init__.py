@@ -96,6 +96,7 @@ _EXPORTS = {
     "linalg": (
         "cholesky_jvp",
         "cholesky_vjp",
+        "cross_vjp",
         "det_jvp",
         "det_vjp",
         "dot_vjp_left",

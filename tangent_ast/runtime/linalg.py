@@ -120,6 +120,24 @@ def tensordot_vjp_right(ct, x, y, axes=2):
     return np.transpose(g, np.argsort(order))
 
 
+def cross_vjp(ct, x, y, axisa=-1, axisb=-1, axisc=-1, axis=None, of_y=False):
+    """Cotangent of ``x`` (or, ``of_y``, of ``y``) for ``np.cross(x, y, ...)`` of 3-vectors,
+    of the broadcast shape (the rule sums it down): ``ct`` crossed with the other factor
+    (``<ct, cross(x, y)> = <cross(y, ct), x> = <cross(ct, x), y>``), on the vector axes the
+    call names (``axis`` names all three)."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    if np.shape(x)[axisa] != 3 or np.shape(y)[axisb] != 3:
+        raise TangentAstError("derivatives of np.cross support vectors of 3 components only")
+    c, a, b = np.moveaxis(ct, axisc, -1), np.moveaxis(x, axisa, -1), np.moveaxis(y, axisb, -1)
+    if of_y:
+        g = np.cross(c, a)
+        # the vector axis back where the factor has it, counted in the broadcast result
+        return np.moveaxis(g, -1, np.ndim(g) - np.ndim(y) + axisb % np.ndim(y))
+    g = np.cross(b, c)
+    return np.moveaxis(g, -1, np.ndim(g) - np.ndim(x) + axisa % np.ndim(x))
+
+
 def _kron_cotangent(ct, x, y, of_left):
     """Cotangent of one factor of ``np.kron(x, y)``: contract ``ct`` with the other."""
     nd = max(np.ndim(x), np.ndim(y))

@@ -126,6 +126,8 @@ def f_tensordot(x, y): return np.tensordot(x, y, axes=1)
 def f_tensordot_axes(x, y): return np.tensordot(x, y, axes=([1, 0], [0, 1]))
 def f_kron(x, y): return np.kron(x, y)
 def f_cross(x, y): return np.cross(x, y)
+def f_cross_axes(x, y): return np.cross(x, y, axisa=0, axisb=-1, axisc=0)
+def f_cross_axis(x, y): return np.cross(x, y, axis=0)
 def f_inv(x): return np.linalg.inv(x)
 def f_det(x): return np.linalg.det(x)
 def f_solve(a, b): return np.linalg.solve(a, b)
@@ -585,6 +587,8 @@ RULE_TEST_CASES = [
     c(f_kron, (V, W3), "numpy.kron"),
     c(f_cross, (V3, W3), "numpy.cross"),
     c(f_cross, (S, W3), "numpy.cross"),
+    c(f_cross_axes, (S.T.copy(), W3), "numpy.cross"),
+    c(f_cross_axis, (S.T.copy(), S.T[:, :1].copy()), "numpy.cross"),
     c(f_inv, (SQ,), "numpy.linalg.inv"),
     c(f_det, (SQ,), "numpy.linalg.det"),
     c(f_solve, (SQ, V3), "numpy.linalg.solve"),

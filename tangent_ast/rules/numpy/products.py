@@ -173,7 +173,12 @@ defjvp(
     lambda dy, ans, x, y, **kw: np.cross(x, dy, **kw),
 )
 
-defvjp(np.cross, lambda ct, ans, x, y: np.cross(y, ct), lambda ct, ans, x, y: np.cross(ct, x))
+defvjp(
+    np.cross,
+    lambda ct, ans, x, y, **kw: runtime.cross_vjp(ct, x, y, **kw),
+    lambda ct, ans, x, y, **kw: runtime.cross_vjp(ct, x, y, of_y=True, **kw),
+)
+handles(np.cross, "axisa", "axisb", "axisc", "axis")
 
 nondifferentiable(
     np.floor_divide,
