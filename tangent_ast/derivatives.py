@@ -46,6 +46,7 @@ from .kinds import (
     UNKNOWN,
     Kind,
     Tag,
+    has_complex,
     is_complex,
     kind_of,
     leading_axes,
@@ -423,6 +424,7 @@ class Derivation(ComplexValues):
         # general rule.
         kinds = None if site.keywords else [self.kind(a) for a in site.args]
         out = []
+        self.check_complex_constants(node, entry, site)
         for i in self.active_args(site):
             if entry.nondiff:
                 continue
@@ -540,6 +542,23 @@ class Derivation(ComplexValues):
             slot=site.slots[i],
             method=site.method,
         )
+
+    def check_complex_constants(self, node, entry, site):
+        """An argument without a derivative may still be complex (``lstsq(A, b)`` of a complex
+        constant ``A``): the formulas of rules for real values are wrong for it."""
+        active = set(self.active_args(site))
+        if entry.nondiff or not active or entry.holds_for_complex:
+            return
+        for j, arg in enumerate(site.args):
+            if j not in active and has_complex(self.kind(arg)) and not entry.takes_complex(j):
+                raise unsupported_call(
+                    self,
+                    node,
+                    f"argument {j + 1} of {entry.name} is complex ({self.kind(arg).describe()}), "
+                    "and its rules are for real values",
+                    "take np.real(...) or np.abs(...) of it first, or register complex rules "
+                    "(tangent_ast.holomorphic / defcomplex)",
+                )
 
     def check_argument(self, node, entry, arg, i):
         """A differentiable argument is of a kind the rule has formulas for: a real float or

@@ -257,7 +257,11 @@ def callee(expr, scope, kind_of):
                 list(expr.args) + [kw.value for kw in expr.keywords],
                 [],
             )
-        if _users_method(target) and isinstance(func, gast.Attribute):
+        if (
+            _users_method(target)
+            and isinstance(func, gast.Attribute)
+            and scope.lookup(func.value) is target.__self__  # model.loss, model the receiver
+        ):
             # model.loss(x) with model a global instance: Model.loss(model, x), as for a
             # receiver that is a local value
             return CallSite(

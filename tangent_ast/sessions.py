@@ -248,16 +248,14 @@ def _rules_wrapper(fn, directory):
     while called.partition(".")[0] in taken:  # a parameter would hide it: the loader binds it
         called = f"{called.partition('.')[0]}_"
     name = sanitize(fn.__name__)
+    bindings = defaults | ({} if called == callee.text and callee.module else {called: fn})
     source = (
         f'"""{name}: a def around {called}, written by tangent_ast to derive its rule with the '
         'rules registered for it."""\n'
+        + _bound_line(bindings)
         + (callee.import_line + "\n" if called == callee.text and callee.module else "")
         + f"\n\ndef {name}({', '.join(params)}):\n"
         + f"    return {called}({', '.join(arguments)})\n"
-    )
-    bindings = defaults | ({} if called == callee.text and callee.module else {called: fn})
-    source = source.replace(
-        'rules registered for it."""\n', 'rules registered for it."""\n' + _bound_line(bindings), 1
     )
     wrapper = _load(directory, source, bindings, name)
     _WRAPPERS[key] = wrapper

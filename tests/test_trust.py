@@ -51,7 +51,11 @@ def test_the_std_of_equal_elements_has_derivative_zero(x):
 
 @pytest.mark.parametrize(
     "fn, args",
-    [(trust.list_item_reshaped, (trust.V[:3].copy(), trust.M)), (trust.cumprod_through_a_zero, (trust.V,))],
+    [
+        (trust.list_item_reshaped, (trust.V[:3].copy(), trust.M)),
+        (trust.cumprod_through_a_zero, (trust.V,)),
+        (trust.power_at_a_stationary_point, (0.5, 4.0)),
+    ],
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_derived_and_right_at_second_order(fn, args):

@@ -8,7 +8,7 @@ are helpers in :mod:`tangent_ast.runtime`.
 import numpy as np
 
 from .. import runtime
-from ..kinds import FLOAT, INT, UNKNOWN, Kind, Tag, real_reduction_kind
+from ..kinds import FLOAT, INT, NUMBER, UNKNOWN, Kind, Tag, real_reduction_kind
 from .binding import CallRefused
 from .registry import (
     broadcasting,
@@ -213,7 +213,12 @@ def _result_kind(cls, *ranks, form_from=0):
             return UNKNOWN
         if x.tag is not Tag.ARRAY or x.ndim is None:
             return Kind(Tag.RECORD, cls=cls, fields=cls._fields)
-        elements = tuple(Kind(Tag.ARRAY, x.ndim + r, "f") if x.ndim + r else FLOAT for r in ranks)
+        if x.dtype != "f":  # complex (or not known): which fields are real is not said here
+            elements = tuple(Kind(Tag.ARRAY, x.ndim + r) if x.ndim + r else NUMBER for r in ranks)
+        else:
+            elements = tuple(
+                Kind(Tag.ARRAY, x.ndim + r, "f") if x.ndim + r else FLOAT for r in ranks
+            )
         return Kind(Tag.RECORD, elements=elements, cls=cls, fields=cls._fields)
 
     return kind
@@ -225,8 +230,10 @@ _EYE = np.eye(2)
 def _lstsq_kind(a, b, *rest, **keywords):
     """``(x, residuals, rank, singular values)`` of ``np.linalg.lstsq(a, b)``: ``x`` of
     ``b``'s rank, the rank an integer."""
-    if b.tag is not Tag.ARRAY or b.ndim is None:
+    if b.tag is not Tag.ARRAY or b.ndim is None or a.tag is not Tag.ARRAY:
         return UNKNOWN
+    if "c" in (a.dtype, b.dtype) or None in (a.dtype, b.dtype):
+        return UNKNOWN  # complex, or not known to be real: the solution may be complex
     vector = Kind(Tag.ARRAY, 1, "f")
     return Kind(Tag.TUPLE, elements=(Kind(Tag.ARRAY, b.ndim, "f"), vector, INT, vector))
 

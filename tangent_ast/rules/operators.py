@@ -31,18 +31,18 @@ defvjp(operator.truediv, lambda ct, ans, x, y: ct / y, lambda ct, ans, x, y: -ct
 
 def def_power(*fns):
     """Rules of ``x ** y``: ``dx * y * x ** (y - 1)`` (0 at ``0 ** 0``), and in the exponent
-    ``dy * x ** y * log(x)`` written ``xlogy(dy * ans, x)``, 0 wherever the tangent is 0: a
-    constant exponent's zero tangent times the NaN of a negative base's log was NaN."""
+    ``dy * x ** y * log(x)`` (``runtime.xlogy``: ``log(|x|)`` for a negative real base, where
+    the log's NaN times a constant exponent's zero tangent was NaN)."""
     for fn in fns:
         defjvp(
             fn,
             lambda dx, ans, x, y: dx * runtime.power_derivative(x, y),
-            lambda dy, ans, x, y: runtime.xlogy(dy * ans, x),
+            lambda dy, ans, x, y: dy * runtime.xlogy(ans, x),
         )
         defvjp(
             fn,
             lambda ct, ans, x, y: ct * runtime.power_derivative(x, y),
-            lambda ct, ans, x, y: runtime.xlogy(ct * ans, x),
+            lambda ct, ans, x, y: ct * runtime.xlogy(ans, x),
         )
 
 

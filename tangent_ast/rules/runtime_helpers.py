@@ -177,11 +177,15 @@ def _tangent_of(x):
 
 
 def _scalar_like_kind(g, x):
-    """The kind of ``scalar_like(g, x)``: a Python number where ``x`` is one and ``g`` a
-    number, else ``g``'s."""
-    if x.tag in (Tag.FLOAT, Tag.INT, Tag.BOOL) and g.scalar:
-        return g if g.tag in (Tag.FLOAT, Tag.COMPLEX) else UNKNOWN
-    return g
+    """The kind of ``scalar_like(g, x)``: a Python number where ``x`` is one and ``g`` is of
+    shape () (a 0-d array included), else ``g``'s."""
+    if x.tag not in (Tag.FLOAT, Tag.INT, Tag.BOOL, Tag.COMPLEX):
+        return g if x.tag is Tag.ARRAY else UNKNOWN
+    if g.tag is Tag.COMPLEX or (g.tag is Tag.ARRAY and g.ndim == 0 and g.dtype == "c"):
+        return Kind(Tag.COMPLEX)
+    if g.tag is Tag.FLOAT or (g.tag is Tag.ARRAY and g.ndim == 0 and g.dtype == "f"):
+        return FLOAT
+    return g if g.tag is Tag.ARRAY and g.ndim else UNKNOWN
 
 
 def _as_floating_kind(x):
@@ -269,7 +273,7 @@ handles(runtime.gather_vjp, "args")
 # its transpose picks the same entries: select itself
 defvjp(
     runtime.gather_vjp,
-    lambda c, ans, ct, x, select, *args: select(c, *args),
+    lambda c, ans, ct, x, select, *args, **kwargs: select(c, *args, **kwargs),
     ZERO,
     None,
 )

@@ -197,7 +197,13 @@ def partition_vjp(ct, ans, x, axis=-1):
 
 
 def take_vjp(ct, x, indices, axis=None, out=None, mode="raise"):
-    """Cotangent of ``x`` for ``np.take``: ``ct`` added back at the indices taken."""
+    """Cotangent of ``x`` for ``np.take``: ``ct`` added back at the indices taken (an index
+    clipped or wrapped into range as ``mode`` says, as np.take reads it)."""
+    n = np.size(x) if axis is None else np.shape(x)[axis]
+    if mode == "clip":
+        indices = np.clip(indices, 0, n - 1)
+    elif mode == "wrap":
+        indices = np.mod(indices, n)
     g = np.zeros(
         np.shape(x) if axis is not None else (np.size(x),), dtype=np.result_type(ct, float)
     )

@@ -10,7 +10,7 @@ import numpy as np
 
 from .errors import TangentAstError
 from .shapes import as_floating
-from .tangents import TangentTuple, unbroadcast
+from .tangents import TangentTuple, real_like, unbroadcast
 
 
 def safe_divide(num, den):
@@ -57,11 +57,19 @@ def clip_mask(x, a_min, a_max):
 
 def xlogy(a, b):
     """``a * log(b)``, and 0 where ``a`` is 0: the derivative ``b ** y * log(b)`` of a power
-    in its exponent, which tends to 0 as the base ``b`` tends to 0 (``0.0 ** y`` for ``y > 0``)."""
+    in its exponent, which tends to 0 as the base ``b`` tends to 0 (``0.0 ** y`` for ``y > 0``).
+    For a real negative base, ``log(|b|)``: ``b ** y`` is real there only at whole ``y``,
+    where it is ``±|b| ** y``, whose derivative in ``y`` this is (``log(b)`` is complex: a
+    NaN, which a constant exponent's zero tangent would carry into the result)."""
     if np.ndim(a) == 0 and np.ndim(b) == 0:
-        return 0.0 if a == 0 else a * np.log(b)
+        return 0.0 if a == 0 else a * _log(b)
     zero = np.asarray(a) == 0
-    return np.where(zero, 0.0, a * np.log(np.where(zero, 1.0, b)))
+    return np.where(zero, 0.0, a * _log(np.where(zero, 1.0, b)))
+
+
+def _log(b):
+    """``log(b)``, of ``|b|`` for a real ``b`` (its real part)."""
+    return real_like(np.log(b + 0j), b)
 
 
 def power_derivative(x, y):

@@ -5,6 +5,7 @@ import collections
 import dataclasses
 import functools
 import math
+import types
 
 import numpy as np
 
@@ -615,3 +616,51 @@ def gradients_of_two_partials(x):
 
 
 CASES += [(gradients_of_two_partials, (np.array([0.3, -0.7, 1.1]),))]
+
+
+# a bound method held by another object: its receiver is the method's own instance, not the
+# object it is read from (the holder's w was passed as self)
+class _Weighted:
+    def __init__(self, w):
+        self.w = w
+
+    def loss(self, x):
+        return np.sum(self.w * x**2)
+
+
+_MODEL = _Weighted(np.array([1.0, 2.0, -0.5]))
+_HOLDER = types.SimpleNamespace(w=100 * np.ones(3), loss=_MODEL.loss)
+
+
+def method_held_by_another_object(x):
+    return _HOLDER.loss(x)
+
+
+# np.take with mode="clip": the cotangent went back to the index as written (-1 read as the
+# last element), not the one np.take reads (clipped to 0)
+def take_clipped(x):
+    return np.sum(np.take(x, [-1, 1, 5], mode="clip") * np.array([10.0, 1.0, 5.0]))
+
+
+# a complex constant given to a rule for real values (lstsq's cotangents are those of real
+# matrices)
+_COMPLEX_MATRIX = np.array([[1.0 + 0.5j, 0.3], [0.2j, 1.5], [0.7, -0.4 + 0.1j]])
+
+
+def least_squares_of_a_complex_matrix(b):
+    return np.sum(np.abs(np.linalg.lstsq(_COMPLEX_MATRIX, b, rcond=None)[0]) ** 2)
+
+
+# the derivative of a power in its exponent, at a point where the cotangent reaching it is 0
+# (a stationary point): written with the cotangent inside xlogy, the second derivative lost
+# d(ct) * ans * log(x)
+def power_at_a_stationary_point(y, x):
+    return (x**y - 2.0) ** 2
+
+
+CASES += [
+    (method_held_by_another_object, (V[:3].copy(),)),
+    (take_clipped, (V[:3].copy(),)),
+    (least_squares_of_a_complex_matrix, (V[:3].copy(),)),
+    (power_at_a_stationary_point, (0.5, 4.0)),
+]
