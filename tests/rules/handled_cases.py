@@ -88,6 +88,8 @@ CASES = [
     ("numpy.gradient", "np.sum(np.gradient(x, 0.5, axis=1, edge_order=1) ** 2)", M),
     ("numpy.partition", "np.sum(np.partition(x, 1, axis=0, kind='introselect')[:2] * np.arange(1.0, 3.0))", V),
     ("numpy.tensordot", "np.sum(np.tensordot(x, x, axes=([0], [0])) ** 2)", M),
+    ("numpy.cross", "np.sum(np.cross(x[:, :3].T, x[:, 1:], axisa=0, axisb=1, axisc=0) ** 2)", M),
+    ("numpy.cross", "np.sum(np.cross(x[:, :3], x[:, 1:], axis=0) ** 2)", M),
     ("numpy.take", "np.sum(np.take(x, [2, 0], axis=1, mode='clip') ** 2)", M),
     ("numpy.einsum", "np.sum(np.einsum('ij,kj->ik', x, x, optimize=True) ** 2)", M),
     ("numpy.nansum", "np.sum(np.nansum(x, axis=1, keepdims=True) ** 2)", NANS),
