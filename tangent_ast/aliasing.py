@@ -256,7 +256,7 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
             _check_rebound_on_every_path(parsed, array, stmts, definitions)
         if any(isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) for n in stmts):
             continue  # ``x += y`` on an argument rebound before: plain arithmetic on the new value
-        if definitions and all(_is_list(d.value, scope) for d in definitions):
+        if definitions and all(is_new_list(d.value, scope) for d in definitions):
             _check_unaliased(
                 parsed,
                 node,
@@ -267,7 +267,7 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
             )
             lists.add(array)
             continue
-        if any(_is_list(d.value, scope) for d in definitions):
+        if any(is_new_list(d.value, scope) for d in definitions):
             raise unsupported(
                 parsed,
                 first,
@@ -527,12 +527,12 @@ def _changes(stmt, value):
     )
 
 
-def _is_list(value, scope):
+def is_new_list(value, scope):
     """``[...]``, a list comprehension, ``[0.0] * n`` or ``list(...)``: a new list."""
     if isinstance(value, (gast.List, gast.ListComp)):
         return True
     if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Mult, gast.Add)):
-        return _is_list(value.left, scope) or _is_list(value.right, scope)
+        return is_new_list(value.left, scope) or is_new_list(value.right, scope)
     return isinstance(value, gast.Call) and scope.lookup(value.func) is list
 
 

@@ -39,6 +39,9 @@ class ParsedFunction:
     source_hash: str
     module: str
     qualname: str
+    # the tree's line numbers -> the lines of ``source`` they stand for, where a stage
+    # numbered the statements again (helper_inlining.py); None: they are the lines
+    line_map: dict | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, fn, node, filename, first_line, source):
@@ -60,8 +63,15 @@ class ParsedFunction:
 
     def line(self, node):
         """The line in ``filename`` of a node of this function's tree."""
-        lineno = getattr(node, "lineno", None)
-        return self.first_line + lineno - 1 if lineno else self.first_line
+        return self.file_line(getattr(node, "lineno", None)) or self.first_line
+
+    def file_line(self, lineno):
+        """The line in ``filename`` of the tree's line number ``lineno`` (None for None)."""
+        if not lineno:
+            return None
+        if self.line_map is not None:
+            lineno = self.line_map.get(lineno, lineno)
+        return self.first_line + lineno - 1
 
     def where(self, node=None):
         return f"{self.filename}:{self.line(node) if node is not None else self.first_line}"

@@ -4,6 +4,7 @@
     flatten    *args/**kwargs/keyword-only -> plain positional params    calling.py
     check      refuse what no stage handles (yield, eval, ...)           checks.py
     resolve    free names -> objects (closure cells, globals, builtins)  resolve.py
+    inline     a helper updating an argument in place -> its body, inlined  helper_inlining.py
     updates    arrays and lists changed in place, and who else holds them aliasing.py
     normalize  one operation per statement, structured returns           lowering/
     ssa        each name assigned once per path, explicit joins          ssa.py
@@ -74,6 +75,7 @@ from .emit import (
 from .errors import ForwardRuleOnly, InternalError, NotDifferentiableError, TangentAstError
 from .float_literals import float_names, write_float_literals
 from .forward import forward
+from .helper_inlining import inline_updating_helpers
 from .kind_inference import infer
 from .kinds import UNKNOWN, Kind, Tag, canonical, describe_signature
 from .live import dependencies_of
@@ -149,13 +151,14 @@ def front(fn, signature, trace=False, form=PLAIN):
         None if signature is None else {p for p, k in zip(params, signature) if k.tag is Tag.ARRAY}
     )
     list_params = {p for p, k in zip(params, signature or ()) if k.tag is Tag.LIST}
+    namer = Namer(scope.locals | set(scope.free))
+    parsed = inline_updating_helpers(parsed, scope, namer, dict(zip(params, signature or ())))
     rewritten = follow_argument_aliases(
         parsed.node, None if signature is None else dict(zip(params, signature))
     )
     if rewritten is not parsed.node:
         parsed = replace(parsed, node=rewritten)
     updated, lists = check_updates(parsed, scope, array_params, list_params)
-    namer = Namer(scope.locals | set(scope.free))
     # xs[i] = v calls runtime.list_with (and a list argument runtime.write_list)
     if lists:
         scope.bind(runtime, namer, "runtime")
@@ -357,7 +360,9 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
             # def shares that module with other cells, so the loader binds this closure's
             namespace.bind_closure_rule_as(free_name, via, name_in_cache(obj.__module__), obj)
         else:
-            namespace.bind_user(free_name, obj, _home_module(fn, free_name, obj))
+            namespace.bind_user(
+                free_name, obj, _home_module(fn, free_name, obj) or f.scope.homes.get(free_name)
+            )
 
     def derive_callee(
         callee_fn, callee_mode, positions, kinds, where, callee_form=PLAIN, called=None
@@ -583,7 +588,7 @@ def _same_float_shape(kinds, a, b):
 
 
 def _absolute(parsed, line):
-    return parsed.first_line + line - 1 if line else None
+    return parsed.file_line(line)
 
 
 _SESSIONS_BY_DIRECTORY: dict[tuple, "Session"] = {}

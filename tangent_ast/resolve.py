@@ -74,6 +74,9 @@ class Scope:
     # a name made for a call of tangent_ast's API -> how the function reads what it is made
     # of (``jvp_of_g`` -> ``"g"``, a free name or attribute chain): the closure whose rules it calls
     made_from: dict = field(default_factory=dict, repr=False)
+    # a global an inlined helper reads, bound here -> the module generated code imports it
+    # from (helper_inlining.py)
+    homes: dict = field(default_factory=dict, repr=False)
 
     def is_local(self, name):
         return name in self.locals

@@ -24,6 +24,7 @@ from . import complex_values as _complex
 from . import jumps as _jumps
 from . import lengths as _lengths
 from . import literals as _literals
+from . import mutation as _mutation
 from .lengths import MAT, SCALAR, SHAPES, VEC
 
 LIST = "list"  # a parameter's shape: a list of three floats
@@ -73,6 +74,7 @@ HELPERS = {
         "POWER_B = functools.partial(power_sum, k=3.0, c=0.5)\n"
     ),
 }
+_ALL_HELPERS = {**HELPERS, **_complex.HELPERS, **_lengths.HELPERS, **_mutation.HELPERS}
 # the helpers a statement calls by themselves ("helper"); the others are called by the API
 # ("api") or are closures ("closures")
 CALLED = ("bump", "pair", "repeat_sin", "scaled", "smooth_step")
@@ -100,7 +102,7 @@ class Program:
     def source(self, preamble=True):
         lines = [PREAMBLE] if preamble else []
         for name in sorted(self.helpers):
-            lines.append("\n" + {**HELPERS, **_complex.HELPERS, **_lengths.HELPERS}[name])
+            lines.append("\n" + _ALL_HELPERS[name])
         lines.append(f"\ndef f({', '.join(self.params)}):")
         for block in self.body:
             lines.extend("    " + line for line in block)
@@ -523,8 +525,9 @@ def _statement(w):
             "closures",
             "jumps",
             "complex",
+            "mutate",
         ],
-        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 2, 1, 2, 2],
+        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 2, 1, 2, 2, 2],
     )[0]
     shape = _shape_for(w, kind)
     if shape is None:
@@ -587,6 +590,10 @@ def _statement(w):
         return _closure(w, name, shape)
     if kind in _WRITERS:
         return _WRITERS[kind](w, name, shape)
+    if kind == "mutate":
+        _mutation.statement(w, name, shape, SCALAR, VEC)
+        if name in w.env:  # else no form fits the shape: an expression below
+            return None
     if kind == "early":
         s = w.pick(SCALAR)
         if s is not None:

@@ -1,0 +1,103 @@
+"""Helpers that update their arguments in place, called the way NumPy code calls them:
+on a buffer the function made, on a copy, on its own argument, in a loop, a helper calling
+another, a float given where the helper's ``+=`` only rebinds its own name. What the caller's
+values hold after each call, and their derivatives, must be what the program computes; the
+argument-state check covers an argument the call changes. A block reads like this::
+
+    buf = np.zeros_like(a)
+    add_into(buf, b * a)
+    scale_first(buf, 2.0)
+    v3 = buf * a
+"""
+
+from __future__ import annotations
+
+HELPERS = {
+    "add_into": "def add_into(out, v):\n    out += v\n",
+    "scale_first": "def scale_first(v, c):\n    v[0] = v[0] * c\n",
+    "push_square": "def push_square(xs, v):\n    xs.append(v * v)\n",
+    "shift_sum": ("def shift_sum(a, s=0.5):\n    a -= s * np.tanh(a)\n    return np.sum(a * a)\n"),
+    "add_twice": ("def add_twice(out, v):\n    add_into(out, v)\n    add_into(out, v * 0.5)\n"),
+    # ``t += d`` on a float rebinds the helper's name only: the caller's value is unchanged
+    "bumped": "def bumped(t, d):\n    t += d\n    return t * 2.0\n",
+}
+
+# (helpers it calls, shapes it is for, lines): {a}, {b} values of the block's shape, {s} a
+# scalar, {name} the result; the argument ``{a}`` itself is changed by some
+_FORMS = [
+    (
+        ("add_into",),
+        "va",
+        ["buf = np.zeros_like({a})", "add_into(buf, {b} * {a})", "{name} = buf * {a}"],
+    ),
+    (
+        ("add_into", "scale_first"),
+        "v",
+        ["buf = {a}.copy()", "add_into(buf, {b})", "scale_first(buf, {s})", "{name} = buf * {b}"],
+    ),
+    (
+        ("scale_first",),
+        "v",
+        ["buf = {a} * 1.0", "scale_first(buf, 2.0)", "{name} = np.sin(buf) + {b}"],
+    ),
+    (
+        ("shift_sum",),
+        "va",
+        ["buf = np.array({a})", "tot = shift_sum(buf)", "{name} = buf * tot + {b}"],
+    ),
+    (("shift_sum",), "va", ["tot = shift_sum({a}, {s})", "{name} = {a} * tot"]),
+    (("add_into",), "va", ["add_into({a}, {b} * 0.5)", "{name} = {a} * {b}"]),
+    (
+        ("add_twice", "add_into"),
+        "va",
+        ["buf = np.ones_like({a})", "add_twice(buf, {a})", "{name} = buf * buf"],
+    ),
+    (
+        ("add_into",),
+        "va",
+        [
+            "buf = np.zeros_like({a})",
+            "for k in range(3):",
+            "    add_into(buf, {a} * (k + 1.0))",
+            "    if np.sum(buf) > 5.0:",
+            "        break",
+            "{name} = buf + {b}",
+        ],
+    ),
+    (
+        ("push_square",),
+        "s",
+        [
+            "sq = []",
+            "for k in range(3):",
+            "    push_square(sq, {a} * (k + 0.5))",
+            "{name} = sq[0] + sq[1] * sq[2]",
+        ],
+    ),
+    (("bumped",), "s", ["tb = {a} * 1.0", "tc = bumped(tb, {b})", "{name} = tb * tc"]),
+    (
+        ("scale_first",),
+        "v",
+        [
+            "if {s} > 0.2:",
+            "    buf = {a}.copy()",
+            "    scale_first(buf, {s})",
+            "else:",
+            "    buf = {a} * 2.0",
+            "{name} = buf * {b}",
+        ],
+    ),
+]
+
+
+def statement(w, name, shape, scalar, vector):
+    """A block making ``name`` (of ``shape``) through helpers that update in place, or
+    None where no form fits the shape."""
+    wanted = {scalar: "s", vector: "v"}.get(shape, "a")
+    forms = [f for f in _FORMS if wanted in f[1] or (wanted == "v" and "a" in f[1])]
+    if not forms:
+        return None
+    helpers, _, lines = w.rng.choice(forms)
+    a, b, s = w.pick(shape), w.pick(shape), w.pick(scalar) or "0.5"
+    w.helpers.update(helpers)
+    return w.emit([line.format(a=a, b=b, s=s, name=name) for line in lines], name, shape)
