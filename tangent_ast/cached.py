@@ -459,7 +459,7 @@ class DerivedRule:
         for i, p in self.updates:
             for j, other in enumerate(args[: len(self.params)]):
                 if j != i and (
-                    (isinstance(other, list) and other is args[i])
+                    (not isinstance(other, np.ndarray) and other is args[i])
                     or (
                         isinstance(other, np.ndarray)
                         and isinstance(args[i], np.ndarray)

@@ -81,7 +81,8 @@ class Forward:
             return [s]
         given, new = site.args
         tangent = self.tangent_of(new) or self.zero_of(new)
-        call = self.d.call_runtime("write_list", [self.tangent_of(given), tangent])
+        helper = getattr(s.value.func, "attr", "write_list")  # or write_fields: the same helper
+        call = self.d.call_runtime(helper, [self.tangent_of(given), tangent])
         return [s, _at(gast.Expr(value=call), s)]
 
     def update(self, s):

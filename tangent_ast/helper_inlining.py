@@ -31,7 +31,7 @@ numbered again in program order (the stages order updates and reads by line), an
 >>> def f(x):
 ...     y = np.zeros(2)
 ...     y[:] = x
-...     scale_first(y, 3.0)
+...     scale_first(y, x[0])
 ...     return np.sum(y)
 >>> parsed = parse(f)
 >>> scope = resolve(parsed)
@@ -40,7 +40,7 @@ numbered again in program order (the stages order updates and reads by line), an
 def f(x):
     y = np.zeros(2)
     y[:] = x
-    c = 3.0
+    c = x[0]
     y[0] = y[0] * c
     return np.sum(y)
 >>> [inlined.line(s) - inlined.first_line + 1 for s in inlined.node.body]
@@ -229,7 +229,8 @@ class _Plan:
         self.parsed = parsed
         self.body = body  # the helper's statements before its final return
         self.result = result  # the returned expression, or None
-        self.stands_for = stands_for  # parameter -> the caller's name given for it
+        # parameter -> the caller's name given for it, or the number (a gast.Constant)
+        self.stands_for = stands_for
         self.bound_first = bound_first  # [(fresh name, value)] assigned before the body
 
     @classmethod
@@ -280,6 +281,8 @@ class _Plan:
                 stands_for[p] = a.id
             elif p in updated and (named or kinds):
                 return None  # the helper's update would reach the caller's value by a second name
+            elif isinstance(a, gast.Constant) and not kinds:
+                stands_for[p] = a  # a number (a default's): written where the helper reads it
             else:
                 bound_first.append((p, a))
         return cls(h, body, result, stands_for, bound_first).renamed(inliner, h_scope)
@@ -287,7 +290,8 @@ class _Plan:
     def renamed(self, inliner, h_scope):
         """The plan with the helper's names made the caller's (None if a global of the
         helper cannot be bound in the caller's scope)."""
-        renames = dict(self.stands_for)
+        constants = {p: c for p, c in self.stands_for.items() if isinstance(c, gast.Constant)}
+        renames = {p: n for p, n in self.stands_for.items() if p not in constants}
         own = assigned_names(self.parsed.node) - set(self.stands_for)
         for n in sorted(own):
             renames[n] = inliner.namer.fresh(n)
@@ -297,10 +301,9 @@ class _Plan:
             if bound is None:
                 return None
             renames[n] = bound
-        for tree in [*self.body, self.result]:
-            for n in gast.walk(tree) if tree is not None else ():
-                if isinstance(n, gast.Name) and n.id in renames:
-                    n.id = renames[n.id]
+        self.body = [_substituted(b, renames, constants) for b in self.body]
+        if self.result is not None:
+            self.result = _substituted(self.result, renames, constants)
         self.bound_first = [(renames[p], v) for p, v in self.bound_first]
         return self
 
@@ -318,6 +321,19 @@ class _Plan:
             # ``h(a)`` for its effect: a result computed by a call is still computed
             out.append(located(gast.Expr(value=self.result), s))
         return out
+
+
+def _substituted(tree, renames, constants):
+    """``tree`` with names renamed and the parameters given numbers read as those."""
+
+    class Substitute(gast.NodeTransformer):
+        def visit_Name(self, n):
+            if n.id in constants and isinstance(n.ctx, gast.Load):
+                return gast.copy_location(copy.copy(constants[n.id]), n)
+            n.id = renames.get(n.id, n.id)
+            return n
+
+    return Substitute().visit(tree)
 
 
 def _is_users_def(obj):

@@ -50,7 +50,7 @@ import gast
 from . import runtime
 from .accumulate import accumulate_slices, fold_zero_starts
 from .activity import analyze
-from .aliasing import check_augmented, check_updates
+from .aliasing import check_augmented, check_field_updates, check_updates
 from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
     DerivedRule,
     RuleCache,
@@ -159,10 +159,15 @@ def front(fn, signature, trace=False, form=PLAIN):
     if rewritten is not parsed.node:
         parsed = replace(parsed, node=rewritten)
     updated, lists = check_updates(parsed, scope, array_params, list_params)
+    records = check_field_updates(
+        parsed, scope, {p: k for p, k in zip(params, signature or ()) if k.tag is Tag.RECORD}
+    )
     # xs[i] = v calls runtime.list_with (and a list argument runtime.write_list)
-    if lists:
+    if lists or records:
         scope.bind(runtime, namer, "runtime")
-    normalizer = Normalizer(parsed, scope, namer, updated & set(params), lists, spread)
+    normalizer = Normalizer(
+        parsed, scope, namer, updated & set(params), lists, spread, records=records
+    )
     normalized = normalizer.function(copy_tree(parsed.node))
     temps = namer.taken - scope.locals - set(scope.free)
     snapshots = {"parse": parsed.source} if trace else {}
@@ -198,7 +203,7 @@ def front(fn, signature, trace=False, form=PLAIN):
         temps,
         updated,
         spread,
-        (updated | lists | normalizer.written_back) & set(params),
+        (updated | lists | records | normalizer.written_back) & set(params),
         normalizer.handlers,
         snapshots,
         checkpoints,

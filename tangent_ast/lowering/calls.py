@@ -47,23 +47,31 @@ class CallLowering:
             xs = list(xs)
             ...
             runtime.write_list(xs_given, xs)
+
+        A dataclass argument a field of which is assigned is written back the same way
+        (``runtime.write_fields(p_given, p)``); ``p = replace(p, w=v)`` makes new values, so it
+        needs no copy first.
         """
         params = [a.id for a in node.args.args]
-        written = [p for p in params if p in self.lists]
+        written = [p for p in params if p in self.lists or p in self.records]
         if not written:
             return stmts
         given = {p: self.namer.fresh(f"{p}_given") for p in written}
-        prologue = [
-            s
-            for p in written
-            for s in (
-                assign(given[p], name(p), node),
-                assign(p, gast.Call(func=self.builtin("list"), args=[name(p)], keywords=[]), node),
-            )
-        ]
+        prologue = []
+        for p in written:
+            prologue.append(assign(given[p], name(p), node))
+            if p in self.lists:
+                copied = gast.Call(func=self.builtin("list"), args=[name(p)], keywords=[])
+                prologue.append(assign(p, copied, node))
         epilogue = [
             located(
-                gast.Expr(value=self.runtime_call("write_list", [name(given[p]), name(p)])), node
+                gast.Expr(
+                    value=self.runtime_call(
+                        "write_list" if p in self.lists else "write_fields",
+                        [name(given[p]), name(p)],
+                    )
+                ),
+                node,
             )
             for p in written
         ]

@@ -21,10 +21,11 @@ def f(x, y):
 """
 
 import copy
+import dataclasses
 
 import gast
 
-from ..aliasing import append_call, out_target
+from ..aliasing import append_call, field_of_local, out_target
 from ..calling import Spread
 from ..checks import check_supported, unsupported
 from ..local_functions import local_functions
@@ -55,12 +56,22 @@ class Normalizer(
 ):
     """The lowering of one function: the state every construct's lowering shares."""
 
-    def __init__(self, parsed, scope, namer, in_place=frozenset(), lists=frozenset(), spread=None):
+    def __init__(
+        self,
+        parsed,
+        scope,
+        namer,
+        in_place=frozenset(),
+        lists=frozenset(),
+        spread=None,
+        records=frozenset(),
+    ):
         self.parsed = parsed
         self.scope = scope
         self.namer = namer
         self.in_place = in_place  # array arguments updated in place (check_updates)
         self.lists = lists  # local lists updated by item: xs[i] = v is xs = list_with(xs, i, v)
+        self.records = records  # dataclass arguments a field of which is assigned: written back
         # list arguments a derived rule writes back itself (runtime.write_list, derived again)
         self.written_back: set[str] = set()
         self.spread = spread or Spread()  # *args/**kwargs parameters, by the names they hold
@@ -133,11 +144,13 @@ class Normalizer(
         if isinstance(s, gast.AugAssign):
             if isinstance(s.target, gast.Subscript):
                 return self.update(s.target, s, op=s.op, value=s.value)
+            if field_of_local(s.target, self.scope):
+                return self.field_augmented(s)
             if not isinstance(s.target, gast.Name):
                 raise unsupported(
                     self.parsed,
                     s,
-                    "augmented assignment to an attribute",
+                    "augmented assignment to an attribute of a value not of this function",
                     "build a new object instead",
                 )
             target = name(s.target.id)
@@ -285,13 +298,15 @@ class Normalizer(
             source = None
         elif isinstance(first, gast.Subscript) and len(targets) == 1:
             return self.update(first, s, value=value)
+        elif field_of_local(first, self.scope) and len(targets) == 1:
+            return self.field_update(first.value.id, first.attr, value, s)
         else:
             raise unsupported(
                 self.parsed,
                 s,
                 f"assignment to {type(first).__name__.lower()}",
-                "assign to plain names (in-place updates of arrays and lists "
-                "are not supported yet)",
+                "assign to plain names, items of arrays and lists, or fields of a "
+                "dataclass instance of this function",
             )
         for t in targets[:-1]:
             if not isinstance(t, gast.Name) or source is None:
@@ -337,6 +352,38 @@ class Normalizer(
             return pre + [assign(target.value.id, call, at)]
         store = gast.Subscript(value=name(target.value.id), slice=index, ctx=gast.Store())
         return pre + [located(gast.Assign(targets=[store], value=v, type_comment=None), at)]
+
+    def field_update(self, record, field, value, at):
+        """``r.f = v`` on a dataclass instance (aliasing.check_field_updates says which):
+        ``r = replace(r, f=v)``, a new value, as lists are values here."""
+        replace = self.scope.bind(dataclasses.replace, self.namer, "replace")
+        call = gast.Call(
+            func=name(replace),
+            args=[name(record)],
+            keywords=[gast.keyword(arg=field, value=value)],
+        )
+        return self.assign(
+            located(
+                gast.Assign(targets=[name(record, gast.Store())], value=call, type_comment=None),
+                at,
+            )
+        )
+
+    def field_augmented(self, s):
+        """``r.f += v``: the field read into a name, updated as a name is (in place when it
+        holds an array, which the field then sees), and set again."""
+        record, field = s.target.value.id, s.target.attr
+        held = self.namer.fresh(f"{record}_{field}")
+        read = gast.Attribute(value=name(record), attr=field, ctx=gast.Load())
+        stmts = self.assign(
+            located(
+                gast.Assign(targets=[name(held, gast.Store())], value=read, type_comment=None), s
+            )
+        )
+        stmts += self.stmt(
+            located(gast.AugAssign(target=name(held, gast.Store()), op=s.op, value=s.value), s)
+        )
+        return stmts + self.field_update(record, field, name(held), s)
 
     def unpack(self, targets, whole, at):
         """``a, (b, *c) = t`` -> ``a = t[0]``, ``u = t[1]``, ``b = u[0]``, ``c = u[1:]``."""

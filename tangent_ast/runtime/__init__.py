@@ -247,6 +247,7 @@ _EXPORTS = {
         "unbroadcast",
         "without",
         "without_vjp",
+        "write_fields",
         "write_list",
         "zero_tangent",
         "zeros_like",

@@ -294,14 +294,23 @@ def items_vjp(c, x):
 
 def write_list(given, new):
     """``given[:] = new``: a list argument left as the function leaves it (and its tangent
-    alongside it, in forward mode)."""
+    alongside it, in forward mode); for a dataclass argument a field of which is assigned
+    (``write_fields``, the same helper), each field of ``given`` set to ``new``'s."""
+    if is_record(given) and type(new) is type(given):
+        for field in record_fields(given):
+            setattr(given, field, getattr(new, field))
+        return
     if not isinstance(given, list):
         raise TangentAstError(
-            f"a list argument is updated in place, so its tangent must be a list "
-            f"too, not {type(given).__name__}",
-            hint="pass the tangent as a list",
+            f"a {'list' if isinstance(new, list) else 'dataclass'} argument is updated in "
+            f"place, so its tangent must be one too, not {type(given).__name__}",
+            hint="pass the tangent as a list, or as an instance of the argument's dataclass",
         )
     given[:] = new
+
+
+# the name generated code writes a dataclass argument back with
+write_fields = write_list
 
 
 # Helpers with effects (they change an argument): derivative code keeps each call, in

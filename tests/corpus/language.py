@@ -407,6 +407,138 @@ CASES += [
 ]
 
 
+# Helpers that update their arguments in place, called on the caller's values: inlined, so
+# the caller's array changes as the program changes it, and its derivative with it.
+
+SHIFT = 0.25
+
+
+def add_into(out, v):
+    out += v
+
+
+def scale_first(v, c):
+    v[0] = v[0] * c
+
+
+def push_square(xs, v):
+    xs.append(v * v)
+
+
+def shift_sum(a, s=0.5):
+    a -= s * np.tanh(a) + SHIFT
+    return np.sum(a * a)
+
+
+def add_twice(out, v):
+    add_into(out, v)
+    add_into(out, v * 0.5)
+
+
+def bumped(t, d):
+    t += d  # a float: rebinds the helper's name only
+    return t * 2.0
+
+
+def fills_buffer_by_helpers(x, y):
+    buf = np.zeros_like(x)
+    add_into(buf, x * y)
+    scale_first(buf, y[1])
+    return np.sum(buf * x)
+
+
+def helper_updates_argument(x, y):
+    add_into(x, np.sin(y))
+    return np.sum(x * y)
+
+
+def helper_result_and_update(x):
+    buf = x.copy()
+    total = shift_sum(buf)
+    return total + np.sum(buf * x)
+
+
+def helper_in_loop_with_break(x):
+    acc = np.zeros_like(x)
+    for k in range(4):
+        add_twice(acc, x * (k + 1.0))
+        if np.sum(acc) > 4.0:
+            break
+    return np.sum(acc * acc)
+
+
+def appends_by_helper(x):
+    sq = []
+    for k in range(3):
+        push_square(sq, x[k] * (k + 0.5))
+    return sq[0] + sq[1] * sq[2]
+
+
+def helper_rebinds_a_float(x):
+    t = x[0] * 1.0
+    u = bumped(t, x[1])
+    return t * u
+
+
+def helper_on_one_branch(x, s):
+    buf = x * 1.0
+    if s > 0.2:
+        scale_first(buf, s)
+    return np.sum(np.cos(buf))
+
+
+CASES += [
+    Case(fills_buffer_by_helpers, (V, np.array([0.5, 1.5, -0.7]))),
+    Case(helper_updates_argument, (V, np.array([0.5, 1.5, -0.7]))),
+    Case(helper_result_and_update, (V,)),
+    Case(helper_in_loop_with_break, (V,)),
+    Case(appends_by_helper, (V,)),
+    Case(helper_rebinds_a_float, (V,)),
+    Case(helper_on_one_branch, (V, 0.7)),
+    Case(helper_on_one_branch, (V, -0.7), note="-other-branch"),
+]
+
+
+# Fields of dataclass instances assigned: r.f = v is r = replace(r, f=v) in derived code (a
+# record is a value there); an argument's fields are written back into the caller's object.
+
+
+@dataclasses.dataclass
+class Layer:
+    w: object
+    b: float
+
+
+def assigns_fields_of_argument(x, layer):
+    layer.w = layer.w * x
+    layer.b += np.sum(x * x)
+    return np.sum(layer.w) * layer.b
+
+
+def assigns_fields_in_loop(x):
+    state = Layer(x * 2.0, 0.5)
+    for i in range(3):
+        state.b = state.b * np.sum(state.w) + x[i]
+        state.w = np.sin(state.w)
+    return state.b + np.sum(state.w)
+
+
+def assigns_field_on_one_branch(x, layer):
+    if x[0] > 0.0:
+        layer.w = layer.w + x
+    else:
+        layer.b = 2.0 * layer.b
+    return np.sum(layer.w * x) * layer.b
+
+
+CASES += [
+    Case(assigns_fields_of_argument, (V, Layer(np.array([0.5, -1.0, 2.0]), 0.5))),
+    Case(assigns_fields_in_loop, (V,)),
+    Case(assigns_field_on_one_branch, (V, Layer(np.array([0.5, -1.0, 2.0]), 0.5))),
+    Case(assigns_field_on_one_branch, (-V, Layer(np.array([0.5, -1.0, 2.0]), 0.5)), note="-else"),
+]
+
+
 # Lists updated by item: xs[i] = v makes a new list (runtime.list_with), so the
 # list keeps being a value; a second name or a tuple holding it is refused.
 
