@@ -39,7 +39,7 @@ import numpy as np
 from . import runtime
 from .checks import unsupported
 from .indexing import Indexing, indexing
-from .kinds import Tag
+from .kinds import UNKNOWN, Tag
 from .local_functions import local_functions
 from .views import VIEW_ATTRIBUTES, may_precede, program_order, view_base, views_read_after
 
@@ -133,6 +133,24 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
             and isinstance(d.value.value, gast.Name)
             and d.value.attr not in VIEW_ATTRIBUTES
         ]
+        # d_item = d[k]; d_item += v (d[k] += v on a dict or list of this function): the
+        # array is the container's item, which any other name of it shares
+        items = [
+            origin.get(v.value.value.id, v.value.value.id)
+            for v in views
+            if isinstance(v.value, gast.Subscript)
+            and isinstance(v.value.value, gast.Name)
+            and kinds.get(v.value.value.id, UNKNOWN).tag in (Tag.LIST, Tag.DICT)
+        ]
+        if items and not others and not fields:
+            raise unsupported(
+                parsed,
+                n,
+                f"an augmented assignment to an item of {items[0]!r} that may be an array "
+                "(Python adds into that array in place, and any other name of it sees the "
+                "change)",
+                f"write {items[0]}[key] = {items[0]}[key] <op> ..., a new value",
+            )
         why = (
             f"it is also named {others[0]!r}"
             if others
@@ -160,11 +178,14 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
             )
 
 
-def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
+def check_updates(
+    parsed, scope, array_params=None, list_params=frozenset(), dict_params=frozenset()
+):
     """In-place updates ``a[i] = v`` only on arrays this function creates or on
-    array arguments, never aliased. Returns the arrays updated in place and the
+    array arguments, never aliased. Returns the arrays updated in place, the
     lists updated by item or appended to (``xs[i] = v``, which normalize turns into
-    a new list; for a list argument, one the function writes back at its end).
+    a new list; for a list argument, one the function writes back at its end) and the
+    dicts updated by key (``d[k] = v``: a new dict, an argument's written back).
 
     That is what makes them safe to differentiate: the forward sweep saves what an
     update overwrites and the reverse sweep restores it, so no other name may see
@@ -199,7 +220,7 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
             appended.setdefault(n.target.id, n)
         if isinstance(n, gast.Expr) and out_target(n.value) is not None:
             updates.setdefault(out_target(n.value), []).append(n)
-    in_place, lists = set(), set()
+    in_place, lists, dicts = set(), set(), set()
     for xs, at in appended.items():
         if xs in params and xs not in list_params:
             raise unsupported(
@@ -233,10 +254,14 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
                 first,
                 array,
                 definitions,
-                f"list({array})" if array in list_params else f"{array}.copy()",
+                f"list({array})"
+                if array in list_params
+                else f"dict({array})"
+                if array in dict_params
+                else f"{array}.copy()",
             )
-            if array in list_params:  # lowered like a local list, then written back
-                lists.add(array)
+            if array in list_params or array in dict_params:  # lowered like a local one,
+                (lists if array in list_params else dicts).add(array)  # then written back
                 _check_unaliased(
                     parsed, node, array, "it is updated in place", f"use {array} itself", scope
                 )
@@ -250,13 +275,25 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
             raise unsupported(
                 parsed,
                 first,
-                f"updating the argument {array!r}, which is neither an array nor a list, in place",
+                f"updating the argument {array!r}, which is not an array, a list or a dict, "
+                "in place",
                 f"build a new value: {array} = ...",
             )
         if array in params:
             _check_rebound_on_every_path(parsed, array, stmts, definitions)
         if any(isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) for n in stmts):
             continue  # ``x += y`` on an argument rebound before: plain arithmetic on the new value
+        if definitions and all(is_new_dict(d.value, scope) for d in definitions):
+            _check_unaliased(
+                parsed,
+                node,
+                array,
+                "it is updated by key",
+                f"use {array} itself, or dict({array})",
+                scope,
+            )
+            dicts.add(array)
+            continue
         if definitions and all(is_new_list(d.value, scope) for d in definitions):
             _check_unaliased(
                 parsed,
@@ -286,7 +323,7 @@ def check_updates(parsed, scope, array_params=None, list_params=frozenset()):
             scope,
         )
         in_place.add(array)
-    return in_place, lists
+    return in_place, lists, dicts
 
 
 def check_field_updates(parsed, scope, record_params):
@@ -635,6 +672,13 @@ def is_new_list(value, scope):
     if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Mult, gast.Add)):
         return is_new_list(value.left, scope) or is_new_list(value.right, scope)
     return isinstance(value, gast.Call) and scope.lookup(value.func) is list
+
+
+def is_new_dict(value, scope):
+    """``{...}``, a dict comprehension or ``dict(...)``: a new dict."""
+    if isinstance(value, (gast.Dict, gast.DictComp)):
+        return True
+    return isinstance(value, gast.Call) and scope.lookup(value.func) is dict
 
 
 def out_target(value):

@@ -311,14 +311,15 @@ class Derivation(ComplexValues):
             p for p, k in zip(params, kinds, strict=False) if k.tag in (Tag.ARRAY, Tag.UNKNOWN)
         }
         lists = {p for p, k in zip(params, kinds, strict=False) if k.tag is Tag.LIST}
+        dicts = {p for p, k in zip(params, kinds, strict=False) if k.tag is Tag.DICT}
         try:
             parsed = parse(fn)
-            updated, written = check_updates(parsed, resolve(parsed), arrays, lists)
+            updated, written, by_key = check_updates(parsed, resolve(parsed), arrays, lists, dicts)
         except TangentAstError:
             return  # the callee's own derivation reports what it refuses
         for p, a in zip(params, args, strict=False):
             if (
-                p in updated | written
+                p in updated | written | by_key
                 and isinstance(a, gast.Name)
                 and a.id not in self.temps
                 and self.scope.is_local(a.id)

@@ -50,7 +50,7 @@ from .kinds import (
 from .live import is_library
 from .resolve import Pack, callee
 from .rules.registry import lookup
-from .runtime import list_inserted, list_with, without
+from .runtime import dict_with, list_inserted, list_with, without
 from .ssa import is_unset
 from .trees import walk
 
@@ -91,6 +91,20 @@ def _list_with_kind(xs, index, item):
     else:
         elements = [join(e, item) for e in elements]
     return replace(xs, elements=tuple(elements))
+
+
+def _dict_with_kind(d, key, item):
+    """``dict_with(d, k, v)``: d with entry k's kind that of v (an entry added if k is new);
+    a dict of entries not known when k is not a constant."""
+    if d.fields is None or d.elements is None or not isinstance(key, gast.Constant):
+        return Kind(Tag.DICT)
+    fields, elements = list(d.fields), list(d.elements)
+    if key.value in fields:
+        elements[fields.index(key.value)] = item
+    else:
+        fields.append(key.value)
+        elements.append(item)
+    return replace(d, fields=tuple(fields), elements=tuple(elements))
 
 
 def _sequence_kind(fn, kinds, atoms):
@@ -308,6 +322,10 @@ class KindInference:
             return Kind(Tag.LIST if fn is list else Tag.TUPLE)  # the rows of an array
         if fn is list_with and args[0].tag is Tag.LIST:
             return _list_with_kind(args[0], site.args[1], args[2])
+        if fn is dict_with and args[0].tag is Tag.DICT:
+            return _dict_with_kind(args[0], site.args[1], args[2])
+        if fn is dict and len(args) == 1 and not site.keywords and args[0].tag is Tag.DICT:
+            return args[0]  # dict(d): a copy
         if fn is without and args[0].tag is Tag.LIST:
             return of_items(Tag.LIST, args[0])  # xs.pop(k): a list of its items still
         if fn is list_inserted and args[0].tag is Tag.LIST:
@@ -502,6 +520,8 @@ def join(a, b):
     if a.tag == b.tag and a.tag in (Tag.LIST, Tag.TUPLE):
         # a list that grows in a loop: of a length not known, of items of one kind if known
         return of_items(a.tag, a, b)
+    if a.tag == b.tag is Tag.DICT:
+        return Kind(Tag.DICT)  # one gains an entry on one path (d[k] = v): entries not known
     if Tag.NONE in (a.tag, b.tag) and range in (a.cls, b.cls):
         return a if a.cls is range else b  # a range on the path that makes it, as below
     if Tag.NONE in (a.tag, b.tag) and (a.container or b.container):

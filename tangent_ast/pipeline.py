@@ -158,15 +158,16 @@ def front(fn, signature, trace=False, form=PLAIN):
     )
     if rewritten is not parsed.node:
         parsed = replace(parsed, node=rewritten)
-    updated, lists = check_updates(parsed, scope, array_params, list_params)
+    dict_params = {p for p, k in zip(params, signature or ()) if k.tag is Tag.DICT}
+    updated, lists, dicts = check_updates(parsed, scope, array_params, list_params, dict_params)
     records = check_field_updates(
         parsed, scope, {p: k for p, k in zip(params, signature or ()) if k.tag is Tag.RECORD}
     )
     # xs[i] = v calls runtime.list_with (and a list argument runtime.write_list)
-    if lists or records:
+    if lists or records or dicts:
         scope.bind(runtime, namer, "runtime")
     normalizer = Normalizer(
-        parsed, scope, namer, updated & set(params), lists, spread, records=records
+        parsed, scope, namer, updated & set(params), lists, spread, records=records, dicts=dicts
     )
     normalized = normalizer.function(copy_tree(parsed.node))
     temps = namer.taken - scope.locals - set(scope.free)
@@ -203,7 +204,7 @@ def front(fn, signature, trace=False, form=PLAIN):
         temps,
         updated,
         spread,
-        (updated | lists | records | normalizer.written_back) & set(params),
+        (updated | lists | dicts | records | normalizer.written_back) & set(params),
         normalizer.handlers,
         snapshots,
         checkpoints,

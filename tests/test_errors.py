@@ -9,7 +9,7 @@ import tangent_ast as ta
 from tangent_ast.errors import (MissingRuleError, NonScalarOutputError, NoSourceError,
                                 NotDifferentiableError, TangentAstError, UnsupportedSyntaxError)
 
-from .corpus import bad
+from .corpus import bad, language
 
 BAD_FILE = os.path.basename(bad.__file__)
 
@@ -31,7 +31,7 @@ def line_of(fn, text):
     (bad.lambda_captures_a_derivative, "a lambda passed or stored as a value that reads", "return np.sum(_apply"),
     (bad.puts_along_an_axis, "calling put_along_axis for its effect", "np.put_along_axis(g"),
     (bad.shuffles_in_place, "calling shuffle for its effect", "np.random.shuffle(y)"),
-    (bad.updates_a_dict_by_key, "updating the dict 'd' by key", 'd["a"] = d["a"][None, :]'),
+    (bad.adds_into_list_item_with_second_name, "an augmented assignment to an item of 'xs'", "xs[0] += x"),
     (bad.assigns_a_slice_of_a_list, "assigning to a slice of the list 'xs'", "xs[0:2] = "),
     (bad.counts_its_calls, "updating 'CALLS', a value of the module, in place", 'CALLS["n"] += 1'),
 ])
@@ -157,3 +157,22 @@ def test_a_call_that_runs_an_exception_handler_is_refused():
         ta.grad(log_or_zero)(-1.0)
     assert "the derivative follows the try block only" in str(info.value)
     assert f"{log_or_zero.__code__.co_filename}:" in str(info.value)
+
+
+@pytest.mark.parametrize("fn, construct, text", [
+    (bad.assigns_field_of_record_with_second_name, "a second name for 'layer'", "other = layer"),
+    (bad.assigns_field_of_frozen_record, "assigning a field of the argument 'frozen'", "frozen.b = 2.0"),
+])
+def test_field_assignment_refused_where_it_cannot_be_followed(fn, construct, text):
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Frozen:
+        w: object
+        b: float
+
+    record = Frozen(np.ones(3), 0.5) if "frozen" in fn.__name__ else language.Layer(np.ones(3), 0.5)
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        ta.grad(fn)(np.ones(3), record)
+    assert f"{BAD_FILE}:{line_of(fn, text)}" in str(info.value)
+    assert construct in str(info.value)

@@ -20,6 +20,10 @@ HELPERS = {
     "add_twice": ("def add_twice(out, v):\n    add_into(out, v)\n    add_into(out, v * 0.5)\n"),
     # ``t += d`` on a float rebinds the helper's name only: the caller's value is unchanged
     "bumped": "def bumped(t, d):\n    t += d\n    return t * 2.0\n",
+    # fields of a dataclass instance (the preamble's Box) assigned by a helper
+    "rescale_box": (
+        "def rescale_box(box, c):\n    box.w = box.w * c\n    box.b += np.sum(box.w)\n"
+    ),
 }
 
 # (helpers it calls, shapes it is for, lines): {a}, {b} values of the block's shape, {s} a
@@ -75,6 +79,33 @@ _FORMS = [
         ],
     ),
     (("bumped",), "s", ["tb = {a} * 1.0", "tc = bumped(tb, {b})", "{name} = tb * tc"]),
+    # fields of a dataclass instance assigned, in straight code, a loop and a helper
+    (
+        (),
+        "va",
+        [
+            "bx = Box({a} * 1.0, {s})",
+            "bx.w = bx.w * {b}",
+            "bx.b += np.sum(bx.w)",
+            "{name} = bx.w * bx.b",
+        ],
+    ),
+    (
+        (),
+        "sva",
+        [
+            "bx = Box({a}, 0.5)",
+            "for k in range(2):",
+            "    bx.b = bx.b * 0.5 + np.sum(np.sin(bx.w))",
+            "    bx.w = bx.w * 0.9 + {b}",
+            "{name} = bx.w + bx.b",
+        ],
+    ),
+    (
+        ("rescale_box",),
+        "sva",
+        ["bx = Box({a} + 0.0, {s})", "rescale_box(bx, {b})", "{name} = bx.w * bx.b"],
+    ),
     (
         ("scale_first",),
         "v",

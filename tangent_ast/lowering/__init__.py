@@ -71,8 +71,8 @@ def lower_source(text):
     scope = resolve(parsed)
     check_dynamic(parsed, scope)
     params = {a.id for a in parsed.node.args.args}
-    updated, lists = check_updates(parsed, scope, None, set())
+    updated, lists, dicts = check_updates(parsed, scope, None, set())
     normalizer = Normalizer(
-        parsed, scope, Namer(scope.locals | set(scope.free)), updated & params, lists
+        parsed, scope, Namer(scope.locals | set(scope.free)), updated & params, lists, dicts=dicts
     )
     return ast.unparse(to_ast(normalizer.function(copy.deepcopy(parsed.node))))

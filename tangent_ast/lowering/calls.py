@@ -48,12 +48,13 @@ class CallLowering:
             ...
             runtime.write_list(xs_given, xs)
 
-        A dataclass argument a field of which is assigned is written back the same way
-        (``runtime.write_fields(p_given, p)``); ``p = replace(p, w=v)`` makes new values, so it
-        needs no copy first.
+        A dict argument updated by key is written back the same way
+        (``runtime.write_items(d_given, d)``), and a dataclass argument a field of which is
+        assigned too (``runtime.write_fields(p_given, p)``); ``d = runtime.dict_with(d, k, v)``
+        and ``p = replace(p, w=v)`` make new values, so they need no copy first.
         """
         params = [a.id for a in node.args.args]
-        written = [p for p in params if p in self.lists or p in self.records]
+        written = [p for p in params if p in self.lists or p in self.records or p in self.dicts]
         if not written:
             return stmts
         given = {p: self.namer.fresh(f"{p}_given") for p in written}
@@ -67,7 +68,11 @@ class CallLowering:
             located(
                 gast.Expr(
                     value=self.runtime_call(
-                        "write_list" if p in self.lists else "write_fields",
+                        "write_list"
+                        if p in self.lists
+                        else "write_items"
+                        if p in self.dicts
+                        else "write_fields",
                         [name(given[p]), name(p)],
                     )
                 ),

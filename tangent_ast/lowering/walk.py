@@ -65,6 +65,7 @@ class Normalizer(
         lists=frozenset(),
         spread=None,
         records=frozenset(),
+        dicts=frozenset(),
     ):
         self.parsed = parsed
         self.scope = scope
@@ -72,6 +73,7 @@ class Normalizer(
         self.in_place = in_place  # array arguments updated in place (check_updates)
         self.lists = lists  # local lists updated by item: xs[i] = v is xs = list_with(xs, i, v)
         self.records = records  # dataclass arguments a field of which is assigned: written back
+        self.dicts = dicts  # dicts updated by key: d[k] = v is d = dict_with(d, k, v)
         # list arguments a derived rule writes back itself (runtime.write_list, derived again)
         self.written_back: set[str] = set()
         self.spread = spread or Spread()  # *args/**kwargs parameters, by the names they hold
@@ -326,7 +328,20 @@ class Normalizer(
         pre, index = self.index(target.slice, at)
         more, v = self.atom(value, at)
         pre += more
-        if op is not None:
+        container = target.value.id in self.lists or target.value.id in self.dicts
+        if op is not None and container:
+            # xs[i] += v on an item that is an array adds into that array (a second name of
+            # it sees the change): the item read into a name, updated as a name is, put back
+            item = self.namer.fresh(f"{target.value.id}_item")
+            read = gast.Subscript(
+                value=name(target.value.id), slice=copy.deepcopy(index), ctx=gast.Load()
+            )
+            pre.append(assign(item, read, at))
+            pre += self.stmt(
+                located(gast.AugAssign(target=name(item, gast.Store()), op=op, value=v), at)
+            )
+            v = name(item)
+        elif op is not None:
             old = self.namer.fresh(f"{target.value.id}_slot")
             new = self.namer.fresh(f"{target.value.id}_slot")
             pre += [
@@ -347,6 +362,9 @@ class Normalizer(
                 f"assigning to a slice of the list {target.value.id!r}",
                 f"build the new list: {target.value.id} = [...] + {target.value.id}[2:]",
             )
+        if target.value.id in self.dicts:  # a new dict with entry k set: dicts are values here
+            call = self.runtime_call("dict_with", [name(target.value.id), index, v])
+            return pre + [assign(target.value.id, call, at)]
         if target.value.id in self.lists:  # a new list with item i replaced: lists are values here
             call = self.runtime_call("list_with", [name(target.value.id), index, v])
             return pre + [assign(target.value.id, call, at)]

@@ -80,6 +80,16 @@ defvjp(
     lambda ct, ans, xs, i, v: ct[i],
 )
 
+# d[key] = v on a local dict is d = dict_with(d, key, v): the cotangent's entry at key goes
+# to v, and d gets a zero there (or none, where it had no such key)
+def_jointly_linear(runtime.dict_with, 0, 2)
+defvjp(
+    runtime.dict_with,
+    lambda ct, ans, d, key, v: runtime.dict_with_vjp(ct, d, key),
+    None,
+    lambda ct, ans, d, key, v: ct[key],
+)
+
 # xs.insert(i, v) on a local list is xs = list_inserted(xs, i, v); v = xs.pop(i) is
 # v = xs[i]; xs = without(xs, i) (and d.pop(k) on a dict the same).
 def_jointly_linear(runtime.list_inserted, 0, 2)
@@ -91,7 +101,7 @@ defvjp(
 )
 def_linear(runtime.without)
 pure(runtime.inserted_at)
-handles([runtime.list_inserted, runtime.without], sequences=True)
+handles([runtime.list_inserted, runtime.without, runtime.dict_with], sequences=True)
 defvjp(runtime.without, lambda ct, ans, xs, key=-1: runtime.without_vjp(ct, xs, key), None)
 
 

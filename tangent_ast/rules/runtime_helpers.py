@@ -251,6 +251,7 @@ COTANGENT_HELPERS = (
     runtime.sort_vjp,
     runtime.list_vjp,
     runtime.without_vjp,
+    runtime.dict_with_vjp,
 )
 for _fn in COTANGENT_HELPERS:
     _params = list(inspect.signature(_fn).parameters.values())
@@ -297,6 +298,14 @@ handles(runtime.gather_list_vjp, "fn")
 # stack, stacked again; the pieces of a concatenation, concatenated again), with the
 # arrays they return giving the shapes of missing cotangents.
 defvjp(runtime.list_vjp, lambda c, ans, ct, x: runtime.items_vjp(c, x), ZERO)
+# dict_with_vjp zeroes (or drops) the entry at key; its transpose puts a zero there, of the
+# shape of ct's entry
+defvjp(
+    runtime.dict_with_vjp,
+    lambda c, ans, ct, d, key: runtime.dict_with(c, key, runtime.zero_tangent(ct[key])),
+    ZERO,
+    None,
+)
 # without_vjp puts a zero back where xs.pop(key) took an item; its transpose takes it out
 defvjp(runtime.without_vjp, lambda c, ans, ct, xs, key=-1: runtime.without(c, key), ZERO, None)
 defvjp(

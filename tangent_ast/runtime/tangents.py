@@ -263,6 +263,22 @@ def inserted_at(xs, i):
     return min(max(i + n if i < 0 else i, 0), n)
 
 
+def dict_with(d, key, v):
+    """A new dict: ``d`` with ``d[key] = v`` (``d[key] = v`` on a dict of the function, which
+    is a value in derived code, as a list is)."""
+    new = dict(d)
+    new[key] = v
+    return new
+
+
+def dict_with_vjp(ct, d, key):
+    """Cotangent of ``d`` for ``dict_with(d, key, v)``: ``ct`` with a zero (of the replaced
+    value's shape) at ``key``, or without ``key`` where ``d`` had none."""
+    if key in d:
+        return dict_with(ct, key, zero_tangent(d[key]))
+    return without(ct, key)
+
+
 def without_vjp(ct, xs, key=-1):
     """Cotangent of ``xs`` for ``without(xs, key)``: ``ct`` with a zero back at ``key``."""
     if isinstance(xs, dict):
@@ -295,22 +311,28 @@ def items_vjp(c, x):
 def write_list(given, new):
     """``given[:] = new``: a list argument left as the function leaves it (and its tangent
     alongside it, in forward mode); for a dataclass argument a field of which is assigned
-    (``write_fields``, the same helper), each field of ``given`` set to ``new``'s."""
+    (``write_fields``, the same helper), each field of ``given`` set to ``new``'s; for a
+    dict argument updated by key (``write_items``), its items made ``new``'s."""
     if is_record(given) and type(new) is type(given):
         for field in record_fields(given):
             setattr(given, field, getattr(new, field))
         return
+    if isinstance(given, dict) and isinstance(new, dict):
+        given.clear()
+        given.update(new)
+        return
     if not isinstance(given, list):
         raise TangentAstError(
-            f"a {'list' if isinstance(new, list) else 'dataclass'} argument is updated in "
-            f"place, so its tangent must be one too, not {type(given).__name__}",
-            hint="pass the tangent as a list, or as an instance of the argument's dataclass",
+            f"a {type(new).__name__} argument is updated in place, so its tangent must be "
+            f"one too, not {type(given).__name__}",
+            hint="pass the tangent as a value of the argument's type (a list, a dict, an "
+            "instance of its dataclass)",
         )
     given[:] = new
 
 
-# the name generated code writes a dataclass argument back with
-write_fields = write_list
+# the names generated code writes a dataclass argument, and a dict argument, back with
+write_fields = write_items = write_list
 
 
 # Helpers with effects (they change an argument): derivative code keeps each call, in

@@ -202,10 +202,22 @@ def shuffles_in_place(x):
     return np.sum(y * np.arange(3.0))
 
 
-def updates_a_dict_by_key(a, m):
-    d = {"a": a, "m": m}
-    d["a"] = d["a"][None, :]
-    return np.sum((d["a"] @ d["m"]) ** 2)
+def adds_into_list_item_with_second_name(x):
+    xs = [x * 1.0, x]
+    w = xs[0]
+    xs[0] += x  # adds into the array w names too
+    return np.sum(w * x)
+
+
+def assigns_field_of_record_with_second_name(x, layer):
+    other = layer
+    layer.b = 3.0
+    return other.b * np.sum(x)
+
+
+def assigns_field_of_frozen_record(x, frozen):
+    frozen.b = 2.0
+    return np.sum(x) * frozen.b
 
 
 def assigns_a_slice_of_a_list(a, m):

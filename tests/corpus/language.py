@@ -539,6 +539,51 @@ CASES += [
 ]
 
 
+# Dicts updated by key: d[k] = v is d = runtime.dict_with(d, k, v) in derived code; a dict
+# argument's entries are written back into the caller's dict at the end.
+
+
+def updates_dict_argument(x, d):
+    d["w"] = d["w"] * x
+    d["b"] = np.sum(d["w"])
+    return d["b"] * np.sum(x)
+
+
+def builds_dict_by_key(x):
+    d = {"a": x, "b": 2.0}
+    d["a"] = d["a"] * d["b"]
+    d["c"] = np.sin(x)
+    return np.sum(d["a"] * d["c"])
+
+
+def dict_entry_added_in_loop(x):
+    d = {}
+    for i in range(3):
+        d["s"] = x[i] * 2.0 if i == 0 else d["s"] * x[i]
+    return d["s"]
+
+
+def adds_into_float_entry(x):
+    d = {"s": 0.5, "w": x * 2.0}
+    d["s"] += np.sum(d["w"])
+    return d["s"] * x[0]
+
+
+def replaces_dict_entry_by_another_shape(a, m):
+    d = {"a": a, "m": m}
+    d["a"] = d["a"][None, :]
+    return np.sum((d["a"] @ d["m"]) ** 2)
+
+
+CASES += [
+    Case(replaces_dict_entry_by_another_shape, (V, np.arange(6.0).reshape(3, 2) / 5.0)),
+    Case(updates_dict_argument, (V, {"w": np.array([0.5, -1.0, 2.0]), "b": 0.0})),
+    Case(builds_dict_by_key, (V,)),
+    Case(dict_entry_added_in_loop, (V,)),
+    Case(adds_into_float_entry, (V,)),
+]
+
+
 # Lists updated by item: xs[i] = v makes a new list (runtime.list_with), so the
 # list keeps being a value; a second name or a tuple holding it is refused.
 
