@@ -311,6 +311,8 @@ class _Plan:
         """The statements standing for ``s``, the call's statement."""
         out = [assign(name, value, s) for name, value in self.bound_first]
         out += self.body
+        if self.result is None and isinstance(s, (gast.Assign, gast.Return)):
+            self.result = gast.Constant(value=None, kind=None)  # what a call without return gives
         if isinstance(s, gast.Assign):
             out.append(
                 located(gast.Assign(targets=s.targets, value=self.result, type_comment=None), s)
@@ -370,7 +372,7 @@ def _bind_arguments(params, defaults, call, helper):
         if not isinstance(value, (int, float, complex, bool, str, type(None))):
             return None
         given[p] = gast.Constant(value=value, kind=None)
-    return {p: given[p] for p in params}
+    return given  # in the order Python evaluates them: positional, keywords, defaults
 
 
 def _updated_in_place(body, scope, params):
