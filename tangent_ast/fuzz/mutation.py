@@ -1,8 +1,9 @@
-"""Helpers that update their arguments in place, called the way NumPy code calls them:
-on a buffer the function made, on a copy, on its own argument, in a loop, a helper calling
-another, a float given where the helper's ``+=`` only rebinds its own name. What the caller's
-values hold after each call, and their derivatives, must be what the program computes; the
-argument-state check covers an argument the call changes. A block reads like this::
+"""Values updated in place the way NumPy code does it: helpers that update their arguments
+(on a buffer the function made, on a copy, on its own argument, in a loop, a helper calling
+another, a float given where the helper's ``+=`` only rebinds its own name), fields of a
+dataclass instance assigned and dicts updated by key, directly and by helpers. What the
+caller's values hold after each update, and their derivatives, must be what the program
+computes; the argument-state check covers an argument a call changes. A block reads::
 
     buf = np.zeros_like(a)
     add_into(buf, b * a)
@@ -24,6 +25,8 @@ HELPERS = {
     "rescale_box": (
         "def rescale_box(box, c):\n    box.w = box.w * c\n    box.b += np.sum(box.w)\n"
     ),
+    # a dict's entries set by a helper (one replaced, one added)
+    "set_entries": "def set_entries(d, v):\n    d['w'] = d['w'] * v\n    d['u'] = np.cos(v)\n",
 }
 
 # (helpers it calls, shapes it is for, lines): {a}, {b} values of the block's shape, {s} a
@@ -105,6 +108,33 @@ _FORMS = [
         ("rescale_box",),
         "sva",
         ["bx = Box({a} + 0.0, {s})", "rescale_box(bx, {b})", "{name} = bx.w * bx.b"],
+    ),
+    # dicts updated by key: an entry replaced, one added, a float entry added into
+    (
+        (),
+        "sva",
+        [
+            "dd = {{'w': {a} * 1.0, 's': 0.5}}",
+            "dd['w'] = dd['w'] * {b}",
+            "dd['s'] = dd['s'] + np.sum(dd['w'])",
+            "dd['s'] += np.sum({b})",
+            "{name} = dd['w'] * dd['s']",
+        ],
+    ),
+    (
+        (),
+        "sva",
+        [
+            "dd = {{}}",
+            "for k in range(2):",
+            "    dd['t'] = {a} * (k + 1.0) if k == 0 else dd['t'] * {b}",
+            "{name} = dd['t'] + {a}",
+        ],
+    ),
+    (
+        ("set_entries",),
+        "sva",
+        ["dd = {{'w': {a} + 0.0}}", "set_entries(dd, {b})", "{name} = dd['w'] + dd['u']"],
     ),
     (
         ("scale_first",),
