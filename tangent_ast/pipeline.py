@@ -104,7 +104,7 @@ from .reverse import finish_updates, residuals_parameter, reverse
 from .shared_updates import follow_argument_aliases, follow_shared_updates
 from .simplify import is_pure, restore_names, simplify
 from .ssa import SSAInfo, to_ssa
-from .syntax import attribute, name, unparse
+from .syntax import attribute, name, unparse, updated_arrays
 from .tapes import install_tapes
 from .trees import copy_tree, walk
 from .unzip import unzipped
@@ -463,6 +463,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
             recomputable=lambda st: is_pure(st.value, namespace),
             is_scalar=lambda v: f.kinds.get(v, UNKNOWN).scalar,
             unset=lambda: attribute(namespace.bind("runtime", runtime), "UNSET"),
+            changed=updated_arrays(fwd.body) - copied,
         )
         if checkpoint_loops(fwd, bwd, sweeps.loops, tapes, f, namespace):
             # the iterations run again in the reverse sweep are the forward sweep's loop body,

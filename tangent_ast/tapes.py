@@ -126,7 +126,9 @@ def _append(tape, value):
     return gast.Expr(value=call)
 
 
-def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar, unset):
+def install_tapes(
+    fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar, unset, changed=frozenset()
+):
     """Fill in the tapes and trip counts of every loop of ``fwd``/``bwd`` (in place);
     ``loops``: the :class:`~tangent_ast.reverse.LoopPair` of each. Returns the tapes of
     each loop and the values its reverse loop hands down instead:
@@ -136,7 +138,9 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar,
     sweep (a pure operation, no call with effects); ``is_scalar(name)``: whether a
     value is a number (cheap to recompute every iteration); ``unset()``: the expression of a
     value not set yet (``runtime.UNSET``), what a tape keeps where the loop has not set a
-    value it saves."""
+    value it saves; ``changed``: arrays the forward sweep updates in place that the reverse
+    sweep does not restore (it sees their last state), which a value computed again in a
+    reverse loop must not read."""
     pair_of = {id(pair.backward): pair for pair in loops}
     created = []
     tapes_of = {}
@@ -158,7 +162,7 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar,
         # Only when that saves tapes: two values recomputed from one header, not one for one.
         restorable = set(headers)
         _, first = _recomputations(
-            loop, needed, headers, restorable, recomputable, is_scalar, set()
+            loop, needed, headers, restorable, recomputable, is_scalar, set(), changed
         )
         added = _reads(first) & (set(headers) - set(needed))
         if len({st.targets[0].id for st in first} & set(needed)) <= len(added):
@@ -166,7 +170,7 @@ def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar,
         needed += sorted(added)
         carried = _carried_from_next_iteration(fwd, bwd, loop, back, needed, headers)
         hoisted, again = _recomputations(
-            loop, needed, headers, restorable, recomputable, is_scalar, set(carried)
+            loop, needed, headers, restorable, recomputable, is_scalar, set(carried), changed
         )
         needed += sorted(_reads(again) & (set(headers) - set(needed)))
         needed = [v for v in needed if v not in {st.targets[0].id for st in hoisted + again}]
@@ -366,14 +370,22 @@ def _reads(stmts):
     return {n.id for st in stmts for n in gast.walk(st.value) if isinstance(n, gast.Name)}
 
 
-def _recomputations(loop, needed, headers, restorable, recomputable, is_scalar, carried):
+def _recomputations(
+    loop, needed, headers, restorable, recomputable, is_scalar, carried, changed=frozenset()
+):
     """(statements to run once before the reverse loop, statements to run in each
     reverse iteration) that give the ``needed`` values without a tape: a statement
     whose operands the reverse iteration has anyway (values that do not change in the
     loop, the loop index, restored headers not yet assigned again, ``carried`` values
-    handed down, other recomputed values), and that is :func:`_cheap`."""
+    handed down, other recomputed values), and that is :func:`_cheap`. An array in
+    ``changed`` holds another value in the reverse sweep: what reads it is taped."""
     target = loop.target.id if isinstance(loop, gast.For) else None
-    written = stored_names(loop.body) | updated_arrays(loop.body) | ({target} if target else set())
+    written = (
+        stored_names(loop.body)
+        | updated_arrays(loop.body)
+        | ({target} if target else set())
+        | set(changed)
+    )
     safe = _exits_before(loop.body)
     assignments = {}
     for n in gast.walk(loop):

@@ -664,3 +664,29 @@ CASES += [
     (least_squares_of_a_complex_matrix, (V[:3].copy(),)),
     (power_at_a_stationary_point, (0.5, 4.0)),
 ]
+
+
+# An argument read in a loop, then updated in place, differentiated with respect to another
+# argument only: the reverse loop computed tanh(a[i]) again from the updated a (a value the
+# reverse sweep does not restore) instead of taping it
+def argument_read_in_loop_then_updated(a, b):
+    acc = np.zeros(3)
+    for i in range(4):
+        acc = acc + b[i] * np.tanh(a[i])
+    a += a * 0.5
+    return np.sum(acc)
+
+
+# xs[0] += x on an item that is an array adds into that array, which w names too: w saw the
+# change in Python, not in the derived code (refused now)
+def list_item_added_into_with_a_second_name(x):
+    xs = [x * 1.0, x]
+    w = xs[0]
+    xs[0] += x
+    return np.sum(w * x)
+
+
+CASES += [
+    (argument_read_in_loop_then_updated, (V.copy(), M.T.copy())),
+    (list_item_added_into_with_a_second_name, (V[:3].copy(),)),
+]
