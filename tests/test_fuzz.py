@@ -11,7 +11,7 @@ import pytest
 
 from tangent_ast.fuzz import Outcome, check_program, generate, shrink
 from tangent_ast.fuzz.check import load
-from tangent_ast.fuzz.__main__ import run
+from tangent_ast.fuzz.__main__ import _reproduction, run
 
 # CI's time is shared with the rest of the suite: the fuzzer itself runs any number
 # (python -m tangent_ast.fuzz --count N --seed S [--second-order])
@@ -165,3 +165,10 @@ def test_a_run_for_some_minutes_does_not_list_its_seeds_first():
 
     counts, _, _ = run(range(0, sys.maxsize), time.monotonic() - 1, echo=lambda *a: None, lengths="both")
     assert sum(counts.values()) == 0
+
+
+def test_a_failure_is_written_as_a_module_that_runs():
+    program = generate(5, lengths="mixed")
+    namespace = {"__name__": "reproduction"}
+    exec(compile(_reproduction(program, "wrong: a line\nand another"), "<fuzz>", "exec"), namespace)
+    assert namespace["f"](*namespace["ARGS"]) == load(program).f(*program.args())

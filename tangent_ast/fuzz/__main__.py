@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from .check import Outcome, check_program
 from .generate import generate
 from .shrink import shrink
@@ -87,8 +89,7 @@ def run(
             if out is not None:
                 Path(out).mkdir(parents=True, exist_ok=True)
                 (Path(out) / f"fuzz_{result.outcome.value}_{kind}_{seed}.py").write_text(
-                    f"# {result.outcome.value}: {result.detail}\n# args: {small.args()!r}\n"
-                    + small.source()
+                    _reproduction(small, f"{result.outcome.value}: {result.detail}")
                 )
     echo(_tally(counts))
     if refusals:
@@ -102,6 +103,22 @@ def run(
             f"{small.source(preamble=False)}"
         )
     return counts, refusals, failures
+
+
+def _reproduction(program, what):
+    """A module that runs as it is: what went wrong (as comments), the program, the
+    arguments it was checked at and, run as a script, the check again."""
+    comment = "\n".join(f"# {line}" for line in what.splitlines())
+    with np.printoptions(floatmode="unique", threshold=sys.maxsize):  # every digit
+        args = repr(program.args())
+    return (
+        f"{comment}\n{program.source()}\n\n"
+        "array = np.array  # the arguments as repr writes them\n"
+        f"ARGS = {args}\n\n\n"
+        'if __name__ == "__main__":\n'
+        "    from tangent_ast.testing import check_grads\n\n"
+        "    check_grads(f, ARGS)\n"
+    )
 
 
 def main(argv=None):
