@@ -30,7 +30,6 @@ supported
 """
 
 import builtins
-import dataclasses
 import inspect
 
 import gast
@@ -230,10 +229,10 @@ def check_updates(
                 "not a list",
                 f"build a new value: {xs} = {xs} + [v]",
             )
-        _check_unaliased(
+        check_unaliased(
             parsed, node, xs, "it is appended to", f"use {xs} itself, or list({xs})", scope
         )
-        definitions = _rebindings(node, xs, list_params)
+        definitions = rebindings(node, xs, list_params)
         if xs in params and not any(d.lineno < at.lineno for d in definitions):
             _check_not_rebound_after(parsed, at, xs, definitions, f"list({xs})")
             lists.add(xs)  # the caller's list: written back at the end
@@ -243,7 +242,7 @@ def check_updates(
         rebinding = (gast.Assign, gast.AugAssign) if array in params else gast.Assign
         definitions = [
             n
-            for n in _rebindings(node, array, list_params)
+            for n in rebindings(node, array, list_params)
             if n not in stmts and isinstance(n, rebinding)
         ]
         if array in params and (
@@ -262,13 +261,13 @@ def check_updates(
             )
             if array in list_params or array in dict_params:  # lowered like a local one,
                 (lists if array in list_params else dicts).add(array)  # then written back
-                _check_unaliased(
+                check_unaliased(
                     parsed, node, array, "it is updated in place", f"use {array} itself", scope
                 )
                 continue
             if array_params is None or array in array_params:
                 in_place.add(array)
-                _check_unaliased(
+                check_unaliased(
                     parsed, node, array, "it is updated in place", f"use {array} itself", scope
                 )
                 continue
@@ -284,7 +283,7 @@ def check_updates(
         if any(isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) for n in stmts):
             continue  # ``x += y`` on an argument rebound before: plain arithmetic on the new value
         if definitions and all(is_new_dict(d.value, scope) for d in definitions):
-            _check_unaliased(
+            check_unaliased(
                 parsed,
                 node,
                 array,
@@ -295,7 +294,7 @@ def check_updates(
             dicts.add(array)
             continue
         if definitions and all(is_new_list(d.value, scope) for d in definitions):
-            _check_unaliased(
+            check_unaliased(
                 parsed,
                 node,
                 array,
@@ -314,7 +313,7 @@ def check_updates(
                 f"build {array} once as a list: [...], a comprehension or list(...)",
             )
         _check_new_each_time(parsed, node, scope, array, first, definitions, stmts)
-        _check_unaliased(
+        check_unaliased(
             parsed,
             node,
             array,
@@ -326,104 +325,6 @@ def check_updates(
     return in_place, lists, dicts
 
 
-def check_field_updates(parsed, scope, record_params):
-    """``r.f = v`` and ``r.f += v`` on a dataclass instance: ``r`` is a value in derived code
-    (lowered to ``r = replace(r, f=v)``), sound while no other name or container holds it.
-    ``r`` is an argument the signature says is a dataclass instance (``record_params``: name
-    -> kind), never rebound, written back into the caller's object at the end; or a local
-    bound only by a dataclass's constructor. Returns the arguments written back."""
-    node = parsed.node
-    params = [a.id for a in node.args.args]
-    updates: dict = {}
-    for n in gast.walk(node):
-        targets = (
-            n.targets
-            if isinstance(n, gast.Assign)
-            else [n.target]
-            if isinstance(n, gast.AugAssign)
-            else []
-        )
-        for t in targets:
-            if field_of_local(t, scope):
-                updates.setdefault(t.value.id, []).append(n)
-    written = set()
-    for record, stmts in updates.items():
-        first = min(stmts, key=lambda n: n.lineno)
-        stores = [
-            n
-            for n in gast.walk(node)
-            if isinstance(n, gast.Name) and n.id == record and isinstance(n.ctx, gast.Store)
-        ]
-        definitions = _rebindings(node, record, ())
-        if record in params:
-            kind = record_params.get(record)
-            if kind is None or not _assignable_fields(kind.cls):
-                raise unsupported(
-                    parsed,
-                    first,
-                    f"assigning a field of the argument {record!r}, which is not an instance of "
-                    "a dataclass whose fields can be assigned (not frozen, no __post_init__)",
-                    f"build a new value: {record} = dataclasses.replace({record}, ...)",
-                )
-            if stores:
-                raise unsupported(
-                    parsed,
-                    stores[0],
-                    f"rebinding the argument {record!r}, a field of which is assigned",
-                    "use another name for the new value",
-                )
-            written.add(record)
-        elif len(stores) != len(definitions) or not all(
-            _assignable_fields(_constructed(d.value, scope)) for d in definitions
-        ):
-            raise unsupported(
-                parsed,
-                first,
-                f"assigning a field of {record!r}, which is not always built in this function "
-                "by a dataclass's constructor (not frozen, no __post_init__)",
-                f"build it here: {record} = YourDataclass(...)",
-            )
-        _check_unaliased(
-            parsed,
-            node,
-            record,
-            "a field of it is assigned",
-            f"use {record} itself, or build a new one",
-            scope,
-        )
-    return written
-
-
-def field_of_local(target, scope):
-    """``r.f`` with ``r`` a local name: a field assignment this function can follow."""
-    return (
-        isinstance(target, gast.Attribute)
-        and isinstance(target.value, gast.Name)
-        and scope.is_local(target.value.id)
-    )
-
-
-def _constructed(value, scope):
-    """The class ``value`` is a call of the constructor of, or None."""
-    if isinstance(value, gast.Call):
-        cls = scope.lookup(value.func)
-        if isinstance(cls, type):
-            return cls
-    return None
-
-
-def _assignable_fields(cls):
-    """A dataclass whose instances' fields can be assigned, as ``dataclasses.replace`` sets
-    them: not frozen, every field set by ``__init__``, no ``__post_init__`` to run again."""
-    return (
-        isinstance(cls, type)
-        and dataclasses.is_dataclass(cls)
-        and not cls.__dataclass_params__.frozen
-        and all(f.init for f in dataclasses.fields(cls))
-        and not hasattr(cls, "__post_init__")
-    )
-
-
 def _extends(stmt, list_params):
     return (
         isinstance(stmt, gast.AugAssign)
@@ -433,7 +334,7 @@ def _extends(stmt, list_params):
     )
 
 
-def _rebindings(node, xs, list_params):
+def rebindings(node, xs, list_params):
     """The statements assigning ``xs`` (``xs += ys`` on a list argument extends it instead)."""
     return [
         n
@@ -526,7 +427,7 @@ def _check_not_rebound_after(parsed, first, xs, definitions, copy):
         )
 
 
-def _check_unaliased(parsed, node, value, why, hint, scope=None):
+def check_unaliased(parsed, node, value, why, hint, scope=None):
     """Refuse ``b = value`` made before its last change (or in a loop that changes it), and
     ``value`` held in a tuple, list or dict built before its last change: the other
     reference would see the changes made through the name. A second name made after every

@@ -6,6 +6,7 @@
     resolve    free names -> objects (closure cells, globals, builtins)  resolve.py
     inline     a helper updating an argument in place -> its body, inlined  helper_inlining.py
     updates    arrays and lists changed in place, and who else holds them aliasing.py
+               fields of dataclass instances assigned                     record_updates.py
     normalize  one operation per statement, structured returns           lowering/
     ssa        each name assigned once per path, explicit joins          ssa.py
     kinds      what each value is, from the signature                    kind_inference.py
@@ -50,7 +51,7 @@ import gast
 from . import runtime
 from .accumulate import accumulate_slices, fold_zero_starts
 from .activity import analyze
-from .aliasing import check_augmented, check_field_updates, check_updates
+from .aliasing import check_augmented, check_updates
 from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
     DerivedRule,
     RuleCache,
@@ -98,6 +99,7 @@ from .modes import Mode, Route
 from .naming import Namer, rule_base
 from .parse import ParsedFunction, parse
 from .recompute import recompute_residuals
+from .record_updates import check_field_updates
 from .residuals import pass_residuals, residuals_of
 from .resolve import Scope, resolve
 from .reverse import finish_updates, residuals_parameter, reverse
