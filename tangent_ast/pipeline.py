@@ -5,6 +5,7 @@
     check      refuse what no stage handles (yield, eval, ...)           checks.py
     resolve    free names -> objects (closure cells, globals, builtins)  resolve.py
     inline     a helper updating an argument in place -> its body, inlined  helper_inlining.py
+    rebound    an argument updated in place, then rebound: named apart     rebound_arguments.py
     updates    arrays and lists changed in place, and who else holds them aliasing.py
                fields of dataclass instances assigned                     record_updates.py
     normalize  one operation per statement, structured returns           lowering/
@@ -98,6 +99,7 @@ from .lowering.api_calls import bind_made
 from .modes import Mode, Route
 from .naming import Namer, rule_base
 from .parse import ParsedFunction, parse
+from .rebound_arguments import rename_rebound_arguments
 from .recompute import recompute_residuals
 from .record_updates import check_field_updates
 from .residuals import pass_residuals, residuals_of
@@ -154,7 +156,9 @@ def front(fn, signature, trace=False, form=PLAIN):
     )
     list_params = {p for p, k in zip(params, signature or ()) if k.tag is Tag.LIST}
     namer = Namer(scope.locals | set(scope.free))
-    parsed = inline_updating_helpers(parsed, scope, namer, dict(zip(params, signature or ())))
+    param_kinds = dict(zip(params, signature or ()))
+    parsed = inline_updating_helpers(parsed, scope, namer, param_kinds)
+    parsed = rename_rebound_arguments(parsed, scope, namer, param_kinds)
     rewritten = follow_argument_aliases(
         parsed.node, None if signature is None else dict(zip(params, signature))
     )

@@ -395,7 +395,17 @@ def fills_row_of_matrix_argument(m, v):
     return np.sum(m ** 2)
 
 
+def updates_argument_then_rebinds_it(x, y):
+    x *= y
+    for i in range(2):
+        x[i] = x[i] + y[i]
+    x = np.sin(x)  # a new value from here on; the caller's x keeps the updates before
+    x[1] = 0.5 * x[0]
+    return np.sum(x)
+
+
 CASES += [
+    Case(updates_argument_then_rebinds_it, (V, np.array([0.5, -1.0, 2.0]))),
     Case(scales_argument_in_place, (V, 1.5)),
     Case(scales_argument_in_place, (V, 1.5), wrt=(1,), note="-argument-not-in-wrt"),
     Case(sets_slot_of_argument, (V, 0.8)),
