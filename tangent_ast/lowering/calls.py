@@ -22,6 +22,7 @@ def f(x):
 
 import builtins
 import copy
+import dataclasses
 import inspect
 
 import gast
@@ -48,10 +49,11 @@ class CallLowering:
             ...
             runtime.write_list(xs_given, xs)
 
-        A dict argument updated by key is written back the same way
-        (``runtime.write_items(d_given, d)``), and a dataclass argument a field of which is
-        assigned too (``runtime.write_fields(p_given, p)``); ``d = runtime.dict_with(d, k, v)``
-        and ``p = replace(p, w=v)`` make new values, so they need no copy first.
+        A dict argument updated by key is written back the same way (``d = dict(d)`` first,
+        ``runtime.write_items(d_given, d)`` at the end), and a dataclass argument a field of
+        which is assigned too (``p = replace(p)``, ``runtime.write_fields(p_given, p)``): what
+        the reverse sweep reads of the argument is then the value as given, not the one
+        written back.
         """
         params = [a.id for a in node.args.args]
         written = [p for p in params if p in self.lists or p in self.records or p in self.dicts]
@@ -61,8 +63,16 @@ class CallLowering:
         prologue = []
         for p in written:
             prologue.append(assign(given[p], name(p), node))
-            if p in self.lists:
-                copied = gast.Call(func=self.builtin("list"), args=[name(p)], keywords=[])
+            if p in self.lists or p in self.dicts:
+                kind = "list" if p in self.lists else "dict"
+                copied = gast.Call(func=self.builtin(kind), args=[name(p)], keywords=[])
+                prologue.append(assign(p, copied, node))
+            else:  # a dataclass instance: the residuals keep the one given, not written
+                copied = gast.Call(
+                    func=name(self.scope.bind(dataclasses.replace, self.namer, "replace")),
+                    args=[name(p)],
+                    keywords=[],
+                )
                 prologue.append(assign(p, copied, node))
         epilogue = [
             located(

@@ -141,6 +141,13 @@ for _copy in (builtins.list, builtins.tuple):
     defvjp(_copy, lambda ct, ans, x: runtime.list_vjp(ct, x))
     specialize(_copy, Mode.REVERSE, lambda x: x.tag in (Tag.LIST, Tag.TUPLE), lambda ct, ans, x: ct)
 
+# dict(d): a copy of a dict (a dict argument the function updates by key is copied first,
+# so that what the reverse sweep reads of it is the dict as given); another form of dict(...)
+# (pairs, keywords) has no rule
+specialize(builtins.dict, Mode.FORWARD, lambda x: x.tag is Tag.DICT, lambda dx, ans, x: dict(dx))
+specialize(builtins.dict, Mode.REVERSE, lambda x: x.tag is Tag.DICT, lambda ct, ans, x: dict(ct))
+handles(builtins.dict, sequences=True)
+
 # divmod(x, y) = (x // y, x % y): the quotient is locally constant
 defjvp(
     builtins.divmod,

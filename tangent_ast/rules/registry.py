@@ -179,7 +179,11 @@ class Primitive:
         return self.jvps if mode is Mode.FORWARD else self.vjps
 
     def has(self, mode):
-        return self.nondiff or bool(self.table(mode))
+        return (
+            self.nondiff
+            or bool(self.table(mode))
+            or any(variant_mode == mode for variant_mode, _, _ in self.variants)
+        )
 
 
 _TABLE: dict[object, Primitive] = {}  # a function (or (class, attribute)) -> its rules
