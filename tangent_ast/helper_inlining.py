@@ -88,7 +88,7 @@ def inline_updating_helpers(parsed, scope, namer, param_kinds):
     the globals they read; ``param_kinds``: the signature's kind of each parameter."""
     inliner = _Inliner(parsed, scope, namer, param_kinds)
     node = copy.deepcopy(parsed.node)
-    node.body = inliner.block(node.body, ())
+    node.body = inliner.block(node.body, (), top_level=True)
     if not inliner.inlined:
         return parsed
     return replace(parsed, node=node, line_map=_renumber(node, parsed.line_map))
@@ -101,10 +101,13 @@ class _Inliner:
         self.namer = namer
         self.param_kinds = param_kinds
         self.inlined = False
+        self.top = 0
 
-    def block(self, stmts, chain):
+    def block(self, stmts, chain, top_level=False):
         out = []
-        for s in stmts:
+        for i, s in enumerate(stmts):
+            if top_level:
+                self.top = i  # the statement of the function's body the calls below are in
             for field in ("body", "orelse", "finalbody"):
                 if not isinstance(s, (gast.FunctionDef, gast.ClassDef)) and isinstance(
                     getattr(s, field, None), list
@@ -138,8 +141,22 @@ class _Inliner:
         return self.block(body, (*chain, helper))
 
     def surely_mutable(self, arg):
-        """Whether the name ``arg`` is an array or a list wherever it is bound here:
-        ``arg += v`` then changes it in place."""
+        """Whether the name ``arg`` is an array or a list where the call is: bound last by
+        a statement of the function's body before the call's, and not in the call's own, to
+        one; or one wherever it is bound. ``arg += v`` then changes it in place."""
+        body = self.parsed.node.body
+        last = next(
+            (j for j in range(self.top - 1, -1, -1) if _binds(body[j], arg)),
+            None,
+        )
+        if (
+            last is not None
+            and isinstance(body[last], gast.Assign)
+            and len(body[last].targets) == 1
+            and isinstance(body[last].targets[0], gast.Name)
+            and not _binds(body[self.top], arg)
+        ):
+            return self.mutable(body[last].value, frozenset({arg}))
         return self.bound_to(arg, self.mutable, frozenset())
 
     def bound_to(self, arg, test, seen):
@@ -214,6 +231,14 @@ class _Inliner:
                 isinstance(first, gast.Constant) and type(first.value) is int
             )
         return False
+
+
+def _binds(stmt, name):
+    """Whether ``stmt`` binds ``name`` anywhere in it (``+=`` included)."""
+    return any(
+        isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+        for n in walk(stmt)
+    )
 
 
 _ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow)

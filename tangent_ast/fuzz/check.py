@@ -32,6 +32,7 @@ import numpy as np
 
 import tangent_ast as ta
 from tangent_ast.errors import InternalError, TangentAstError
+from tangent_ast.runtime import is_record, rebuild, record_fields
 from tangent_ast.testing import GradientCheckError, check_grads, check_second_order
 
 
@@ -80,7 +81,36 @@ def _finite(value):
 
 
 def _close(a, b):
+    if isinstance(a, dict) or is_record(a):
+        return (
+            type(a) is type(b)
+            and _parts(a) == _parts(b)
+            and all(_close(_part(a, k), _part(b, k)) for k in _parts(a))
+        )
     return np.allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-6, atol=1e-9)
+
+
+def _parts(a):
+    """The keys of a dict, the fields of a dataclass instance."""
+    return list(a) if isinstance(a, dict) else record_fields(a)
+
+
+def _part(a, key):
+    return a[key] if isinstance(a, dict) else getattr(a, key)
+
+
+def _each_part(a, fn):
+    """``a`` (a dict or a dataclass instance) with ``fn`` applied to each entry or field."""
+    if isinstance(a, dict):
+        return {k: fn(v) for k, v in a.items()}
+    return rebuild(a, [fn(getattr(a, k)) for k in record_fields(a)])
+
+
+def _ones(a):
+    """A direction of all ones for the argument ``a``."""
+    if isinstance(a, dict) or is_record(a):
+        return _each_part(a, _ones)
+    return np.ones_like(a) if isinstance(a, np.ndarray) else [1.0] * len(a) if _listed(a) else 1.0
 
 
 def _api_checks(f, args):
@@ -101,10 +131,7 @@ def _api_checks(f, args):
     for g, h, k in zip(first, second, grads, strict=True):
         if not (_close(g, h) and _close(g, k)):
             raise GradientCheckError("the vjp pullback called twice, and grad, disagree")
-    tangents = tuple(
-        np.ones_like(a) if isinstance(a, np.ndarray) else [1.0] * len(a) if _listed(a) else 1.0
-        for a in args
-    )
+    tangents = tuple(_ones(a) for a in args)
     out, _ = ta.jvp(f, copy.deepcopy(args), tangents)
     if not _close(out, expected):
         raise GradientCheckError(f"jvp gives the value {out!r}, f gives {expected!r}")
@@ -115,7 +142,10 @@ def _listed(a):
 
 
 def _direction(a, rng):
-    """A random direction for the argument ``a`` (an array, a float or a list of floats)."""
+    """A random direction for the argument ``a`` (an array, a float, a list of floats, or a
+    dict or dataclass instance of those)."""
+    if isinstance(a, dict) or is_record(a):
+        return _each_part(a, lambda v: _direction(v, rng))
     if isinstance(a, np.ndarray):
         return rng.standard_normal(np.shape(a))
     if _listed(a):
@@ -125,6 +155,10 @@ def _direction(a, rng):
 
 def _step(a, d, step):
     """``a + step * d`` for an argument and a direction of it."""
+    if isinstance(a, dict):
+        return {k: _step(v, d[k], step) for k, v in a.items()}
+    if is_record(a):
+        return rebuild(a, [_step(getattr(a, k), getattr(d, k), step) for k in record_fields(a)])
     if _listed(a):
         return [x + step * t for x, t in zip(a, d, strict=True)]
     return a + step * d

@@ -82,8 +82,9 @@ PREAMBLE = (
     "import math\nimport collections\nimport dataclasses\nimport functools\n\n"
     "import numpy as np\n\n"
     "import tangent_ast as ta\n\n"
+    "from tangent_ast.fuzz.mutation import Box\n\n"
     "Pair = collections.namedtuple('Pair', ['left', 'right'])\n\n\n"
-    "@dataclasses.dataclass\nclass Box:\n    w: object\n    b: object\n\n\nSCALE = 1.5\n"
+    "SCALE = 1.5\n"
 )
 
 
@@ -118,6 +119,8 @@ class Program:
                 out.append(float(rng.uniform(0.3, 1.4)) * (1 if rng.random() < 0.7 else -1))
             elif shape == LIST:
                 out.append([float(v) for v in rng.uniform(-1.2, 1.2, 3)])
+            elif shape in _mutation.ARGUMENTS:
+                out.append(_mutation.argument(shape, rng))
             else:
                 out.append(rng.standard_normal(SHAPES[shape]))
         return tuple(out)
@@ -591,7 +594,7 @@ def _statement(w):
     if kind in _WRITERS:
         return _WRITERS[kind](w, name, shape)
     if kind == "mutate":
-        _mutation.statement(w, name, shape, SCALAR, VEC)
+        _mutation.statement(w, name, shape)
         if name in w.env:  # else no form fits the shape: an expression below
             return None
     if kind == "early":
@@ -642,8 +645,13 @@ def generate(seed, size=None, lengths="equal"):
         shapes += (LIST,)
         params += ("ys",)
         _list_argument(w, "ys")
-    if rng.random() < 0.15 and any(s not in (SCALAR, LIST) for s in shapes):  # updated in place
-        arg = next(p for p, s in zip(params, shapes, strict=True) if s not in (SCALAR, LIST))
+    if rng.random() < 0.1:  # a dataclass instance or a dict, its fields or entries changed
+        shape = rng.choice(sorted(_mutation.ARGUMENTS))
+        shapes += (shape,)
+        params += (shape,)
+        _mutation.ARGUMENTS[shape](w, shape)
+    if rng.random() < 0.15 and any(s in (VEC, MAT) for s in shapes):  # updated in place
+        arg = next(p for p, s in zip(params, shapes, strict=True) if s in (VEC, MAT))
         w.body.append((f"{arg} *= 0.5",))
     for _ in range(size if size is not None else rng.randint(2, 8)):
         _statement(w)

@@ -13,6 +13,19 @@ computes; the argument-state check covers an argument a call changes. A block re
 
 from __future__ import annotations
 
+import dataclasses
+
+from .lengths import SCALAR, VEC
+
+
+@dataclasses.dataclass
+class Box:
+    """The programs' dataclass (their preamble imports it): built in them, and an argument."""
+
+    w: object
+    b: object
+
+
 HELPERS = {
     "add_into": "def add_into(out, v):\n    out += v\n",
     "scale_first": "def scale_first(v, c):\n    v[0] = v[0] * c\n",
@@ -151,14 +164,56 @@ _FORMS = [
 ]
 
 
-def statement(w, name, shape, scalar, vector):
+def statement(w, name, shape):
     """A block making ``name`` (of ``shape``) through helpers that update in place, or
     None where no form fits the shape."""
-    wanted = {scalar: "s", vector: "v"}.get(shape, "a")
+    wanted = {SCALAR: "s", VEC: "v"}.get(shape, "a")
     forms = [f for f in _FORMS if wanted in f[1] or (wanted == "v" and "a" in f[1])]
     if not forms:
         return None
     helpers, _, lines = w.rng.choice(forms)
-    a, b, s = w.pick(shape), w.pick(shape), w.pick(scalar) or "0.5"
+    a, b, s = w.pick(shape), w.pick(shape), w.pick(SCALAR) or "0.5"
     w.helpers.update(helpers)
     return w.emit([line.format(a=a, b=b, s=s, name=name) for line in lines], name, shape)
+
+
+def _record_argument(w, box):
+    """A block on the argument ``box`` (a :class:`Box` of three floats and a float): its
+    fields assigned, as the caller sees after the call, or only read."""
+    s = w.pick(SCALAR) or "0.5"
+    name = w.fresh()
+    change = w.rng.choice(
+        [
+            [f"{box}.w = {box}.w * {s}"],
+            [f"{box}.b += np.sum({box}.w)"],
+            [f"{box}.w = np.sin({box}.w)", f"{box}.b = {box}.b * 2.0 + {s}"],
+            [],
+        ]
+    )
+    w.emit([*change, f"{name} = np.sum({box}.w) * {box}.b"], name, SCALAR)
+
+
+def _dict_argument(w, entries):
+    """A block on the argument ``entries`` (a dict of three floats and a float): an entry
+    replaced, added into or added, as the caller sees after the call, or only read."""
+    s = w.pick(SCALAR) or "0.5"
+    name = w.fresh()
+    change = w.rng.choice(
+        [
+            [f"{entries}['w'] = {entries}['w'] * {s}"],
+            [f"{entries}['s'] += np.sum({entries}['w'])"],
+            [f"{entries}['u'] = np.cos({entries}['w'])", f"{entries}['w'] = {entries}['u'] * {s}"],
+            [],
+        ]
+    )
+    w.emit([*change, f"{name} = np.sum({entries}['w']) * {entries}['s']"], name, SCALAR)
+
+
+# a parameter's shape -> the block that uses it (its name is the shape's)
+ARGUMENTS = {"box": _record_argument, "entries": _dict_argument}
+
+
+def argument(shape, rng):
+    """The value a program is checked at for a parameter of ``shape`` (one of ARGUMENTS)."""
+    w, s = rng.standard_normal(3), float(rng.uniform(0.3, 1.4))
+    return Box(w, s) if shape == "box" else {"w": w, "s": s}
