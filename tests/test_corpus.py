@@ -33,3 +33,25 @@ def test_zip_strict_raises_as_python_does_on_unequal_lengths():
     for derived in (ta.grad(control_flow.loop_zip_strict), lambda a, b: ta.jvp(control_flow.loop_zip_strict, (a, b), (a, b))):
         with pytest.raises(ValueError, match="different lengths"):
             derived(xs, ys)
+
+
+# values updated in place (helpers inlined, dataclass fields, dict entries, an argument
+# rebound): their derived rules are derived again
+_UPDATED_IN_PLACE = {
+    "fills_buffer_by_helpers",
+    "helper_in_loop_with_break",
+    "appends_by_helper",
+    "assigns_fields_of_argument",
+    "assigns_fields_in_loop",
+    "replaces_dict_entry_by_another_shape",
+    "updates_dict_argument",
+    "dict_entry_added_in_loop",
+    "updates_argument_then_rebinds_it",
+}
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in language.CASES if c.fn.__name__ in _UPDATED_IN_PLACE], ids=lambda c: c.id
+)
+def test_updated_in_place_at_second_order(case):
+    check_grads(case.fn, case.args, order=2, wrt=(0,))

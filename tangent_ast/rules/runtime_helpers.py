@@ -252,6 +252,7 @@ COTANGENT_HELPERS = (
     runtime.list_vjp,
     runtime.without_vjp,
     runtime.dict_with_vjp,
+    runtime.replace_vjp,
 )
 for _fn in COTANGENT_HELPERS:
     _params = list(inspect.signature(_fn).parameters.values())
@@ -306,6 +307,12 @@ defvjp(
     ZERO,
     None,
 )
+# the dict dict_with_vjp reads only for its keys and shapes: no derivative
+defjvp(runtime.dict_with_vjp, ZERO, argnum=1)
+primitive(runtime.dict_with_vjp).kind = lambda ct, d, key: ct
+# replace_vjp zeroes the fields replace(p, **changed) replaced: a projection, its own transpose
+defvjp(runtime.replace_vjp, lambda c, ans, ct, changed: runtime.replace_vjp(c, changed), None)
+primitive(runtime.replace_vjp).kind = lambda ct, changed: ct
 # without_vjp puts a zero back where xs.pop(key) took an item; its transpose takes it out
 defvjp(runtime.without_vjp, lambda c, ans, ct, xs, key=-1: runtime.without(c, key), ZERO, None)
 defvjp(
