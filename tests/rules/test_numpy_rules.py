@@ -308,6 +308,7 @@ def f_stack_scalars(a, b): return np.stack([a, b, a * b])
 def f_hstack(a, b): return np.hstack([a, b])
 def f_hstack_scalars(a, b): return np.hstack([a, b, 1.0])
 def f_vstack(a, b): return np.vstack([a, b])
+def f_row_stack(a, b): return np.row_stack([a, b])  # NumPy's deprecated name of vstack
 def f_dstack(a, b): return np.dstack([a, b])
 def f_column_stack(a, b): return np.column_stack([a, b])
 def f_block(a, b): return np.block([[a, b], [b, a]])
@@ -751,6 +752,7 @@ RULE_TEST_CASES = [
     c(f_hstack_scalars, (0.3, 1.4), "numpy.hstack"),
     c(f_vstack, (V, W), "numpy.vstack"),
     c(f_vstack, (M, ROW), "numpy.vstack"),
+    c(f_row_stack, (V, W), "numpy.row_stack"),
     c(f_dstack, (M, PM), "numpy.dstack"),
     c(f_column_stack, (V3, S), "numpy.column_stack"),
     c(f_block, (S, SQ), "numpy.block"),

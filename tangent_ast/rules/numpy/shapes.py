@@ -261,6 +261,13 @@ defvjp(np.vstack, lambda ct, ans, xs, **kw: runtime.gather_list_vjp(ct, xs, np.v
 
 defvjp(np.dstack, lambda ct, ans, xs: runtime.gather_list_vjp(ct, xs, np.dstack))
 
+# np.row_stack: NumPy's deprecated name of np.vstack (gone in a later NumPy); its rules call
+# np.vstack, which does not warn
+if hasattr(np, "row_stack"):
+    defjvp(np.row_stack, lambda dxs, ans, xs, **kw: np.vstack(dxs, **kw))
+    defvjp(np.row_stack, lambda ct, ans, xs, **kw: runtime.gather_list_vjp(ct, xs, np.vstack))
+    handles(np.row_stack, sequences=True)
+
 defvjp(np.column_stack, lambda ct, ans, xs: runtime.gather_list_vjp(ct, xs, np.column_stack))
 
 defvjp(np.block, lambda ct, ans, xs: runtime.gather_list_vjp(ct, xs, np.block))
