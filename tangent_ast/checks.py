@@ -39,7 +39,10 @@ _UNSUPPORTED = {
         "mutable globals are not supported: pass the value as an argument and return the new value",
     ),
     gast.Nonlocal: ("a nonlocal statement", "pass the value as an argument and return it"),
-    gast.With: ("a with block", _MOVE_OUT),
+    gast.With: (
+        "a with block left by return, break or continue, or binding more than a name",
+        "leave the block at its end, or move it outside the differentiated function",
+    ),
     gast.AsyncWith: ("an async with block", _MOVE_OUT),
     gast.Try: (
         "a return, break or continue inside try ... finally",
@@ -75,20 +78,18 @@ def unsupported(parsed, node, what=None, hint=None):
 
 def _lowered(n):
     """Constructs of ``_UNSUPPORTED`` the lowering handles in these forms: ``del`` of names,
-    ``:=`` on a name, ``with np.errstate(...)`` (checked again once names are resolved),
-    ``try``/``except`` without ``finally``."""
+    ``:=`` on a name, ``with`` a context manager (``as`` a name) around a body it is left
+    at the end of (no ``return``, ``break`` or ``continue`` out of it), ``try``/``except``
+    without ``finally``."""
     if isinstance(n, gast.Delete):
         return all(isinstance(t, gast.Name) for t in n.targets)
     if isinstance(n, gast.NamedExpr):
         return isinstance(n.target, gast.Name)
     if isinstance(n, gast.Try):  # the try body is derived, then the finally block
         return not n.finalbody or not _leaves_early(n.body + n.orelse + n.handlers)
-    if isinstance(n, gast.With):
-        return all(
-            item.optional_vars is None
-            and isinstance(item.context_expr, gast.Call)
-            and isinstance(item.context_expr.func, gast.Attribute)
-            and item.context_expr.func.attr == "errstate"
+    if isinstance(n, gast.With):  # entered and left around its body (lowering/contexts.py)
+        return not _leaves_early(n.body) and all(
+            item.optional_vars is None or isinstance(item.optional_vars, gast.Name)
             for item in n.items
         )
     return False

@@ -55,3 +55,12 @@ _UPDATED_IN_PLACE = {
 )
 def test_updated_in_place_at_second_order(case):
     check_grads(case.fn, case.args, order=2, wrt=(0,))
+
+
+def test_a_with_block_is_entered_and_left_once_by_each_rule():
+    counted, x = language.COUNTED, np.array([0.5, 1.5, 2.5])
+    for derived in (ta.grad(language.inside_contexts), lambda v: ta.jvp(language.inside_contexts, (v,), (v,))):
+        derived(x)  # derived (and loaded) before counting
+        before = counted.entered
+        derived(x)
+        assert counted.entered == counted.left == before + 1

@@ -24,7 +24,7 @@ def line_of(fn, text):
     (bad.has_class, "a class definition", "class Local"),
     (bad.has_global, "a global statement", "global COUNTER"),
     (bad.has_yield, "yield", "yield x"),
-    (bad.has_with, "a with block", "with open"),
+    (bad.leaves_a_with_block_early, "a with block left by return", "with open"),
     (bad.raises_on_float_errors, "np.errstate with a setting other than", "with np.errstate"),
     (bad.has_try, "a return, break or continue inside try ... finally", "try:"),
     (bad.set_of_values, "a set of differentiable values", "return sum"),

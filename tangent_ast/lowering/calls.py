@@ -134,7 +134,7 @@ class CallLowering:
             )
         target = self.scope.lookup(func)
         entry = lookup(target)
-        if entry is not None and entry.checks_only:
+        if (entry is not None and entry.checks_only) or target in _CONTEXTS:
             return
         if target is runtime.write_list and self.writes_back_an_argument(call):
             self.written_back.add(call.args[0].id)
@@ -409,3 +409,7 @@ def _numpy_effect(target, func, locals_in_args):
         and not (module or "").startswith("numpy.testing")
         and not is_pure_function(target)
     )
+
+
+# a with block's enter and exit (contexts.py): kept for their effect, on a manager object
+_CONTEXTS = (runtime.enter_context, runtime.exit_context)

@@ -247,7 +247,7 @@ class Normalizer(
         if isinstance(s, (gast.Pass, gast.Delete)):  # del of names (checks.py): nothing to do
             return []
         if isinstance(s, gast.With):
-            return self.error_state_block(s)
+            return self.with_block(s)
         if isinstance(s, gast.Assert):
             pre, test = self.atom(s.test, s)
             return pre + [located(gast.Assert(test=test, msg=s.msg), s)]

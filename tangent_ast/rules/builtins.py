@@ -181,6 +181,9 @@ handles(
 )
 handles(builtins.sum, "start")
 effectful(builtins.print)
+# a with block entered and left (lowering/contexts.py): effects, no derivative
+nondifferentiable(runtime.enter_context, runtime.exit_context)
+effectful(runtime.enter_context, runtime.exit_context)
 
 # the order sorted(xs, key=f), min(xs, key=f) and max(xs, key=f) are lowered to: positions
 nondifferentiable(runtime.sorted_order)

@@ -232,6 +232,8 @@ _EXPORTS = {
         "concat_tangent",
         "dict_with",
         "dict_with_vjp",
+        "enter_context",
+        "exit_context",
         "getattr_vjp",
         "inserted_at",
         "is_record",

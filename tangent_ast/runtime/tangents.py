@@ -335,9 +335,20 @@ def write_list(given, new):
 write_fields = write_items = write_list
 
 
-# Helpers with effects (they change an argument): derivative code keeps each call, in
-# order, exactly once (simplify.is_pure).
-EFFECTFUL = frozenset({write_list})
+def enter_context(manager):
+    """``with manager as v:`` written out: ``v = enter_context(manager)``, the block's body,
+    then ``exit_context(manager)``."""
+    return manager.__enter__()
+
+
+def exit_context(manager):
+    """The end of a ``with`` block whose body ran to its end (no exception to pass on)."""
+    manager.__exit__(None, None, None)
+
+
+# Helpers with effects (they change an argument, enter or leave a context): derivative code
+# keeps each call, in order, exactly once (simplify.is_pure).
+EFFECTFUL = frozenset({write_list, enter_context, exit_context})
 
 
 def replace_vjp(ct, changed):

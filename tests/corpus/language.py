@@ -4,6 +4,7 @@ import collections
 import dataclasses
 import functools
 import math
+import warnings
 
 import numpy as np
 
@@ -592,6 +593,39 @@ CASES += [
     Case(dict_entry_added_in_loop, (V,)),
     Case(adds_into_float_entry, (V,)),
 ]
+
+
+# with blocks: each context entered and left around the body, in every derived rule
+
+
+class Counted:
+    """A context manager that counts how often it is entered and left."""
+
+    def __init__(self):
+        self.entered = self.left = 0
+
+    def __enter__(self):
+        self.entered += 1
+        return self
+
+    def __exit__(self, *exc):
+        self.left += 1
+        return False
+
+
+COUNTED = Counted()
+
+
+def inside_contexts(x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = np.log(x) * x
+    with COUNTED, np.printoptions(precision=3):
+        z = np.sin(y) * 2.0
+    return np.sum(z * z)
+
+
+CASES += [Case(inside_contexts, (np.array([0.5, 1.5, 2.5]),))]
 
 
 # Lists updated by item: xs[i] = v makes a new list (runtime.list_with), so the
