@@ -11,6 +11,7 @@
     normalize  one operation per statement, structured returns           lowering/
     ssa        each name assigned once per path, explicit joins          ssa.py
     kinds      what each value is, from the signature                    kind_inference.py
+    lists      a list given to a NumPy function: np.asarray of it first    list_arguments.py
     aliasing   a += b on a shared array refused                          aliasing.py
     views      views read after their base changes refused, others copied views.py
     activity   which values carry derivatives                            activity.py
@@ -80,6 +81,7 @@ from .forward import forward
 from .helper_inlining import inline_updating_helpers
 from .kind_inference import infer
 from .kinds import UNKNOWN, Kind, Tag, canonical, describe_signature
+from .list_arguments import arrays_from_lists
 from .live import dependencies_of
 from .load import (
     OnDisk,
@@ -189,6 +191,11 @@ def front(fn, signature, trace=False, form=PLAIN):
     if trace:
         snapshots["ssa"] = _source(ssa_fn)
     kinds = infer(ssa_fn, scope, signature, result_kind, info.unset)
+    made_arrays = arrays_from_lists(ssa_fn, scope, kinds, namer)
+    if made_arrays:  # np.sum(b) of a list b: np.sum(b_array), b_array = np.asarray(b)
+        scope.locals |= set(made_arrays)
+        temps |= set(made_arrays)
+        kinds = infer(ssa_fn, scope, signature, result_kind, info.unset)
     # the names made for calls of tangent_ast's API: the functions they stand for, by name
     bind_made(ssa_fn, scope, kinds, normalizer.made)
     follow_shared_updates(ssa_fn, info.origin, kinds, scope, normalizer.augmented, namer)

@@ -68,9 +68,9 @@ def reads_view_after_update(x):
     return np.sum(tail)
 
 
-def updates_dict_argument(params, y):
-    params["w"] = y
-    return params["w"] * params["b"]
+def updates_tuple_argument(params, y):
+    params[0] = y  # a tuple: Python raises, and so must the derivation
+    return params[0] * params[1]
 
 
 def aliases_updated_array(x):
