@@ -30,6 +30,7 @@ supported
 """
 
 import builtins
+import dataclasses
 import inspect
 
 import gast
@@ -696,17 +697,18 @@ def fresh_array(value, scope):
 
 
 def first_copy(fn, scope, arg):
-    """The name bound to ``list(arg)`` in ``fn``'s body, else ``arg``. A list argument the
-    function changes is copied first thing (lowering/calls.py, ``write_back``) and written
-    back at the end, so by the reverse sweep the argument holds its final state; the copy
-    (never changed: lists are values in derived code) keeps its structure as given, which the
-    argument's zero cotangent is made from."""
+    """The name bound to ``list(arg)`` (``dict(arg)``, ``replace(arg)``) in ``fn``'s body,
+    else ``arg``. A list, dict or dataclass argument the function changes is copied first
+    thing (lowering/calls.py, ``write_back``) and written back at the end, so by the reverse
+    sweep the argument holds its final state; the copy (never changed: containers and
+    records are values in derived code) keeps its structure as given, which the argument's
+    zero cotangent is made from."""
     for s in fn.body:
         value = s.value if isinstance(s, gast.Assign) else None
         if (
             isinstance(value, gast.Call)
             and isinstance(s.targets[0], gast.Name)
-            and scope.lookup(value.func) is builtins.list
+            and scope.lookup(value.func) in (builtins.list, builtins.dict, dataclasses.replace)
             and len(value.args) == 1
             and not value.keywords
             and isinstance(value.args[0], gast.Name)

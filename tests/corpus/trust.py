@@ -690,3 +690,13 @@ CASES += [
     (argument_read_in_loop_then_updated, (V.copy(), M.T.copy())),
     (list_item_added_into_with_a_second_name, (V[:3].copy(),)),
 ]
+
+
+# A dict argument gaining an entry the result does not depend on: its zero cotangent was
+# made from the dict as written back (with the new key), not as given
+def dict_argument_gains_an_unused_entry(a, entries):
+    entries["u"] = np.cos(entries["w"])
+    return np.sum(a * a)
+
+
+CASES += [(dict_argument_gains_an_unused_entry, (V[:3].copy(), {"w": V[:3].copy(), "s": 0.5}))]
