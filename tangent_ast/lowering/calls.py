@@ -364,6 +364,9 @@ class CallLowering:
         if isinstance(func, gast.Attribute):
             pre, receiver = self.atom(func.value, at)
             return pre, gast.Attribute(value=receiver, attr=func.attr, ctx=gast.Load())
+        if isinstance(func, (gast.Call, gast.Subscript)):
+            # make_f(a)(x), fs[0](x): the function value named first, then called as one
+            return self.atom(func, at)
         raise unsupported(
             self.parsed,
             func,

@@ -684,7 +684,16 @@ def applies_closure_made_here(x, n):
     return g(x) * x
 
 
+FUNCTIONS = [np.tanh, cube]
+
+
+def calls_what_calls_return(x, n):
+    # the function a call returns, and an item of a list of functions, called at once
+    return make_scaled_sine(float(n))(x) * FUNCTIONS[1](x) + FUNCTIONS[0](x)
+
+
 CASES += [
+    Case(calls_what_calls_return, (0.5, 3)),
     Case(applies_function_twice, (make_scaled_sine(2.0), 0.5, 1.5)),
     Case(applies_function_twice, (make_scaled_sine(-3.0), 0.5, 1.5), note="-another-closure"),
     Case(applies_function_twice, (cube, V, 0.7)),
