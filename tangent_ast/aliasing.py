@@ -41,6 +41,7 @@ from .checks import unsupported
 from .indexing import Indexing, indexing
 from .kinds import UNKNOWN, Tag
 from .local_functions import local_functions
+from .syntax import written_targets
 from .views import VIEW_ATTRIBUTES, may_precede, program_order, view_base, views_read_after
 
 FRESH = (
@@ -198,14 +199,7 @@ def check_updates(
     updates = {}  # name -> the update statements, in source order
     appended = {}
     for n in gast.walk(node):
-        targets = (
-            n.targets
-            if isinstance(n, gast.Assign)
-            else [n.target]
-            if isinstance(n, gast.AugAssign)
-            else []
-        )
-        for t in targets:
+        for t in written_targets(n):
             if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
                 updates.setdefault(t.value.id, []).append(n)
         if (

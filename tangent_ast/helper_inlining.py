@@ -64,7 +64,7 @@ from .live import is_library
 from .parse import parse
 from .resolve import assigned_names, resolve
 from .rules.registry import lookup
-from .syntax import assign, is_docstring, located
+from .syntax import assign, is_docstring, located, written_targets
 from .trees import walk
 
 # a helper inlined in a helper ...: deeper than this, the call is left to its own rule
@@ -406,14 +406,7 @@ def _updated_in_place(body, scope, params):
     or may update: given to another function of the user's."""
     updated = set()
     for n in (m for b in body for m in gast.walk(b)):
-        targets = (
-            n.targets
-            if isinstance(n, gast.Assign)
-            else [n.target]
-            if isinstance(n, (gast.AugAssign, gast.AnnAssign))
-            else []
-        )
-        for t in targets:
+        for t in written_targets(n):
             base = t
             while isinstance(base, (gast.Subscript, gast.Attribute)):
                 base = base.value

@@ -24,6 +24,7 @@ from dataclasses import replace
 import gast
 
 from .kinds import Tag
+from .syntax import written_targets
 from .trees import copy_tree, walk
 
 # methods that change a list or an array in place
@@ -88,14 +89,7 @@ def _rebinding(body, param):
 def _updates(stmt, param):
     """Whether ``stmt`` changes the argument ``param`` in place (at any depth)."""
     for n in walk(stmt):
-        targets = (
-            n.targets
-            if isinstance(n, gast.Assign)
-            else [n.target]
-            if isinstance(n, gast.AugAssign)
-            else []
-        )
-        for t in targets:
+        for t in written_targets(n):
             if (
                 isinstance(t, gast.Subscript)
                 and isinstance(t.value, gast.Name)

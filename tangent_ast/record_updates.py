@@ -26,6 +26,7 @@ import gast
 
 from .aliasing import check_unaliased, rebindings
 from .checks import unsupported
+from .syntax import written_targets
 
 
 def check_field_updates(parsed, scope, record_params):
@@ -38,14 +39,7 @@ def check_field_updates(parsed, scope, record_params):
     params = [a.id for a in node.args.args]
     updates: dict = {}
     for n in gast.walk(node):
-        targets = (
-            n.targets
-            if isinstance(n, gast.Assign)
-            else [n.target]
-            if isinstance(n, gast.AugAssign)
-            else []
-        )
-        for t in targets:
+        for t in written_targets(n):
             if field_of_local(t, scope):
                 updates.setdefault(t.value.id, []).append(n)
     written = set()

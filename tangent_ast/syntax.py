@@ -185,6 +185,16 @@ def _names(stmts, context):
     }
 
 
+def written_targets(node):
+    """The targets an assignment writes (``a[i]`` of ``a[i] = v``, ``x`` of ``x += v``);
+    none for another node."""
+    if isinstance(node, gast.Assign):
+        return node.targets
+    if isinstance(node, (gast.AugAssign, gast.AnnAssign)):
+        return [node.target]
+    return []
+
+
 def updated_arrays(stmts):
     """The names ``stmts`` update by item (``a[i] = v``), at any depth."""
     return {
