@@ -57,12 +57,25 @@ def jvp(f, primals, tangents, *, batched=False, cache=None, verify=None):
     if not batched:
         result = guarded(f, flat, rule, lambda: rule.jvp(*flat, *given))
     else:
+        refuse_batch_of_updates(rule, "jvp(..., batched=True)")
         from .runtime.jacobians import jvp_of_batch  # a batch of directions only
 
         result = guarded(f, flat, rule, lambda: jvp_of_batch(rule.jvp, flat, *given))
     if point is not None:
         _verify(rule, point, None, cache, True)
     return result
+
+
+def refuse_batch_of_updates(rule, what):
+    """A batch of directions runs a rule once, or once per direction where one of its
+    operations cannot take a batch: the arguments a function updates in place would then be
+    updated again by each direction (a wrong point for the next)."""
+    if rule.updates:
+        names = ", ".join(repr(p) for _, p in rule.updates)
+        raise TangentAstError(
+            f"{what} of {rule.fn.__qualname__}, which updates its argument {names} in place",
+            hint="take one direction at a time, each call given its own copy of the arguments",
+        )
 
 
 def _copied(args):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .api import Made, _session, guarded, source_of, vjp
+from .api import Made, _session, guarded, refuse_batch_of_updates, source_of, vjp
 from .api_roles import Role, register, register_second_order
 from .calling import PLAIN, flat_arguments
 from .companions import companion_function, gradient_function
@@ -62,6 +62,8 @@ def hvp(f, wrt=0, *, cache=None):
             for w, d in zip(forward.wrt, directions, strict=True)
         )
         product = _product_function(forward, f)
+        if batched:
+            refuse_batch_of_updates(forward, "hvp(..., batched=True)")
         if not batched:
             hv = guarded(f, flat, forward, lambda: product(*flat, *directions))
         else:
@@ -256,6 +258,7 @@ def jacfwd(f, wrt=0, *, cache=None):
         signature = signature_of(flat)
         rule = session.rule(source_of(f, signature), Mode.FORWARD, (wrt,), signature, form)
         rule.check_arguments(flat)
+        refuse_batch_of_updates(rule, "jacfwd")
         return rule, flat, jacobian_function(rule, f, f"{_base(f)}_jacobian")
 
     def jacobian(*args):
@@ -294,6 +297,7 @@ def hessian(f, wrt=0, *, cache=None):
 
     def function_for(args):
         forward, flat = _forward_over_reverse(f, wrt, session, args)
+        refuse_batch_of_updates(forward, "hessian")
         return forward, flat, hessian_function(forward, f, f"{_base(f)}_hessian")
 
     def dense_hessian(*args):

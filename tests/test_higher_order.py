@@ -1,6 +1,7 @@
 """Second derivatives: hvp (forward mode over the reverse rule) on the corpus, against
 central differences of the gradient, and the rules of the helpers generated code calls."""
 
+import copy
 import os
 
 import numpy as np
@@ -25,7 +26,7 @@ def _scalar_cases():
         if case.kwargs:
             continue
         try:
-            value = case.fn(*[a.copy() if hasattr(a, "copy") else a for a in case.args])
+            value = case.fn(*[copy.deepcopy(a) for a in case.args])
         except Exception:
             continue
         floats = [
@@ -44,14 +45,14 @@ CASES = _scalar_cases()
 def _gradient_difference(f, args, w, v, h):
     grad = ta.grad(f, wrt=w)
     # copies: a function that updates an argument in place must not change the next call's
-    plus, minus = ([a.copy() if hasattr(a, "copy") else a for a in args] for _ in range(2))
+    plus, minus = ([copy.deepcopy(a) for a in args] for _ in range(2))
     plus[w], minus[w] = args[w] + h * v, args[w] - h * v
     return (np.asarray(grad(*plus)) - np.asarray(grad(*minus))) / (2 * h)
 
 
 @pytest.mark.parametrize("case, w", CASES, ids=[c.id for c, _ in CASES])
 def test_hvp_is_right_or_refused(case, w):
-    args = [a.copy() if hasattr(a, "copy") else a for a in case.args]
+    args = [copy.deepcopy(a) for a in case.args]
     v = rng.standard_normal(np.shape(args[w])) if isinstance(args[w], np.ndarray) else 0.7
     try:
         hv = ta.hvp(case.fn, wrt=w)(*args, v)
@@ -64,7 +65,7 @@ def test_hvp_is_right_or_refused(case, w):
 def test_most_of_the_corpus_has_second_derivatives():
     derived = 0
     for case, w in CASES:
-        args = [a.copy() if hasattr(a, "copy") else a for a in case.args]
+        args = [copy.deepcopy(a) for a in case.args]
         v = np.ones(np.shape(args[w])) if isinstance(args[w], np.ndarray) else 1.0
         try:
             ta.hvp(case.fn, wrt=w)(*args, v)
@@ -257,7 +258,7 @@ def test_the_rule_table_at_second_order(squared):
     derived = 0
     for i, (fn, args, name) in enumerate(SECOND_ORDER):
         f = getattr(squared, f"case_{i}")
-        value = f(*[a.copy() if hasattr(a, "copy") else a for a in args])
+        value = f(*[copy.deepcopy(a) for a in args])
         if np.ndim(value) != 0:
             continue  # a tuple result: not a scalar function of its own
         try:
@@ -774,7 +775,7 @@ def test_reverse_over_reverse_of_joins_splits_and_lists(fn):
     one is an int), or update a cotangent bound twice in a loop, derived again both ways."""
     case = next((c for c, _ in CASES if c.fn is fn), None)
     args = case.args if case is not None else (np.array([0.3, -0.5, 0.8]), 0.7)
-    args = tuple(a.copy() if hasattr(a, "copy") else a for a in args)
+    args = tuple(copy.deepcopy(a) for a in args)
     floats = tuple(
         i for i, a in enumerate(args) if isinstance(a, float) or getattr(a, "dtype", None) == float
     )

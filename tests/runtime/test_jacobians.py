@@ -2,6 +2,7 @@
 that direction alone: forward rules (jvp), reverse rules (pullbacks) and forward over
 reverse (hvp), over the whole corpus. Most of the corpus runs as one batched pass."""
 
+import copy
 import numpy as np
 import pytest
 
@@ -17,7 +18,7 @@ N = 3
 
 
 def _copies(args):
-    return [a.copy() if hasattr(a, "copy") else a for a in args]
+    return [copy.deepcopy(a) for a in args]
 
 
 def _float_cases():
