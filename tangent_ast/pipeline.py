@@ -9,7 +9,7 @@
     normalize  one operation per statement, structured returns           lowering/
     ssa        each name assigned once per path, explicit joins          ssa.py
     kinds      what each value is, from the signature                    kind_inference.py
-    aliasing   a += b on a shared array refused                          aliasing.py
+    aliasing   a += b on a shared array followed, or refused             shared_updates.py
     views      views read after their base changes refused, others copied views.py
     activity   which values carry derivatives                            activity.py
     forward    (mode="forward") tangent statement after each one         forward.py
@@ -50,7 +50,7 @@ import gast
 from . import runtime
 from .accumulate import accumulate_slices, fold_zero_starts
 from .activity import analyze
-from .aliasing import check_augmented, check_field_updates, check_updates
+from .aliasing import check_field_updates, check_updates
 from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
     DerivedRule,
     RuleCache,
@@ -101,7 +101,7 @@ from .recompute import recompute_residuals
 from .residuals import pass_residuals, residuals_of
 from .resolve import Scope, resolve
 from .reverse import finish_updates, residuals_parameter, reverse
-from .shared_updates import follow_argument_aliases, follow_shared_updates
+from .shared_updates import check_augmented, follow_argument_aliases, follow_shared_updates
 from .simplify import is_pure, restore_names, simplify
 from .ssa import SSAInfo, to_ssa
 from .syntax import attribute, name, unparse

@@ -1,20 +1,24 @@
-"""``a += b`` on an array with a second name or on a view: written as the update it is.
+"""``a += b`` on an array with a second name or on a view: written as the update it is, or
+refused.
 
 On a NumPy array ``a += b`` changes the array in place, so every name for it sees the new
 values; the stages read ``a = a + b``, a new value, which is only right while ``a`` is the
-array's one name. Runs on the SSA function with kinds known, before
-:func:`~tangent_ast.aliasing.check_augmented` refuses what is left; takes the augmented
-assignments (``(line, column, name)``) the lowering recorded and guarantees, for each one
-at the top of the function that it can follow:
+array's one name. Runs on the SSA function with kinds known: ``follow_shared_updates``
+takes the augmented assignments (``(line, column, name)``) the lowering recorded and
+guarantees, for each one at the top of the function that it can follow:
 
 * a second name (``al = a; al += 1.0``): every later read of either name reads the new
   value;
 * a view (``v = a[1:]; v *= 2.0``): the base gets the new values in that part
   (``a_1 = a * 1.0; a_1[1:] = v_1``), and every later read of the base reads ``a_1``.
 
-The update is then dropped from ``augmented``. It is left to the refusal when the array is
-an argument (the caller's array would change), sits in a container, has another view read
-later, is updated in place later, or the update is inside a loop or branch.
+The update is then dropped from ``augmented``. It is left to the refusal,
+``check_augmented``, when the array is an argument (the caller's array would change), sits
+in a container, has another view read later, is updated in place later, or the update is
+inside a loop or branch; it refuses ``a += b`` on an array that has a second name, is a
+view, sits in a container or is an object's field, or whose view is read later. (Array
+arguments updated this way are in-place updates, which :mod:`tangent_ast.aliasing` checks
+before normalization.)
 
 >>> import numpy as np, tangent_ast as ta
 >>> def f(x):
@@ -40,16 +44,29 @@ def f_jvp(x, dx):
 <BLANKLINE>
 >>> ta.grad(f)(np.ones(3))
 array([ 8., 72., 72.])
+>>> def g(x):
+...     y = x * 2.0
+...     pair = [y, x]
+...     y += 1.0
+...     return np.sum(pair[0])
+>>> ta.grad(g)(np.ones(2))
+Traceback (most recent call last):
+...
+tangent_ast.errors.UnsupportedSyntaxError: <doctest ...>:4: an augmented assignment to the
+array 'y', which Python does in place, while it is also held in a tuple, list or dict is not
+supported
+  hint: write y = y <op> ... for a new array, or keep one name for it
 """
 
 import gast
 
 from .aliasing import fresh_array
+from .checks import unsupported
 from .indexing import Indexing, indexing
-from .kinds import Kind, Tag
+from .kinds import UNKNOWN, Kind, Tag
 from .syntax import located, name
 from .trees import copy_tree, walk
-from .views import view_base
+from .views import VIEW_ATTRIBUTES, may_precede, program_order, view_base, views_read_after
 
 
 def follow_shared_updates(fn, origin, kinds, scope, augmented, namer):
@@ -322,3 +339,138 @@ def _rename(statements, old, new):
         for n in gast.walk(s):
             if isinstance(n, gast.Name) and n.id == old:
                 n.id = new
+
+
+def check_augmented(parsed, fn, origin, kinds, scope, augmented):
+    """Refuse ``a += b`` on an array that has a second name, is a view or sits in a container.
+
+    On a NumPy array ``a += b`` updates ``a`` in place, and every other reference
+    sees the change; the stages treat it as ``a = a + b``, a new value, which is the
+    same only while ``a`` is the one reference to its array. Runs on the SSA function
+    (``origin``: SSA name -> user name); array arguments updated this way are
+    in-place updates (aliasing.check_updates) and not seen here."""
+    order = program_order(fn.body)
+    position = {id(s): i for i, (s, _) in enumerate(order)}
+    assigns = [
+        (n, loops)
+        for n, loops in order
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name)
+    ]
+    copies = [(n.targets[0].id, n.value.id) for n, _ in assigns if isinstance(n.value, gast.Name)]
+    for n, loops in assigns:
+        if (
+            (
+                getattr(n, "lineno", None),
+                getattr(n, "col_offset", None),
+                origin.get(n.targets[0].id, n.targets[0].id),
+            )
+            not in augmented
+            or not isinstance(n.value, gast.BinOp)
+            or not isinstance(n.value.left, gast.Name)
+            or kinds.get(n.value.left.id) is None
+            or kinds[n.value.left.id].tag not in (Tag.ARRAY, Tag.UNKNOWN)
+        ):
+            continue  # (a value of unknown kind may be an array: checked like one)
+        same = {n.value.left.id}  # names of the array being updated: joined by copies
+        while True:
+            more = {a for a, b in copies if b in same} | {b for a, b in copies if a in same}
+            if more <= same:
+                break
+            same |= more
+        user = origin.get(n.targets[0].id, n.targets[0].id)
+        before = [d for d, d_loops in assigns if may_precede(position, d, d_loops, n, loops)]
+        params = {a.id for a in fn.args.args}  # y = x; y += 1 updates the caller's x too
+        others = sorted(
+            (
+                {
+                    origin.get(d.targets[0].id, d.targets[0].id)
+                    for d in before
+                    if (isinstance(d.value, gast.Name) and d.value.id in same)
+                    or d.targets[0].id in same
+                }
+                | {origin.get(p, p) for p in same & params}
+            )
+            - {user}
+        )
+        views = [
+            d for d in before if d.targets[0].id in same and view_base(d.value, None, scope, kinds)
+        ]
+        held = [
+            d
+            for d in before
+            if isinstance(d.value, (gast.Tuple, gast.List, gast.Dict))
+            and any(
+                isinstance(e, gast.Name) and e.id in same
+                for e in (d.value.values if isinstance(d.value, gast.Dict) else d.value.elts)
+            )
+        ]
+        viewed = views_read_after(n, loops, same, assigns, order, position, scope, kinds)
+        # v = p.w: the array is also p's field (a record's, an object's), which sees the update
+        fields = [
+            d.value
+            for d in before
+            if d.targets[0].id in same
+            and isinstance(d.value, gast.Attribute)
+            and isinstance(d.value.value, gast.Name)
+            and d.value.attr not in VIEW_ATTRIBUTES
+        ]
+        # d_item = d[k]; d_item += v (d[k] += v on a dict or list of this function): the
+        # array is the container's item, which any other name of it shares
+        items = [
+            origin.get(v.value.value.id, v.value.value.id)
+            for v in views
+            if isinstance(v.value, gast.Subscript)
+            and isinstance(v.value.value, gast.Name)
+            and kinds.get(v.value.value.id, UNKNOWN).tag in (Tag.LIST, Tag.DICT)
+        ]
+        if items and not others and not fields:
+            raise unsupported(
+                parsed,
+                n,
+                f"an augmented assignment to an item of {items[0]!r} that may be an array "
+                "(Python adds into that array in place, and any other name of it sees the "
+                "change)",
+                f"write {items[0]}[key] = {items[0]}[key] <op> ..., a new value",
+            )
+        why = (
+            f"it is also named {others[0]!r}"
+            if others
+            else f"it is also {fields[0].value.id}.{fields[0].attr}"
+            if fields
+            else _view_reason(views[0].value, scope, kinds)
+            if views
+            else "it is also held in a tuple, list or dict"
+            if held
+            else f"{origin.get(viewed, viewed)!r}, a view of it, is read later"
+            if viewed
+            else None
+        )
+        if why:
+            unknown = "may be a view" in why
+            raise unsupported(
+                parsed,
+                n,
+                f"an augmented assignment to the array {user!r}, which Python "
+                f"does in place, while {why}",
+                f"derive with example arguments (args=...) so that the kinds are known, or "
+                f"write {user} = {user} <op> ..."
+                if unknown
+                else f"write {user} = {user} <op> ... for a new array, or keep one name for it",
+            )
+
+
+def _view_reason(value, scope, kinds):
+    """Why ``value`` counts as a view: it is one, or, for an index of an array whose number
+    of axes is not known, it may be one (``w[2]`` is an element of a vector, a row of a
+    matrix)."""
+    base = view_base(value, None, scope, kinds)
+    if (
+        isinstance(value, gast.Subscript)
+        and indexing(value.slice, getattr(kinds.get(base), "ndim", None), kinds.get)
+        is Indexing.UNKNOWN
+    ):
+        return (
+            f"it may be a view of {base!r} (an element or a view, by NumPy's rules, "
+            "depending on kinds not known here)"
+        )
+    return f"it is a view of {base!r}"
