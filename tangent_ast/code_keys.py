@@ -12,6 +12,9 @@ same way in every process, which the header's ``calls`` records and a closure's 
 is made from (:func:`cells_key`, with the kinds of the data its cells hold: the rule is
 derived for them).
 
+Which code is a library's and which the program's is said here too (:func:`is_library`):
+every stage that meets a function asks it, and the check of a rule on disk as well.
+
 >>> import numpy as np
 >>> import scipy.special
 >>> code_key(np.fft.ifft), code_key(np.sin), code_key(scipy.special.gamma), code_key(np)
@@ -37,6 +40,8 @@ import numpy as np
 from .derived import portable_name
 from .kinds import kind_of
 from .naming import digest
+
+_LIBRARIES = frozenset(sys.stdlib_module_names) | {"numpy", "scipy", "tangent_ast", "gast"}
 
 
 def is_data(value):
@@ -130,9 +135,21 @@ def values_key(values):
     return digest(" ".join(parts), 8) if parts else ""
 
 
+def is_library(module_name):
+    """Code of a library: NumPy's, SciPy's, the standard library's, the transformer's own.
+    Not derived rules (``tangent_ast.derived``), and not the runtime: its helpers are NumPy
+    code generated rules call, and one without a rule for a mode is derived from its source
+    like a user function (differentiating a derived rule again meets them)."""
+    module_name = module_name or ""
+    for code in ("tangent_ast.runtime", "tangent_ast.derived"):  # derived rules: user code
+        if module_name == code or module_name.startswith(f"{code}."):
+            return False
+    return module_name.partition(".")[0] in _LIBRARIES
+
+
 def _library(fn):
     """Whether ``fn`` is code of a library (NumPy's, the standard library's), not the
-    program's (as :func:`tangent_ast.live.is_library` says, without the derived modules)."""
+    program's (as :func:`is_library` says, without the derived modules)."""
     top = (getattr(fn, "__module__", None) or "").partition(".")[0]
     return top in sys.stdlib_module_names or top in ("numpy", "scipy")
 

@@ -38,6 +38,7 @@ from . import runtime
 from .activity import Activity, assignments
 from .aliasing import check_updates
 from .calling import CallMismatch, bind, flat_params
+from .code_keys import is_library
 from .complex_values import ComplexValues
 from .emit import FUNCTION_VALUES, ModuleNamespace
 from .errors import ForwardRuleOnly, MissingRuleError, TangentAstError, UnsupportedSyntaxError
@@ -53,7 +54,6 @@ from .kinds import (
     same_shape,
     type_unknown,
 )
-from .live import is_library
 from .modes import Mode, Route
 from .naming import Namer
 from .parse import ParsedFunction, parse

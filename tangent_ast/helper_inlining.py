@@ -58,9 +58,9 @@ import numpy as np
 
 from .aliasing import FRESH, changed_list, is_new_list, out_target
 from .checks import check_dynamic, check_supported
+from .code_keys import is_library
 from .errors import TangentAstError
 from .kinds import Kind, Tag
-from .live import is_library
 from .parse import parse
 from .resolve import assigned_names, resolve
 from .rules.registry import lookup

@@ -28,6 +28,7 @@ import gast
 import numpy as np
 
 from .calling import CallMismatch, bind
+from .code_keys import is_library
 from .kinds import (
     BOOL,
     FLOAT,
@@ -47,7 +48,6 @@ from .kinds import (
     type_unknown,
     with_lengths,
 )
-from .live import is_library
 from .resolve import Pack, callee
 from .rules.registry import lookup
 from .runtime import dict_with, list_inserted, list_with, without

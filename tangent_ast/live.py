@@ -64,7 +64,7 @@ import sys
 import textwrap
 import types
 
-from .code_keys import code_key, is_data
+from .code_keys import code_key, is_data, is_library
 from .derived import portable_name
 from .errors import NoSourceError, TangentAstError, UnsupportedSyntaxError
 from .kinds import kind_of
@@ -319,7 +319,6 @@ def free_reads(node):
 
 
 _MISSING = object()
-_LIBRARIES = frozenset(sys.stdlib_module_names) | {"numpy", "scipy", "tangent_ast", "gast"}
 # The attributes Dependencies records that every owner of them has.
 _ALWAYS_THERE = frozenset(("__code__", "__defaults__", "__kwdefaults__", "cell_contents"))
 
@@ -447,18 +446,6 @@ def _dedented_source(fn):
         return textwrap.dedent(source_text(fn))
     except (OSError, TypeError):
         return None
-
-
-def is_library(module_name):
-    """Code of a library: NumPy's, SciPy's, the standard library's, the transformer's own.
-    Not derived rules (``tangent_ast.derived``), and not the runtime: its helpers are NumPy
-    code generated rules call, and one without a rule for a mode is derived from its source
-    like a user function (differentiating a derived rule again meets them)."""
-    module_name = module_name or ""
-    for code in ("tangent_ast.runtime", "tangent_ast.derived"):  # derived rules: user code
-        if module_name == code or module_name.startswith(f"{code}."):
-            return False
-    return module_name.partition(".")[0] in _LIBRARIES
 
 
 def _is_user_function(obj):

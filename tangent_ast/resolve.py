@@ -28,9 +28,9 @@ import gast
 import numpy as np
 
 from .api_roles import Role, role_of
+from .code_keys import is_library
 from .errors import UnsupportedSyntaxError
 from .kinds import Tag
-from .live import is_library
 from .rules.binding import CallRefused
 from .rules.template import literal
 from .trees import walk

@@ -38,9 +38,10 @@ import os
 
 from .cached import RuleCache
 from .calling import PLAIN, flat_arguments
+from .code_keys import is_library
 from .errors import NoSourceError
 from .kinds import signature_of
-from .live import is_library, user_rules
+from .live import user_rules
 from .load import import_module, write_atomic
 from .modes import Mode, Route
 from .naming import digest, sanitize

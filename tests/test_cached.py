@@ -353,7 +353,7 @@ def test_the_built_in_tables_give_rules_to_library_and_runtime_functions_only():
     tests register rules of their own)."""
     code = textwrap.dedent("""
         import inspect
-        from tangent_ast.live import is_library
+        from tangent_ast.code_keys import is_library
         from tangent_ast.rules import registry
 
         for entry in registry.all_primitives():
