@@ -51,8 +51,8 @@ import gast
 import numpy as np
 
 from . import runtime
-from .kinds import UNKNOWN, Tag
-from .trees import walk
+from .vocabulary.kinds import UNKNOWN, Tag
+from .vocabulary.trees import walk
 
 
 def accumulate_slices(fn, kinds, namespace):

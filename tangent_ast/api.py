@@ -7,9 +7,7 @@ import inspect
 import numpy as np
 
 from . import runtime
-from .api_roles import Role, register
 from .cached import DerivedRule
-from .calling import PLAIN, flat_arguments, plain_arity
 from .companions import (
     check_scalar_output,
     companion_function,
@@ -24,13 +22,15 @@ from .errors import (
     TangentAstError,
     UnsupportedSyntaxError,
 )
-from .kinds import _SCALAR_TYPES, KEYS_KEPT, signature_key, signature_of
 from .live import generated_test
 from .modes import Mode, Route
 from .runtime.checkpoints import checkpoint
 from .sessions import _session, as_function, verifying
 from .sessions import derive as derive  # tangent_ast.api.derive, as before
 from .sessions import verify_first_call as _verify
+from .vocabulary.api_roles import Role, register
+from .vocabulary.calling import PLAIN, flat_arguments, plain_arity
+from .vocabulary.kinds import _SCALAR_TYPES, KEYS_KEPT, signature_key, signature_of
 
 
 def jvp(f, primals, tangents, *, batched=False, cache=None, verify=None):

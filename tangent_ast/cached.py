@@ -26,10 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .calling import PLAIN, flat_params
-from .code_keys import cells_key, values_key
 from .errors import TangentAstError
-from .kinds import canonical
 from .live import dependencies_of, remember_in, source_text
 from .load import (
     OnDisk,
@@ -49,8 +46,18 @@ from .load import (
     write_atomic,
 )
 from .modes import Mode, Route
-from .naming import bounded_prefix, digest, qualname_part, rule_base, sanitize, source_hash
 from .version import __version__
+from .vocabulary.calling import PLAIN, flat_params
+from .vocabulary.code_keys import cells_key, values_key
+from .vocabulary.kinds import canonical
+from .vocabulary.naming import (
+    bounded_prefix,
+    digest,
+    qualname_part,
+    rule_base,
+    sanitize,
+    source_hash,
+)
 
 # Lines "fingerprint rules-hash". Kept with the directory's bytecode: a value derived from the
 # install, not a module of the directory, left out where the directory is listed or packaged
@@ -100,7 +107,7 @@ def rule_prefix(fn):
     # modules
     qualname = getattr(fn.__code__, "co_qualname", fn.__qualname__)
     if fn.__code__.co_name == "<lambda>":  # lambdas share a name: where it is sets them apart
-        from .source import lambda_node  # gast: a lambda's own rule only
+        from .vocabulary.source import lambda_node  # gast: a lambda's own rule only
 
         node = lambda_node(fn.__code__)
         qualname = f"{qualname}_line{node.lineno}_col{node.col_offset}"

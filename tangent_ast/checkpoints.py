@@ -89,9 +89,9 @@ from .resolve import resolve
 from .rules.registry import is_pure_function
 from .runtime import EFFECTFUL
 from .runtime.checkpoints import checkpointed
-from .syntax import assign, attribute, loaded_names, name, stored_names, updated_arrays
 from .tapes import unset_before
-from .trees import copy_tree, walk
+from .vocabulary.syntax import assign, attribute, loaded_names, name, stored_names, updated_arrays
+from .vocabulary.trees import copy_tree, walk
 
 _LIBRARIES = ("numpy", "builtins", "math")
 

@@ -24,7 +24,7 @@ import gast
 
 from .errors import UnsupportedSyntaxError
 from .local_functions import functions_written_out, local_functions, why_not_inlined
-from .trees import walk
+from .vocabulary.trees import walk
 
 _MOVE_OUT = "move it outside the differentiated function"
 

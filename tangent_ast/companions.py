@@ -11,11 +11,11 @@ import inspect
 import re
 import weakref
 
-from .code_keys import values_key
 from .errors import NonScalarOutputError, NotDifferentiableError
-from .kinds import Tag, is_complex
 from .load import bound_by_loader, has_own_values, import_module, write_atomic
-from .naming import rule_base
+from .vocabulary.code_keys import values_key
+from .vocabulary.kinds import Tag, is_complex
+from .vocabulary.naming import rule_base
 
 _COMPANIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # rule -> {kind: fn}
 

@@ -30,7 +30,8 @@ import numpy as np
 
 from .activity import assignments
 from .errors import UnsupportedSyntaxError
-from .kinds import (
+from .rules.registry import lookup
+from .vocabulary.kinds import (
     ALWAYS_REAL,
     UNKNOWN,
     has_complex,
@@ -40,9 +41,8 @@ from .kinds import (
     possibly_complex,
     type_unknown,
 )
-from .rules.registry import lookup
-from .syntax import attribute
-from .trees import copy_tree, walk
+from .vocabulary.syntax import attribute
+from .vocabulary.trees import copy_tree, walk
 
 
 class ComplexValues:

@@ -37,13 +37,21 @@ import numpy as np
 from . import runtime
 from .activity import Activity, assignments
 from .aliasing import check_updates
-from .calling import CallMismatch, bind, flat_params
-from .code_keys import is_library
 from .complex_values import ComplexValues
 from .emit import FUNCTION_VALUES, ModuleNamespace
 from .errors import ForwardRuleOnly, MissingRuleError, TangentAstError, UnsupportedSyntaxError
 from .folding import with_number_exponents
-from .kinds import (
+from .modes import Mode, Route
+from .parse import ParsedFunction, parse
+from .resolve import Pack, Scope, callee, resolve
+from .rules.binding import CallRefused, bind_call
+from .rules.registry import ZERO, SameCall, lookup, qualified_name
+from .rules.template import literal
+from .terms import merged, structural_zero
+from .transpose import transpose_refusal, transposed
+from .vocabulary.calling import CallMismatch, bind, flat_params
+from .vocabulary.code_keys import is_library
+from .vocabulary.kinds import (
     UNKNOWN,
     Kind,
     Tag,
@@ -54,17 +62,9 @@ from .kinds import (
     same_shape,
     type_unknown,
 )
-from .modes import Mode, Route
-from .naming import Namer
-from .parse import ParsedFunction, parse
-from .resolve import Pack, Scope, callee, resolve
-from .rules.binding import CallRefused, bind_call
-from .rules.registry import ZERO, SameCall, lookup, qualified_name
-from .rules.template import literal
-from .syntax import name
-from .terms import merged, structural_zero
-from .transpose import transpose_refusal, transposed
-from .trees import copy_tree, walk
+from .vocabulary.naming import Namer
+from .vocabulary.syntax import name
+from .vocabulary.trees import copy_tree, walk
 
 
 @dataclass

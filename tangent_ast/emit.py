@@ -44,9 +44,9 @@ import gast
 
 from .errors import InternalError
 from .rules import registry
-from .stdlib_ast import as_ast
-from .syntax import unparse
-from .trees import dump, same, walk
+from .vocabulary.stdlib_ast import as_ast
+from .vocabulary.syntax import unparse
+from .vocabulary.trees import dump, same, walk
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ complex arithmetic converts either to the same complex, and NumPy 2 converts a P
 number of either type to the dtype of the scalar or the (batched) array it meets.
 
 >>> import gast
->>> from tangent_ast.syntax import unparse
+>>> from tangent_ast.vocabulary.syntax import unparse
 >>> from tangent_ast.emit import to_ast
 >>> fn = gast.parse('''
 ... def f_bwd(saved, ct_out):
@@ -42,7 +42,7 @@ import math
 
 import gast
 
-from .trees import walk
+from .vocabulary.trees import walk
 
 # the math functions whose result is always a float
 _FLOAT_MATH = frozenset(

@@ -7,7 +7,7 @@ when ``b`` has ``a``'s shape). ``is_pure`` says whether an expression may be eva
 later, again or not at all: what lets simplify move or drop it.
 
 >>> import gast
->>> from tangent_ast.syntax import unparse
+>>> from tangent_ast.vocabulary.syntax import unparse
 >>> from tangent_ast.emit import to_ast
 >>> expr = gast.parse("a * 100.0 * 2 * b + -c", mode="eval").body
 >>> unparse(to_ast(_Fold().visit(expr)))
@@ -22,7 +22,7 @@ import numpy as np
 from . import runtime
 from .rules.registry import is_pure_function
 from .terms import product_factors
-from .trees import Transformer, copy_tree, walk
+from .vocabulary.trees import Transformer, copy_tree, walk
 
 
 def _is_const(e, value=None):

@@ -30,8 +30,8 @@ import gast
 from . import runtime
 from .modes import Mode
 from .rules.registry import lookup
-from .syntax import assign, name
-from .trees import copy_tree
+from .vocabulary.syntax import assign, name
+from .vocabulary.trees import copy_tree
 
 
 class Forward:

@@ -17,12 +17,12 @@ import weakref
 from dataclasses import dataclass
 
 from .api import derive
-from .api_roles import Role, register
-from .calling import flat_arguments
 from .errors import TangentAstError
-from .kinds import KEYS_KEPT, signature_key, signature_of
 from .modes import Mode
 from .sessions import _session, as_function
+from .vocabulary.api_roles import Role, register
+from .vocabulary.calling import flat_arguments
+from .vocabulary.kinds import KEYS_KEPT, signature_key, signature_of
 
 # function -> {(mode, wrt, arguments' key): rule}
 _FUNCTION_VALUE_RULES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

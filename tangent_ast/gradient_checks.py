@@ -23,17 +23,17 @@ import random
 import numpy as np
 
 from . import runtime
-from .calling import PLAIN, flat_arguments, unbind
 from .errors import InternalError, TangentAstError
-from .kinds import (
+from .load import body_hash_of, read_header
+from .modes import Mode
+from .vocabulary.calling import PLAIN, flat_arguments, unbind
+from .vocabulary.kinds import (
     describe_signature,
     is_plain_object,
     is_record,
     kind_of,
     record_fields,
 )
-from .load import body_hash_of, read_header
-from .modes import Mode
 
 # one must agree: the small ones for stiff programs (a derivative of 1e6 that iterated
 # cos(v) * v gives is resolved by differences at 1e-8 and 1e-9 only)

@@ -24,7 +24,7 @@ numbered again in program order (the stages order updates and reads by line), an
 >>> import numpy as np
 >>> from tangent_ast.parse import parse
 >>> from tangent_ast.resolve import resolve
->>> from tangent_ast.naming import Namer
+>>> from tangent_ast.vocabulary.naming import Namer
 >>> def scale_first(v, c):
 ...     v[0] = v[0] * c
 >>> scale_first.__module__ = "example"  # a user's module (this example runs in tangent_ast's)
@@ -58,14 +58,14 @@ import numpy as np
 
 from .aliasing import FRESH, changed_list, is_new_list, out_target
 from .checks import check_dynamic, check_supported
-from .code_keys import is_library
 from .errors import TangentAstError
-from .kinds import Kind, Tag
 from .parse import parse
 from .resolve import assigned_names, resolve
 from .rules.registry import lookup
-from .syntax import assign, is_docstring, located
-from .trees import walk
+from .vocabulary.code_keys import is_library
+from .vocabulary.kinds import Kind, Tag
+from .vocabulary.syntax import assign, is_docstring, located
+from .vocabulary.trees import walk
 
 # a helper inlined in a helper ...: deeper than this, the call is left to its own rule
 _MAX_DEPTH = 8

@@ -23,16 +23,16 @@ from pathlib import Path
 import numpy as np
 
 from .api import Made, _session, guarded, source_of, vjp
-from .api_roles import Role, register, register_second_order
-from .calling import PLAIN, flat_arguments
 from .companions import companion_function, gradient_function
 from .composed import tangent_text
 from .errors import TangentAstError
-from .kinds import signature_of
 from .modes import Mode
-from .naming import rule_base, sanitize
 from .runtime.jacobians import run_batched, unit_directions
 from .sessions import as_function
+from .vocabulary.api_roles import Role, register, register_second_order
+from .vocabulary.calling import PLAIN, flat_arguments
+from .vocabulary.kinds import signature_of
+from .vocabulary.naming import rule_base, sanitize
 
 
 def hvp(f, wrt=0, *, cache=None):

@@ -7,7 +7,7 @@ Calls of primitives take the kind their rule declares; calls of user functions
 the kind their own derivation infers (``result_kind``).
 
 >>> import numpy as np
->>> from tangent_ast.kinds import signature_of
+>>> from tangent_ast.vocabulary.kinds import signature_of
 >>> from tangent_ast.pipeline import front
 >>> def f(x, n):
 ...     s = np.sum(x * 2.0)
@@ -27,9 +27,13 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from .calling import CallMismatch, bind
-from .code_keys import is_library
-from .kinds import (
+from .resolve import Pack, callee
+from .rules.registry import lookup
+from .runtime import dict_with, list_inserted, list_with, without
+from .ssa import is_unset
+from .vocabulary.calling import CallMismatch, bind
+from .vocabulary.code_keys import is_library
+from .vocabulary.kinds import (
     BOOL,
     FLOAT,
     INT,
@@ -48,11 +52,7 @@ from .kinds import (
     type_unknown,
     with_lengths,
 )
-from .resolve import Pack, callee
-from .rules.registry import lookup
-from .runtime import dict_with, list_inserted, list_with, without
-from .ssa import is_unset
-from .trees import walk
+from .vocabulary.trees import walk
 
 _ARITHMETIC = {
     operator.add,

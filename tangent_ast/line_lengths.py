@@ -14,7 +14,7 @@ import sys
 import gast
 
 from .emit import prints_as_operation, to_ast
-from .syntax import unparse
+from .vocabulary.syntax import unparse
 
 INDENT = 4  # a line of a function body
 _PARENS = 2  # "(" and ")" around an operation its context binds tighter

@@ -28,16 +28,16 @@ import functools
 import numpy as np
 
 from .api import _session, default_wrt, guarded, source_of
-from .api_roles import Role, register, register_made
-from .calling import flat_arguments
 from .companions import companion_function
 from .errors import TangentAstError
-from .kinds import UNKNOWN, signature_of
 from .modes import Mode
-from .naming import rule_base
 from .runtime import Tangent, is_record, rebuild, record_fields
 from .runtime.batched import ArrayMethods
 from .sessions import as_function
+from .vocabulary.api_roles import Role, register, register_made
+from .vocabulary.calling import flat_arguments
+from .vocabulary.kinds import UNKNOWN, signature_of
+from .vocabulary.naming import rule_base
 
 
 class TracingError(TypeError):

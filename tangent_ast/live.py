@@ -64,12 +64,12 @@ import sys
 import textwrap
 import types
 
-from .code_keys import code_key, is_data, is_library
 from .derived import portable_name
 from .errors import NoSourceError, TangentAstError, UnsupportedSyntaxError
-from .kinds import kind_of
 from .modes import Mode
-from .naming import digest
+from .vocabulary.code_keys import code_key, is_data, is_library
+from .vocabulary.kinds import kind_of
+from .vocabulary.naming import digest
 
 
 class _Source:
@@ -278,7 +278,7 @@ def _parameters(args):
 
 def assigned_names(node):
     """The names ``node`` (a function) assigns: ``resolve.assigned_names`` of its gast tree."""
-    from .trees import walk  # a source is walked when it is read the first time only
+    from .vocabulary.trees import walk  # a source is walked when it is read the first time only
 
     names = set(_parameters(node.args))
     for extra in (node.args.vararg, node.args.kwarg):
@@ -300,7 +300,7 @@ def assigned_names(node):
 def free_reads(node):
     """``(name, attribute chain)`` of every free name a function reads: ``mod.g`` ->
     ``("mod", ("g",))``, and ``("mod", ())`` for the name itself."""
-    from .trees import walk  # a source is walked when it is read the first time only
+    from .vocabulary.trees import walk  # a source is walked when it is read the first time only
 
     local = assigned_names(node)
     found = {}

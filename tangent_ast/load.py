@@ -47,8 +47,8 @@ from . import derived
 from .errors import TangentAstError
 from .live import free_reads_of
 from .modes import Mode
-from .naming import digest, sanitize, sha256
 from .version import __version__
+from .vocabulary.naming import digest, sanitize, sha256
 
 
 class OnDisk(Enum):

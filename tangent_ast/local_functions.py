@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from .syntax import is_docstring
+from .vocabulary.syntax import is_docstring
 
 
 @dataclass

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 import gast
 
 from .errors import NoSourceError, UnsupportedSyntaxError
-from .naming import rule_base, source_hash
-from .source import lambda_node
-from .stdlib_ast import parse_gast
+from .vocabulary.naming import rule_base, source_hash
+from .vocabulary.source import lambda_node
+from .vocabulary.stdlib_ast import parse_gast
 
 
 @dataclass

@@ -60,7 +60,6 @@ from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, 
     rule_prefix,
     wrt_names,
 )
-from .calling import PLAIN, Spread, flat_params, flatten
 from .checkpoints import checkpoint_loops
 from .checks import check_dynamic, check_supported
 from .derivatives import Derivation
@@ -77,7 +76,6 @@ from .float_literals import float_names, write_float_literals
 from .forward import forward
 from .helper_inlining import inline_updating_helpers
 from .kind_inference import infer
-from .kinds import UNKNOWN, Kind, Tag, canonical, describe_signature
 from .live import dependencies_of
 from .load import (
     OnDisk,
@@ -95,7 +93,6 @@ from .load import (
 from .lowering import Normalizer
 from .lowering.api_calls import bind_made
 from .modes import Mode, Route
-from .naming import Namer, rule_base
 from .parse import ParsedFunction, parse
 from .recompute import recompute_residuals
 from .residuals import pass_residuals, residuals_of
@@ -104,12 +101,15 @@ from .reverse import finish_updates, residuals_parameter, reverse
 from .shared_updates import check_augmented, follow_argument_aliases, follow_shared_updates
 from .simplify import is_pure, restore_names, simplify
 from .ssa import SSAInfo, to_ssa
-from .syntax import attribute, name, unparse
 from .tapes import install_tapes
-from .trees import copy_tree, walk
 from .unzip import unzipped
 from .version import __version__
 from .views import check_views, copy_views
+from .vocabulary.calling import PLAIN, Spread, flat_params, flatten
+from .vocabulary.kinds import UNKNOWN, Kind, Tag, canonical, describe_signature
+from .vocabulary.naming import Namer, rule_base
+from .vocabulary.syntax import attribute, name, unparse
+from .vocabulary.trees import copy_tree, walk
 
 MODES = tuple(mode.value for mode in Mode)
 STAGE_NAMES = (

@@ -46,9 +46,9 @@ def f_bwd(saved, ct_out):
 
 import gast
 
-from .kinds import UNKNOWN, Tag
 from .residuals import shape_only_reads
-from .trees import Transformer, copy_tree, walk
+from .vocabulary.kinds import UNKNOWN, Tag
+from .vocabulary.trees import Transformer, copy_tree, walk
 
 # the operators of an elementwise pass over arrays computed again
 _ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult)

@@ -22,7 +22,7 @@ loop that hands ``h_2`` down unpacks ``h_1`` as ``h_2``):
 >>> residuals_of(fwd, bwd, ["x"])
 ['x']
 >>> pass_residuals(fwd, bwd, ["x"])
->>> from tangent_ast.syntax import unparse
+>>> from tangent_ast.vocabulary.syntax import unparse
 >>> import ast
 >>> print(unparse(ast.fix_missing_locations(gast.gast_to_ast(bwd))))
 def f_bwd(saved, ct_y):
@@ -34,8 +34,8 @@ def f_bwd(saved, ct_y):
 import gast
 
 from .reverse import residuals_parameter
-from .syntax import name
-from .trees import walk
+from .vocabulary.syntax import name
+from .vocabulary.trees import walk
 
 
 def residuals_of(fwd, bwd, params, copied=()):

@@ -27,13 +27,13 @@ from typing import Any
 import gast
 import numpy as np
 
-from .api_roles import Role, role_of
-from .code_keys import is_library
 from .errors import UnsupportedSyntaxError
-from .kinds import Tag
 from .rules.binding import CallRefused
 from .rules.template import literal
-from .trees import walk
+from .vocabulary.api_roles import Role, role_of
+from .vocabulary.code_keys import is_library
+from .vocabulary.kinds import Tag
+from .vocabulary.trees import walk
 
 BINOPS = {
     gast.Add: operator.add,

@@ -41,18 +41,18 @@ import numpy as np
 
 from .activity import assignments
 from .aliasing import first_copy
-from .calling import positional
 from .checkpoints import check_recomputable_call
 from .derivatives import unsupported_call
 from .kind_inference import KindInference
-from .kinds import Tag
 from .line_lengths import longer_than
 from .modes import Mode
 from .rules.template import as_value
 from .runtime.checkpoints import is_checkpointed
 from .simplify import MAX_LINE
-from .syntax import assign, name
-from .trees import copy_tree, walk
+from .vocabulary.calling import positional
+from .vocabulary.kinds import Tag
+from .vocabulary.syntax import assign, name
+from .vocabulary.trees import copy_tree, walk
 
 
 def _at(new, old):

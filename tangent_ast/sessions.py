@@ -37,14 +37,14 @@ import inspect
 import os
 
 from .cached import RuleCache
-from .calling import PLAIN, flat_arguments
-from .code_keys import is_library
 from .errors import NoSourceError
-from .kinds import signature_of
 from .live import user_rules
 from .load import import_module, write_atomic
 from .modes import Mode, Route
-from .naming import digest, sanitize
+from .vocabulary.calling import PLAIN, flat_arguments
+from .vocabulary.code_keys import is_library
+from .vocabulary.kinds import signature_of
+from .vocabulary.naming import digest, sanitize
 
 
 class _Session(RuleCache):

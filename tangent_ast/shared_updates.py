@@ -63,10 +63,10 @@ import gast
 from .aliasing import fresh_array
 from .checks import unsupported
 from .indexing import Indexing, indexing
-from .kinds import UNKNOWN, Kind, Tag
-from .syntax import located, name
-from .trees import copy_tree, walk
 from .views import VIEW_ATTRIBUTES, may_precede, program_order, view_base, views_read_after
+from .vocabulary.kinds import UNKNOWN, Kind, Tag
+from .vocabulary.syntax import located, name
+from .vocabulary.trees import copy_tree, walk
 
 
 def follow_shared_updates(fn, origin, kinds, scope, augmented, namer):

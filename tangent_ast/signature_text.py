@@ -24,7 +24,7 @@ import re
 import numpy as np
 
 from .errors import TangentAstError
-from .kinds import BOOL, FLOAT, INT, UNKNOWN, Kind, Tag, describe_signature, labelled
+from .vocabulary.kinds import BOOL, FLOAT, INT, UNKNOWN, Kind, Tag, describe_signature, labelled
 
 __all__ = ["describe_signature", "parse_signature"]
 

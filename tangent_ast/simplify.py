@@ -40,7 +40,7 @@ import gast
 from .block_index import SIMPLE, BlockIndex, Counts, Facts, KnownFacts, clone
 from .folding import _Fold, is_pure
 from .line_lengths import longer_than
-from .trees import Transformer, dump, same, unshare, walk
+from .vocabulary.trees import Transformer, dump, same, unshare, walk
 
 MAX_LINE = 88
 

@@ -49,8 +49,8 @@ from dataclasses import dataclass, field
 import gast
 
 from .lowering.jumps import append_fallthrough, may_leave
-from .syntax import stored_names
-from .trees import Transformer, walk
+from .vocabulary.syntax import stored_names
+from .vocabulary.trees import Transformer, walk
 
 
 @dataclass

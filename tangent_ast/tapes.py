@@ -57,7 +57,7 @@ def f_bwd(saved, ct_y):
 import gast
 
 from .lowering.jumps import append_fallthrough
-from .syntax import (
+from .vocabulary.syntax import (
     assign,
     name,
     read_before_assigned,
@@ -65,7 +65,7 @@ from .syntax import (
     stored_names,
     updated_arrays,
 )
-from .trees import copy_tree
+from .vocabulary.trees import copy_tree
 
 
 def _loops(node, wanted):

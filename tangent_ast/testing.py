@@ -24,7 +24,6 @@ import inspect
 import numpy as np
 
 from .api import grad, source_of, vjp
-from .api_roles import Role, register
 from .errors import TangentAstError
 from .gradient_checks import (
     _STEPS,
@@ -40,11 +39,12 @@ from .gradient_checks import (
     numerical_jvp,
 )
 from .higher_order import hvp
-from .kinds import signature_of
 from .load import cache_dir
 from .modes import Mode
 from .pipeline import Session
 from .sessions import as_function, derive
+from .vocabulary.api_roles import Role, register
+from .vocabulary.kinds import signature_of
 
 __all__ = [
     "GradientCheckError",

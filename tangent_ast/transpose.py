@@ -63,13 +63,13 @@ from . import runtime
 from .emit import to_ast
 from .errors import TangentAstError
 from .folding import with_number_exponents
-from .kinds import Tag, is_complex, type_unknown
 from .modes import Mode
 from .resolve import Pack, Scope, callee
 from .rules.binding import CallRefused, bind_call
 from .rules.registry import ZERO, SameCall, lookup
-from .syntax import name, unparse
-from .trees import copy_tree
+from .vocabulary.kinds import Tag, is_complex, type_unknown
+from .vocabulary.syntax import name, unparse
+from .vocabulary.trees import copy_tree
 
 TANGENT = "tangent__"  # the tangent of the argument being transposed, in the forward rule
 RESULT = "result__"  # the primal result of a linear operation in it: not known

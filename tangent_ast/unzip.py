@@ -35,9 +35,9 @@ import copy
 
 import gast
 
-from .calling import positional
 from .emit import to_ast
-from .syntax import name, unparse
+from .vocabulary.calling import positional
+from .vocabulary.syntax import name, unparse
 
 
 def unzipped(jvp, tangents, namer):

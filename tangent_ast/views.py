@@ -29,8 +29,8 @@ import numpy as np
 
 from .checks import unsupported
 from .indexing import Indexing, indexing
-from .kinds import UNKNOWN, Tag
-from .syntax import assign, located, name
+from .vocabulary.kinds import UNKNOWN, Tag
+from .vocabulary.syntax import assign, located, name
 
 VIEW_ATTRIBUTES = {"T", "mT", "real", "imag"}
 

@@ -444,7 +444,7 @@ def test_the_latest_rule_is_tried_first_only_for_arguments_of_its_key():
     """grad's wrapper runs the rule of its latest call when ``same_kinds`` holds: only for
     arguments whose signature_key is that call's (type, shape and dtype of arrays)."""
     from tangent_ast.api import same_kinds
-    from tangent_ast.kinds import signature_key
+    from tangent_ast.vocabulary.kinds import signature_key
 
     class Sub(np.ndarray):
         pass

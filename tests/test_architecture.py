@@ -37,6 +37,8 @@ TOP = {
     "companions",
 }
 VOCABULARY = {
+    "vocabulary",
+    "derived",
     "api_roles",
     "kinds",
     "modes",

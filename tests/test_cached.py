@@ -98,20 +98,21 @@ A_HIT_IMPORTS = [
     "dataclasses",  # Kind is a @dataclass(frozen=True); runtime.tangents's records
     "tangent_ast",
     "tangent_ast.cached",  # RuleCache.find, DerivedRule
-    "tangent_ast.calling",  # the call's flat arguments and parameters
-    "tangent_ast.code_keys",  # the keys of the functions the rule was derived for
     "tangent_ast.derived",  # the package of the cache directory's modules
     "tangent_ast.errors",
-    "tangent_ast.kinds",  # the signature, the kinds of the values read
     "tangent_ast.live",  # what the rule was derived against, from the function's source
     "tangent_ast.load",  # the module on disk: its header, state, import
     "tangent_ast.modes",
-    "tangent_ast.naming",  # the module's name, the hashes
     "tangent_ast.runtime",  # (the errors' base class; the rule's helpers)
     "tangent_ast.runtime.errors",
     "tangent_ast.runtime.tangents",  # the record helpers kinds reads (is_record, record_fields)
     "tangent_ast.sessions",  # derive
     "tangent_ast.version",
+    "tangent_ast.vocabulary",  # a folder of the package: its docstring only
+    "tangent_ast.vocabulary.calling",  # the call's flat arguments and parameters
+    "tangent_ast.vocabulary.code_keys",  # the keys of the functions the rule was derived for
+    "tangent_ast.vocabulary.kinds",  # the signature, the kinds of the values read
+    "tangent_ast.vocabulary.naming",  # the module's name, the hashes
 ]
 
 
@@ -353,7 +354,7 @@ def test_the_built_in_tables_give_rules_to_library_and_runtime_functions_only():
     tests register rules of their own)."""
     code = textwrap.dedent("""
         import inspect
-        from tangent_ast.code_keys import is_library
+        from tangent_ast.vocabulary.code_keys import is_library
         from tangent_ast.rules import registry
 
         for entry in registry.all_primitives():
@@ -487,7 +488,7 @@ def test_the_directory_package_name_is_base32_of_the_path(directory):
 def test_call_forms_are_keys_as_frozen_dataclasses_were():
     import pickle
 
-    from tangent_ast.calling import PLAIN, CallForm
+    from tangent_ast.vocabulary.calling import PLAIN, CallForm
 
     assert CallForm() == PLAIN and hash(CallForm()) == hash(PLAIN)
     assert CallForm(1, ("tol",)) != CallForm(1, ()) and CallForm(1) != (1, ())
@@ -501,7 +502,7 @@ def test_patterns_written_out_match_as_the_patterns_did():
     import re
 
     from tangent_ast.load import _sibling_imports
-    from tangent_ast.naming import sanitize
+    from tangent_ast.vocabulary.naming import sanitize
 
     text = (
         "from .a import b\nfrom . import c\nfrom .x_1 import y\n  from .z import q\n"

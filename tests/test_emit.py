@@ -12,8 +12,8 @@ import pytest
 
 import tangent_ast as ta
 from tangent_ast import emit
-from tangent_ast.stdlib_ast import as_ast
-from tangent_ast.syntax import unparse
+from tangent_ast.vocabulary.stdlib_ast import as_ast
+from tangent_ast.vocabulary.syntax import unparse
 from tangent_ast.testing import check_grads
 
 from .corpus import trust

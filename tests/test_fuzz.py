@@ -37,7 +37,7 @@ def test_mixed_programs_run_and_their_signatures_label_lengths():
     import numpy as np
 
     from tangent_ast.fuzz.check import load
-    from tangent_ast.kinds import describe_signature, signature_of
+    from tangent_ast.vocabulary.kinds import describe_signature, signature_of
 
     programs = [generate(seed, lengths="mixed") for seed in range(60)]
     failed = 0

@@ -16,7 +16,7 @@ import pytest
 
 from tangent_ast.errors import UnsupportedSyntaxError
 from tangent_ast.indexing import Indexing, indexing
-from tangent_ast.kinds import Kind, Tag
+from tangent_ast.vocabulary.kinds import Kind, Tag
 from tangent_ast.testing import check_grads
 
 # index text, the names it may use; every form of basic and advanced indexing

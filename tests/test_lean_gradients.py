@@ -15,7 +15,7 @@ from tangent_ast.modes import Mode
 from tangent_ast.runtime.tangents import ONLY_SHAPE_BYTES
 from tangent_ast.signature_text import parse_signature
 from tangent_ast.simplify import _Fold
-from tangent_ast.syntax import unparse
+from tangent_ast.vocabulary.syntax import unparse
 from tangent_ast.testing import check_grads
 
 from .test_golden import body

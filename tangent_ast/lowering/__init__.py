@@ -48,9 +48,9 @@ import numpy as np
 from ..aliasing import check_updates
 from ..checks import check_dynamic, check_supported
 from ..emit import to_ast
-from ..naming import Namer
 from ..parse import parse
 from ..resolve import resolve
+from ..vocabulary.naming import Namer
 from .walk import Normalizer
 
 __all__ = ["Normalizer", "lower_source"]

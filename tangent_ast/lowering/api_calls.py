@@ -1,8 +1,8 @@
 """tangent_ast's own API called in the function: differentiated through, or refused.
 
-The API is known by the identity of its objects (:mod:`tangent_ast.api_roles`), never by a
-name. Each call becomes a call of a function whose source is on disk, so that it is derived
-like any other (derived rules are plain Python, closed under derivation):
+The API is known by the identity of its objects (:mod:`tangent_ast.vocabulary.api_roles`),
+never by a name. Each call becomes a call of a function whose source is on disk, so that it
+is derived like any other (derived rules are plain Python, closed under derivation):
 
 * ``ta.grad(g)(x)`` (``value_and_grad``, ``hvp``, ``checkpoint``, made of constants): the
   function made once, now, and called by a name of its own (``grad_of_g(x)``), which the
@@ -39,11 +39,11 @@ import functools
 
 import gast
 
-from ..api_roles import Role, role_of, second_order
 from ..checks import unsupported
-from ..kinds import UNKNOWN, kind_of
-from ..syntax import located, name
-from ..trees import walk
+from ..vocabulary.api_roles import Role, role_of, second_order
+from ..vocabulary.kinds import UNKNOWN, kind_of
+from ..vocabulary.syntax import located, name
+from ..vocabulary.trees import walk
 
 # what to do instead, for each role refused in differentiated code
 _INSTEAD = {

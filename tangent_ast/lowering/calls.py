@@ -32,7 +32,7 @@ from ..aliasing import changed_list
 from ..checks import unsupported
 from ..rules.binding import CallRefused, Role, bind_call
 from ..rules.registry import is_pure_function, lookup
-from ..syntax import assign, located, name
+from ..vocabulary.syntax import assign, located, name
 
 
 class CallLowering:

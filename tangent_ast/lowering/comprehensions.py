@@ -24,7 +24,7 @@ import copy
 import gast
 
 from ..checks import unsupported
-from ..syntax import assign, located, name
+from ..vocabulary.syntax import assign, located, name
 
 
 class ComprehensionLowering:

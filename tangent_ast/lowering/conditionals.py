@@ -25,7 +25,7 @@ import copy
 
 import gast
 
-from ..syntax import assign, located, name
+from ..vocabulary.syntax import assign, located, name
 
 
 class ConditionalLowering:

@@ -31,7 +31,7 @@ import functools
 import gast
 
 from ..checks import unsupported
-from ..syntax import assign, located, name
+from ..vocabulary.syntax import assign, located, name
 
 _TAKES_A_FUNCTION = {builtins.map, builtins.filter, functools.reduce}
 

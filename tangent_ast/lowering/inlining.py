@@ -25,7 +25,7 @@ import copy
 import gast
 
 from ..checks import unsupported
-from ..syntax import assign
+from ..vocabulary.syntax import assign
 
 
 class InliningLowering:

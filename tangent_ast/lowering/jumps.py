@@ -40,8 +40,8 @@ import copy
 
 import gast
 
-from ..syntax import assign, located, name
-from ..trees import copy_tree
+from ..vocabulary.syntax import assign, located, name
+from ..vocabulary.trees import copy_tree
 
 
 class JumpLowering:

@@ -35,7 +35,7 @@ import gast
 
 from ..checks import unsupported
 from ..runtime.checkpoints import checkpointed
-from ..syntax import assign, call_name, located, name
+from ..vocabulary.syntax import assign, call_name, located, name
 from .jumps import append_fallthrough, loop_level, mark_breaks
 from .operations import temp_base
 

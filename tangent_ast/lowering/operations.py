@@ -25,7 +25,7 @@ import copy
 import gast
 
 from ..checks import unsupported
-from ..syntax import is_atom, located, name
+from ..vocabulary.syntax import is_atom, located, name
 
 
 class OperationLowering:

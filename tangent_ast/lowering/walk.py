@@ -26,10 +26,10 @@ import dataclasses
 import gast
 
 from ..aliasing import append_call, field_of_local, out_target
-from ..calling import Spread
 from ..checks import check_supported, unsupported
 from ..local_functions import local_functions
-from ..syntax import assign, is_atom, is_docstring, located, name
+from ..vocabulary.calling import Spread
+from ..vocabulary.syntax import assign, is_atom, is_docstring, located, name
 from .api_calls import ApiCallLowering
 from .calls import CallLowering
 from .comprehensions import ComprehensionLowering

@@ -21,7 +21,7 @@ from enum import Enum
 
 import numpy as np
 
-from .runtime import is_record, record_fields
+from ..runtime import is_record, record_fields
 
 
 class Tag(str, Enum):

@@ -23,7 +23,7 @@ import linecache
 
 import gast
 
-from .errors import NoSourceError
+from ..errors import NoSourceError
 from .stdlib_ast import as_gast
 from .trees import copy_tree, dump
 

@@ -23,7 +23,7 @@ defaults, so one function called in two forms has two rules, and a call
 
 import inspect
 
-from .errors import TangentAstError
+from ..errors import TangentAstError
 
 _NAMED = (
     inspect.Parameter.POSITIONAL_ONLY,

@@ -37,7 +37,7 @@ import types
 
 import numpy as np
 
-from .derived import portable_name
+from ..derived import portable_name
 from .kinds import kind_of
 from .naming import digest
 
