@@ -14,7 +14,7 @@ from .companions import (
     gradient_function,
     gradient_module_text,
 )
-from .display import SourceText
+from .emit.display import SourceText
 from .errors import (
     InternalError,
     NonScalarOutputError,

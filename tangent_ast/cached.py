@@ -375,7 +375,7 @@ class RuleCache:
         hash is the one recorded under the fingerprint of the files it is built from."""
         if "tangent_ast.rules.registry" in sys.modules:
             from . import rules
-            from .emit import rule_source_hash
+            from .emit.emit import rule_source_hash
 
             value = rule_source_hash()
             if rules.registry.version() == rules.BUILT_IN_VERSION:
@@ -441,7 +441,7 @@ class DerivedRule:
 
     def _repr_html_(self):
         """In a notebook: the rule's module, highlighted."""
-        from .display import escaped, highlighted  # a notebook's: not on a cache hit's path
+        from .emit.display import escaped, highlighted  # a notebook's: not on a cache hit's path
 
         return f"<p>{escaped(repr(self))}</p>" + highlighted(self.source)
 

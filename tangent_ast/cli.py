@@ -29,15 +29,15 @@ from pathlib import Path
 
 from . import runtime
 from .api import stage_source
+from .emit.package import init_text, staged
+from .emit.signature_text import parse_signature
 from .errors import TangentAstError
 from .higher_order import gradient_function, hessian_function, jacobian_function
 from .live import dependencies_of
 from .load import StaleRuleWarning, body_hash_of, import_module, read_header, write_atomic
 from .modes import Mode, Route
-from .package import init_text, staged
 from .parse import source_hash
 from .pipeline import MODES, STAGE_NAMES, Session, rule_prefix
-from .signature_text import parse_signature
 from .version import __version__
 from .vocabulary.naming import rule_base
 
@@ -222,7 +222,7 @@ def generate_package(
 ):
     """What ``tangent-ast generate`` does: derive each ``MODULE:FUNCTION`` of ``targets`` into
     the package directory ``output`` and write its ``__init__.py``, in a staging copy published
-    only when everything succeeded, and only the files that changed (``tangent_ast.package``).
+    only when everything succeeded, and only the files that changed (``tangent_ast.emit.package``).
     ``wrt`` and ``arg_kinds`` are the texts of ``--wrt`` and ``--args``; ``route`` that of
     ``--route`` (None: ``TANGENT_AST_ROUTE``, else direct). Returns the paths of
     the modules written (GeneratedPackage); raises UsageError or TangentAstError."""

@@ -38,7 +38,7 @@ from . import runtime
 from .activity import Activity, assignments
 from .aliasing import check_updates
 from .complex_values import ComplexValues
-from .emit import FUNCTION_VALUES, ModuleNamespace
+from .emit.emit import FUNCTION_VALUES, ModuleNamespace
 from .errors import ForwardRuleOnly, MissingRuleError, TangentAstError, UnsupportedSyntaxError
 from .folding import with_number_exponents
 from .modes import Mode, Route

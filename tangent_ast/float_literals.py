@@ -22,7 +22,7 @@ number of either type to the dtype of the scalar or the (batched) array it meets
 
 >>> import gast
 >>> from tangent_ast.vocabulary.syntax import unparse
->>> from tangent_ast.emit import to_ast
+>>> from tangent_ast.emit.emit import to_ast
 >>> fn = gast.parse('''
 ... def f_bwd(saved, ct_out):
 ...     x, n = saved

@@ -8,7 +8,7 @@ later, again or not at all: what lets simplify move or drop it.
 
 >>> import gast
 >>> from tangent_ast.vocabulary.syntax import unparse
->>> from tangent_ast.emit import to_ast
+>>> from tangent_ast.emit.emit import to_ast
 >>> expr = gast.parse("a * 100.0 * 2 * b + -c", mode="eval").body
 >>> unparse(to_ast(_Fold().visit(expr)))
 'a * 200.0 * b - c'

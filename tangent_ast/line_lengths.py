@@ -13,7 +13,7 @@ import sys
 
 import gast
 
-from .emit import prints_as_operation, to_ast
+from .emit.emit import prints_as_operation, to_ast
 from .vocabulary.syntax import unparse
 
 INDENT = 4  # a line of a function body

@@ -64,7 +64,7 @@ from .checkpoints import checkpoint_loops
 from .checks import check_dynamic, check_supported
 from .derivatives import Derivation
 from .derived import portable_name
-from .emit import (
+from .emit.emit import (
     ModuleNamespace,
     Provenance,
     module_source,

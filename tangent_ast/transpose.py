@@ -60,7 +60,7 @@ import gast
 import numpy as np
 
 from . import runtime
-from .emit import to_ast
+from .emit.emit import to_ast
 from .errors import TangentAstError
 from .folding import with_number_exponents
 from .modes import Mode

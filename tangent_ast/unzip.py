@@ -35,7 +35,7 @@ import copy
 
 import gast
 
-from .emit import to_ast
+from .emit.emit import to_ast
 from .vocabulary.calling import positional
 from .vocabulary.syntax import name, unparse
 

@@ -10,7 +10,7 @@ import pytest
 import tangent_ast as ta
 from tangent_ast import runtime
 from tangent_ast.accumulate import accumulate_slices
-from tangent_ast.emit import to_ast
+from tangent_ast.emit.emit import to_ast
 from tangent_ast.vocabulary.kinds import FLOAT, INT, Kind, Tag
 from tangent_ast.vocabulary.syntax import unparse
 from tangent_ast.testing import check_grads, check_second_order

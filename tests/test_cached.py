@@ -17,7 +17,7 @@ import tangent_ast as ta
 from tangent_ast.live import free_reads, function_tree
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-TRANSFORMER = ("gast", "tangent_ast.pipeline", "tangent_ast.rules.registry", "tangent_ast.emit")
+TRANSFORMER = ("gast", "tangent_ast.pipeline", "tangent_ast.rules.registry", "tangent_ast.emit.emit")
 
 MODEL = textwrap.dedent('''
     import numpy as np

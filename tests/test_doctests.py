@@ -43,7 +43,7 @@ STAGES = [
     "tangent_ast.reverse",
     "tangent_ast.simplify",
     "tangent_ast.tapes",
-    "tangent_ast.emit",
+    "tangent_ast.emit.emit",
     "tangent_ast.load",
     "tangent_ast.live",
     "tangent_ast.derivatives",

@@ -11,7 +11,7 @@ import gast
 import pytest
 
 import tangent_ast as ta
-from tangent_ast import emit
+from tangent_ast.emit import emit
 from tangent_ast.vocabulary.stdlib_ast import as_ast
 from tangent_ast.vocabulary.syntax import unparse
 from tangent_ast.testing import check_grads

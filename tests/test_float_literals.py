@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tangent_ast as ta
-from tangent_ast.emit import to_ast
+from tangent_ast.emit.emit import to_ast
 from tangent_ast.float_literals import float_names, write_float_literals
 from tangent_ast.vocabulary.syntax import unparse
 

@@ -47,7 +47,7 @@ import numpy as np
 
 from ..aliasing import check_updates
 from ..checks import check_dynamic, check_supported
-from ..emit import to_ast
+from ..emit.emit import to_ast
 from ..parse import parse
 from ..resolve import resolve
 from ..vocabulary.naming import Namer

@@ -3,7 +3,7 @@
 The stages build code as gast trees; these are the few constructors every stage needs.
 
 >>> import ast, gast
->>> from tangent_ast.emit import to_ast
+>>> from tangent_ast.emit.emit import to_ast
 >>> ast.unparse(to_ast(assign("y", gast.BinOp(name("x"), gast.Mult(), name("x")))))
 'y = x * x'
 """

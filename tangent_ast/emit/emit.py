@@ -42,11 +42,11 @@ from dataclasses import dataclass
 
 import gast
 
-from .errors import InternalError
-from .rules import registry
-from .vocabulary.stdlib_ast import as_ast
-from .vocabulary.syntax import unparse
-from .vocabulary.trees import dump, same, walk
+from ..errors import InternalError
+from ..rules import registry
+from ..vocabulary.stdlib_ast import as_ast
+from ..vocabulary.syntax import unparse
+from ..vocabulary.trees import dump, same, walk
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ import re
 
 import numpy as np
 
-from .errors import TangentAstError
-from .vocabulary.kinds import BOOL, FLOAT, INT, UNKNOWN, Kind, Tag, describe_signature, labelled
+from ..errors import TangentAstError
+from ..vocabulary.kinds import BOOL, FLOAT, INT, UNKNOWN, Kind, Tag, describe_signature, labelled
 
 __all__ = ["describe_signature", "parse_signature"]
 
