@@ -52,7 +52,7 @@ import gast
 import numpy as np
 
 from . import runtime
-from .folding import is_pure
+from .optimize.folding import is_pure
 
 # functions whose result is a new array (or container): a store into it changes nothing else
 _FRESH = (

@@ -40,14 +40,14 @@ from .aliasing import check_updates
 from .complex_values import ComplexValues
 from .emit.emit import FUNCTION_VALUES, ModuleNamespace
 from .errors import ForwardRuleOnly, MissingRuleError, TangentAstError, UnsupportedSyntaxError
-from .folding import with_number_exponents
 from .modes import Mode, Route
+from .optimize.folding import with_number_exponents
+from .optimize.terms import merged, structural_zero
 from .parse import ParsedFunction, parse
 from .resolve import Pack, Scope, callee, resolve
 from .rules.binding import CallRefused, bind_call
 from .rules.registry import ZERO, SameCall, lookup, qualified_name
 from .rules.template import literal
-from .terms import merged, structural_zero
 from .transpose import transpose_refusal, transposed
 from .vocabulary.calling import CallMismatch, bind, flat_params
 from .vocabulary.code_keys import is_library

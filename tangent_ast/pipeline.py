@@ -72,7 +72,6 @@ from .emit.emit import (
     to_ast,
 )
 from .errors import ForwardRuleOnly, InternalError, NotDifferentiableError, TangentAstError
-from .float_literals import float_names, write_float_literals
 from .forward import forward
 from .helper_inlining import inline_updating_helpers
 from .kind_inference import infer
@@ -93,13 +92,14 @@ from .load import (
 from .lowering import Normalizer
 from .lowering.api_calls import bind_made
 from .modes import Mode, Route
+from .optimize.float_literals import float_names, write_float_literals
+from .optimize.simplify import is_pure, restore_names, simplify
 from .parse import ParsedFunction, parse
 from .recompute import recompute_residuals
 from .residuals import pass_residuals, residuals_of
 from .resolve import Scope, resolve
 from .reverse import finish_updates, residuals_parameter, reverse
 from .shared_updates import check_augmented, follow_argument_aliases, follow_shared_updates
-from .simplify import is_pure, restore_names, simplify
 from .ssa import SSAInfo, to_ssa
 from .tapes import install_tapes
 from .unzip import unzipped

@@ -44,11 +44,11 @@ from .aliasing import first_copy
 from .checkpoints import check_recomputable_call
 from .derivatives import unsupported_call
 from .kind_inference import KindInference
-from .line_lengths import longer_than
 from .modes import Mode
+from .optimize.line_lengths import longer_than
+from .optimize.simplify import MAX_LINE
 from .rules.template import as_value
 from .runtime.checkpoints import is_checkpointed
-from .simplify import MAX_LINE
 from .vocabulary.calling import positional
 from .vocabulary.kinds import Tag
 from .vocabulary.syntax import assign, name

@@ -41,7 +41,7 @@ STAGES = [
     "tangent_ast.activity",
     "tangent_ast.forward",
     "tangent_ast.reverse",
-    "tangent_ast.simplify",
+    "tangent_ast.optimize.simplify",
     "tangent_ast.tapes",
     "tangent_ast.emit.emit",
     "tangent_ast.load",

@@ -10,7 +10,7 @@ import pytest
 
 import tangent_ast as ta
 from tangent_ast.emit.emit import to_ast
-from tangent_ast.float_literals import float_names, write_float_literals
+from tangent_ast.optimize.float_literals import float_names, write_float_literals
 from tangent_ast.vocabulary.syntax import unparse
 
 # (body of f(x, n, a), the names given as floats, the body after the rewrite)

@@ -14,7 +14,7 @@ from tangent_ast.emit.emit import to_ast
 from tangent_ast.modes import Mode
 from tangent_ast.runtime.tangents import ONLY_SHAPE_BYTES
 from tangent_ast.emit.signature_text import parse_signature
-from tangent_ast.simplify import _Fold
+from tangent_ast.optimize.simplify import _Fold
 from tangent_ast.vocabulary.syntax import unparse
 from tangent_ast.testing import check_grads
 

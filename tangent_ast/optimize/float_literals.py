@@ -42,7 +42,7 @@ import math
 
 import gast
 
-from .vocabulary.trees import walk
+from ..vocabulary.trees import walk
 
 # the math functions whose result is always a float
 _FLOAT_MATH = frozenset(

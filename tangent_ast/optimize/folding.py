@@ -19,10 +19,10 @@ import math
 import gast
 import numpy as np
 
-from . import runtime
-from .rules.registry import is_pure_function
+from .. import runtime
+from ..rules.registry import is_pure_function
+from ..vocabulary.trees import Transformer, copy_tree, walk
 from .terms import product_factors
-from .vocabulary.trees import Transformer, copy_tree, walk
 
 
 def _is_const(e, value=None):

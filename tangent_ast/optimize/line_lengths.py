@@ -13,8 +13,8 @@ import sys
 
 import gast
 
-from .emit.emit import prints_as_operation, to_ast
-from .vocabulary.syntax import unparse
+from ..emit.emit import prints_as_operation, to_ast
+from ..vocabulary.syntax import unparse
 
 INDENT = 4  # a line of a function body
 _PARENS = 2  # "(" and ")" around an operation its context binds tighter

@@ -37,10 +37,10 @@ import re
 
 import gast
 
+from ..vocabulary.trees import Transformer, dump, same, unshare, walk
 from .block_index import SIMPLE, BlockIndex, Counts, Facts, KnownFacts, clone
 from .folding import _Fold, is_pure
 from .line_lengths import longer_than
-from .vocabulary.trees import Transformer, dump, same, unshare, walk
 
 MAX_LINE = 88
 

@@ -6,7 +6,7 @@ for ``x * x``); the sum is written the way these helpers shape it.
 
 import gast
 
-from .vocabulary.trees import dump
+from ..vocabulary.trees import dump
 
 
 def canonical(expr):

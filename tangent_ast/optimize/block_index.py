@@ -22,7 +22,7 @@ from bisect import bisect_left, bisect_right, insort
 
 import gast
 
-from .vocabulary.trees import walk
+from ..vocabulary.trees import walk
 
 _AST = gast.AST
 
