@@ -82,10 +82,10 @@ import gast
 import numpy as np
 
 from . import runtime
-from .checks import unsupported
 from .derivatives import unsupported_call
-from .parse import parse
-from .resolve import resolve
+from .front.checks import unsupported
+from .front.parse import parse
+from .front.resolve import resolve
 from .rules.registry import is_pure_function
 from .runtime import EFFECTFUL
 from .runtime.checkpoints import checkpointed

@@ -36,15 +36,15 @@ import numpy as np
 
 from . import runtime
 from .activity import Activity, assignments
-from .aliasing import check_updates
 from .complex_values import ComplexValues
 from .emit.emit import FUNCTION_VALUES, ModuleNamespace
 from .errors import ForwardRuleOnly, MissingRuleError, TangentAstError, UnsupportedSyntaxError
+from .front.aliasing import check_updates
+from .front.parse import ParsedFunction, parse
+from .front.resolve import Pack, Scope, callee, resolve
 from .modes import Mode, Route
 from .optimize.folding import with_number_exponents
 from .optimize.terms import merged, structural_zero
-from .parse import ParsedFunction, parse
-from .resolve import Pack, Scope, callee, resolve
 from .rules.binding import CallRefused, bind_call
 from .rules.registry import ZERO, SameCall, lookup, qualified_name
 from .rules.template import literal

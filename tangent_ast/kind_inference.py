@@ -27,10 +27,10 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from .resolve import Pack, callee
+from .front.resolve import Pack, callee
+from .front.ssa import is_unset
 from .rules.registry import lookup
 from .runtime import dict_with, list_inserted, list_with, without
-from .ssa import is_unset
 from .vocabulary.calling import CallMismatch, bind
 from .vocabulary.code_keys import is_library
 from .vocabulary.kinds import (

@@ -36,7 +36,7 @@ a session: attribute chains into them (``np.linalg.norm``) are not checked on
 each call, which keeps the check to a few dictionary lookups.
 
 What a function reads is found in its source, parsed by the standard library's ``ast``:
-the tree of its source (as :func:`tangent_ast.parse.parse` reads it: the dedented ``def``
+the tree of its source (as :func:`tangent_ast.front.parse.parse` reads it: the dedented ``def``
 of its code object, decorators dropped) and the names it reads that it does not assign,
 with the attribute chains read from them, exactly as a walk of its gast tree finds them
 (``resolve.assigned_names``; a gast tree writes each parameter and ``except ... as e`` as a
@@ -254,7 +254,7 @@ def function_tree(fn):
         # enough in a program's functions to cost the import of the transformer
         import gast
 
-        from .parse import parse
+        from .front.parse import parse
 
         return gast.gast_to_ast(parse(fn).node)
     try:

@@ -50,7 +50,6 @@ import gast
 from . import runtime
 from .accumulate import accumulate_slices, fold_zero_starts
 from .activity import analyze
-from .aliasing import check_field_updates, check_updates
 from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
     DerivedRule,
     RuleCache,
@@ -61,7 +60,6 @@ from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, 
     wrt_names,
 )
 from .checkpoints import checkpoint_loops
-from .checks import check_dynamic, check_supported
 from .derivatives import Derivation
 from .derived import portable_name
 from .emit.emit import (
@@ -73,7 +71,14 @@ from .emit.emit import (
 )
 from .errors import ForwardRuleOnly, InternalError, NotDifferentiableError, TangentAstError
 from .forward import forward
-from .helper_inlining import inline_updating_helpers
+from .front.aliasing import check_field_updates, check_updates
+from .front.checks import check_dynamic, check_supported
+from .front.helper_inlining import inline_updating_helpers
+from .front.lowering import Normalizer
+from .front.lowering.api_calls import bind_made
+from .front.parse import ParsedFunction, parse
+from .front.resolve import Scope, resolve
+from .front.ssa import SSAInfo, to_ssa
 from .kind_inference import infer
 from .live import dependencies_of
 from .load import (
@@ -89,18 +94,13 @@ from .load import (
     warn_stale,
     write_atomic,
 )
-from .lowering import Normalizer
-from .lowering.api_calls import bind_made
 from .modes import Mode, Route
 from .optimize.float_literals import float_names, write_float_literals
 from .optimize.simplify import is_pure, restore_names, simplify
-from .parse import ParsedFunction, parse
 from .recompute import recompute_residuals
 from .residuals import pass_residuals, residuals_of
-from .resolve import Scope, resolve
 from .reverse import finish_updates, residuals_parameter, reverse
 from .shared_updates import check_augmented, follow_argument_aliases, follow_shared_updates
-from .ssa import SSAInfo, to_ssa
 from .tapes import install_tapes
 from .unzip import unzipped
 from .version import __version__

@@ -40,9 +40,9 @@ import gast
 import numpy as np
 
 from .activity import assignments
-from .aliasing import first_copy
 from .checkpoints import check_recomputable_call
 from .derivatives import unsupported_call
+from .front.aliasing import first_copy
 from .kind_inference import KindInference
 from .modes import Mode
 from .optimize.line_lengths import longer_than

@@ -17,7 +17,7 @@ The update is then dropped from ``augmented``. It is left to the refusal,
 in a container, has another view read later, is updated in place later, or the update is
 inside a loop or branch; it refuses ``a += b`` on an array that has a second name, is a
 view, sits in a container or is an object's field, or whose view is read later. (Array
-arguments updated this way are in-place updates, which :mod:`tangent_ast.aliasing` checks
+arguments updated this way are in-place updates, which :mod:`tangent_ast.front.aliasing` checks
 before normalization.)
 
 >>> import numpy as np, tangent_ast as ta
@@ -60,8 +60,8 @@ supported
 
 import gast
 
-from .aliasing import fresh_array
-from .checks import unsupported
+from .front.aliasing import fresh_array
+from .front.checks import unsupported
 from .indexing import Indexing, indexing
 from .views import VIEW_ATTRIBUTES, may_precede, program_order, view_base, views_read_after
 from .vocabulary.kinds import UNKNOWN, Kind, Tag

@@ -56,7 +56,7 @@ def f_bwd(saved, ct_y):
 
 import gast
 
-from .lowering.jumps import append_fallthrough
+from .front.lowering.jumps import append_fallthrough
 from .vocabulary.syntax import (
     assign,
     name,

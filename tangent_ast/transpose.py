@@ -62,9 +62,9 @@ import numpy as np
 from . import runtime
 from .emit.emit import to_ast
 from .errors import TangentAstError
+from .front.resolve import Pack, Scope, callee
 from .modes import Mode
 from .optimize.folding import with_number_exponents
-from .resolve import Pack, Scope, callee
 from .rules.binding import CallRefused, bind_call
 from .rules.registry import ZERO, SameCall, lookup
 from .vocabulary.kinds import Tag, is_complex, type_unknown

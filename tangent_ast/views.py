@@ -27,7 +27,7 @@ tangent_ast.errors.UnsupportedSyntaxError: <doctest ...>:5: reading 'head', a vi
 import gast
 import numpy as np
 
-from .checks import unsupported
+from .front.checks import unsupported
 from .indexing import Indexing, indexing
 from .vocabulary.kinds import UNKNOWN, Tag
 from .vocabulary.syntax import assign, located, name

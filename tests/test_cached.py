@@ -373,8 +373,8 @@ def test_the_built_in_tables_give_rules_to_library_and_runtime_functions_only():
 
 def _gast_free_reads(fn):
     """live's walk as it was, over the gast tree of the parse stage."""
-    from tangent_ast.parse import parse
-    from tangent_ast.resolve import assigned_names
+    from tangent_ast.front.parse import parse
+    from tangent_ast.front.resolve import assigned_names
 
     node = parse(fn).node
     local = assigned_names(node)

@@ -3,7 +3,7 @@
 import pytest
 
 from tangent_ast.pipeline import front
-from tangent_ast.ssa import verify
+from tangent_ast.front.ssa import verify
 
 from .corpus import calls, control_flow, jumps, straight_line
 

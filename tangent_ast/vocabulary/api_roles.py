@@ -4,7 +4,7 @@ a function being differentiated.
 The public functions register themselves here when their module is imported (``api``,
 ``higher_order``, ``linearization``, ``testing``), and so do the classes of the objects they
 make (a pullback, a rule, a Jacobian's function); the normalize stage asks
-:func:`role_of` what it calls (:mod:`tangent_ast.lowering.api_calls`), and so never goes by
+:func:`role_of` what it calls (:mod:`tangent_ast.front.lowering.api_calls`), and so never goes by
 a name, which a program is free to give to anything.
 
 >>> def vjp(f, *args):

@@ -6,7 +6,7 @@ move into the branch that does not; inside a loop it sets a flag and breaks, and
 is followed by ``if flag:``. What follows a ``continue`` moves into the branch that does
 not continue.
 
->>> from tangent_ast.lowering import lower_source
+>>> from tangent_ast.front.lowering import lower_source
 >>> print(lower_source('''
 ... def f(xs):
 ...     total = 0.0
@@ -40,8 +40,8 @@ import copy
 
 import gast
 
-from ..vocabulary.syntax import assign, located, name
-from ..vocabulary.trees import copy_tree
+from ...vocabulary.syntax import assign, located, name
+from ...vocabulary.trees import copy_tree
 
 
 class JumpLowering:

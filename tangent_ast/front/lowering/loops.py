@@ -5,7 +5,7 @@ Takes ``for``/``while`` statements; guarantees that a ``for`` loop iterates over
 reads ``x = xs[i]`` first in its body) and that a ``while`` loop tests one name, computed
 before the loop and again at the end of its body.
 
->>> from tangent_ast.lowering import lower_source
+>>> from tangent_ast.front.lowering import lower_source
 >>> print(lower_source('''
 ... def f(xs, n):
 ...     total = 0.0
@@ -33,9 +33,9 @@ import copy
 
 import gast
 
+from ...runtime.checkpoints import checkpointed
+from ...vocabulary.syntax import assign, call_name, located, name
 from ..checks import unsupported
-from ..runtime.checkpoints import checkpointed
-from ..vocabulary.syntax import assign, call_name, located, name
 from .jumps import append_fallthrough, loop_level, mark_breaks
 from .operations import temp_base
 

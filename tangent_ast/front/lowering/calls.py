@@ -5,7 +5,7 @@ spread parameters written out, ``options.get("k", d)`` resolved, a list literal 
 NumPy function read as ``np.array([...])`` (whose rule splits the cotangent back), and a
 bare call kept for its effect only where that cannot change a differentiated value.
 
->>> from tangent_ast.lowering import lower_source
+>>> from tangent_ast.front.lowering import lower_source
 >>> print(lower_source('''
 ... def f(x):
 ...     print(x)
@@ -27,12 +27,12 @@ import inspect
 import gast
 import numpy as np
 
-from .. import runtime
+from ... import runtime
+from ...rules.binding import CallRefused, Role, bind_call
+from ...rules.registry import is_pure_function, lookup
+from ...vocabulary.syntax import assign, located, name
 from ..aliasing import changed_list
 from ..checks import unsupported
-from ..rules.binding import CallRefused, Role, bind_call
-from ..rules.registry import is_pure_function, lookup
-from ..vocabulary.syntax import assign, located, name
 
 
 class CallLowering:

@@ -3,7 +3,7 @@
 Takes a ``ListComp`` (or ``sum(... for ...)``); guarantees an index loop that appends to
 a new list (or adds to a total), its loop variables renamed apart from the function's.
 
->>> from tangent_ast.lowering import lower_source
+>>> from tangent_ast.front.lowering import lower_source
 >>> print(lower_source('''
 ... def f(xs):
 ...     return sum(x * x for x in xs)
@@ -23,8 +23,8 @@ import copy
 
 import gast
 
+from ...vocabulary.syntax import assign, located, name
 from ..checks import unsupported
-from ..vocabulary.syntax import assign, located, name
 
 
 class ComprehensionLowering:

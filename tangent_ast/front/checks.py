@@ -6,7 +6,7 @@ defined inside, ...), naming the file, the line and what to write instead;
 ``check_dynamic`` refuses code that computes names at run time (``eval``, ``exec``,
 ``locals()``, ``getattr`` with a computed name), which no source transformation can follow.
 
->>> from tangent_ast.lowering import lower_source
+>>> from tangent_ast.front.lowering import lower_source
 >>> lower_source('''
 ... def f(xs):
 ...     for x in xs:
@@ -22,9 +22,9 @@ import builtins
 
 import gast
 
-from .errors import UnsupportedSyntaxError
+from ..errors import UnsupportedSyntaxError
+from ..vocabulary.trees import walk
 from .local_functions import functions_written_out, local_functions, why_not_inlined
-from .vocabulary.trees import walk
 
 _MOVE_OUT = "move it outside the differentiated function"
 

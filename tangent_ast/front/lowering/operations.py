@@ -5,7 +5,7 @@ read or subscript of atoms (names, constants, globals such as ``np.pi``), the la
 expression's value. Temporaries are named after their operation (``x_times_y``, ``sin``),
 so the derived code reads like the user's.
 
->>> from tangent_ast.lowering import lower_source
+>>> from tangent_ast.front.lowering import lower_source
 >>> print(lower_source('''
 ... def f(x, w):
 ...     h = np.tanh(w @ x)
@@ -24,8 +24,8 @@ import copy
 
 import gast
 
+from ...vocabulary.syntax import is_atom, located, name
 from ..checks import unsupported
-from ..vocabulary.syntax import is_atom, located, name
 
 
 class OperationLowering:

@@ -22,8 +22,8 @@ numbered again in program order (the stages order updates and reads by line), an
 ``ParsedFunction.line`` maps the numbers back to the lines of the file.
 
 >>> import numpy as np
->>> from tangent_ast.parse import parse
->>> from tangent_ast.resolve import resolve
+>>> from tangent_ast.front.parse import parse
+>>> from tangent_ast.front.resolve import resolve
 >>> from tangent_ast.vocabulary.naming import Namer
 >>> def scale_first(v, c):
 ...     v[0] = v[0] * c
@@ -56,16 +56,16 @@ from dataclasses import replace
 import gast
 import numpy as np
 
+from ..errors import TangentAstError
+from ..rules.registry import lookup
+from ..vocabulary.code_keys import is_library
+from ..vocabulary.kinds import Kind, Tag
+from ..vocabulary.syntax import assign, is_docstring, located
+from ..vocabulary.trees import walk
 from .aliasing import FRESH, changed_list, is_new_list, out_target
 from .checks import check_dynamic, check_supported
-from .errors import TangentAstError
 from .parse import parse
 from .resolve import assigned_names, resolve
-from .rules.registry import lookup
-from .vocabulary.code_keys import is_library
-from .vocabulary.kinds import Kind, Tag
-from .vocabulary.syntax import assign, is_docstring, located
-from .vocabulary.trees import walk
 
 # a helper inlined in a helper ...: deeper than this, the call is left to its own rule
 _MAX_DEPTH = 8

@@ -32,7 +32,7 @@ import inspect
 import gast
 import numpy as np
 
-from . import runtime
+from .. import runtime
 from .checks import unsupported
 from .local_functions import local_functions
 

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 
 import gast
 
-from .errors import NoSourceError, UnsupportedSyntaxError
-from .vocabulary.naming import rule_base, source_hash
-from .vocabulary.source import lambda_node
-from .vocabulary.stdlib_ast import parse_gast
+from ..errors import NoSourceError, UnsupportedSyntaxError
+from ..vocabulary.naming import rule_base, source_hash
+from ..vocabulary.source import lambda_node
+from ..vocabulary.stdlib_ast import parse_gast
 
 
 @dataclass

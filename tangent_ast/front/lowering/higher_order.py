@@ -8,7 +8,7 @@ each call as it follows any other: ``sorted`` by a key picks items by their posi
 (``runtime.sorted_order``, whose result has no derivative), so the cotangent goes back to
 the items picked.
 
->>> from tangent_ast.lowering import lower_source
+>>> from tangent_ast.front.lowering import lower_source
 >>> print(lower_source('''
 ... def f(xs):
 ...     return functools.reduce(lambda a, b: a * b + 1.0, xs, 0.5)
@@ -30,8 +30,8 @@ import functools
 
 import gast
 
+from ...vocabulary.syntax import assign, located, name
 from ..checks import unsupported
-from ..vocabulary.syntax import assign, located, name
 
 _TAKES_A_FUNCTION = {builtins.map, builtins.filter, functools.reduce}
 

@@ -4,9 +4,9 @@
 derivative is that of the body; the derived code runs the body as written (NumPy may
 then warn where the ``with`` kept it quiet). Asking NumPy to raise or to call a function
 (``all="raise"``) is refused: the primal would stop where the derived code would not.
-Other context managers are refused by :mod:`tangent_ast.checks`.
+Other context managers are refused by :mod:`tangent_ast.front.checks`.
 
->>> from tangent_ast.lowering import lower_source
+>>> from tangent_ast.front.lowering import lower_source
 >>> print(lower_source(\'\'\'
 ... def f(x):
 ...     with np.errstate(divide="ignore"):

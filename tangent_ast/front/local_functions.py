@@ -1,7 +1,7 @@
 """The nested functions of a ``def``, and whether each can be inlined where it is called.
 
 A nested ``def`` (or ``g = lambda ...``) that is defined once at the top of the function,
-with plain parameters, and only ever called, is inlined by :mod:`tangent_ast.lowering`;
+with plain parameters, and only ever called, is inlined by :mod:`tangent_ast.front.lowering`;
 ``why_not_inlined`` says in words why another one is not (defined twice, inside a loop,
 with ``nonlocal``, passed as a value, ...), for the error message.
 """
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from .vocabulary.syntax import is_docstring
+from ..vocabulary.syntax import is_docstring
 
 
 @dataclass

@@ -48,9 +48,9 @@ from dataclasses import dataclass, field
 
 import gast
 
+from ..vocabulary.syntax import stored_names
+from ..vocabulary.trees import Transformer, walk
 from .lowering.jumps import append_fallthrough, may_leave
-from .vocabulary.syntax import stored_names
-from .vocabulary.trees import Transformer, walk
 
 
 @dataclass

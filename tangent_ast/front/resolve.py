@@ -6,7 +6,7 @@ in its closure cells, its module globals or the builtins (in that order),
 plus :func:`callee`, which says what a call or operator in the tree calls.
 
 >>> import numpy as np
->>> from tangent_ast.parse import parse
+>>> from tangent_ast.front.parse import parse
 >>> def f(x):
 ...     y = np.sin(x)
 ...     return y
@@ -27,13 +27,13 @@ from typing import Any
 import gast
 import numpy as np
 
-from .errors import UnsupportedSyntaxError
-from .rules.binding import CallRefused
-from .rules.template import literal
-from .vocabulary.api_roles import Role, role_of
-from .vocabulary.code_keys import is_library
-from .vocabulary.kinds import Tag
-from .vocabulary.trees import walk
+from ..errors import UnsupportedSyntaxError
+from ..rules.binding import CallRefused
+from ..rules.template import literal
+from ..vocabulary.api_roles import Role, role_of
+from ..vocabulary.code_keys import is_library
+from ..vocabulary.kinds import Tag
+from ..vocabulary.trees import walk
 
 BINOPS = {
     gast.Add: operator.add,

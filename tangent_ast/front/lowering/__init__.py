@@ -45,12 +45,12 @@ import types
 
 import numpy as np
 
+from ...emit.emit import to_ast
+from ...vocabulary.naming import Namer
 from ..aliasing import check_updates
 from ..checks import check_dynamic, check_supported
-from ..emit.emit import to_ast
 from ..parse import parse
 from ..resolve import resolve
-from ..vocabulary.naming import Namer
 from .walk import Normalizer
 
 __all__ = ["Normalizer", "lower_source"]

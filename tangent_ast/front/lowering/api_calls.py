@@ -19,7 +19,7 @@ Everything else is refused, naming the call and what to do instead: a pullback o
 that is passed on, stored or made outside, the functions ``jacfwd``, ``jacrev`` and ``hessian``
 make, ``derive``, the checks of ``tangent_ast.testing``, the rest of the API.
 
->>> from tangent_ast.lowering import lower_source
+>>> from tangent_ast.front.lowering import lower_source
 >>> print(lower_source('''
 ... import tangent_ast as ta
 ... def f(x):
@@ -39,11 +39,11 @@ import functools
 
 import gast
 
+from ...vocabulary.api_roles import Role, role_of, second_order
+from ...vocabulary.kinds import UNKNOWN, kind_of
+from ...vocabulary.syntax import located, name
+from ...vocabulary.trees import walk
 from ..checks import unsupported
-from ..vocabulary.api_roles import Role, role_of, second_order
-from ..vocabulary.kinds import UNKNOWN, kind_of
-from ..vocabulary.syntax import located, name
-from ..vocabulary.trees import walk
 
 # what to do instead, for each role refused in differentiated code
 _INSTEAD = {

@@ -1,11 +1,11 @@
 """The walk: visits each statement once and hands each construct to its lowering.
 
 Takes the function's gast ``FunctionDef``; guarantees the normal form described in
-:mod:`tangent_ast.lowering`. Assignments, tuple unpacking and augmented assignments are
+:mod:`tangent_ast.front.lowering`. Assignments, tuple unpacking and augmented assignments are
 lowered here (``a, b = x, y * 2`` assigns each name; ``a += b`` is ``a = a + b``, recorded
 so that the checks after SSA can refuse it where Python would update an array in place).
 
->>> from tangent_ast.lowering import lower_source
+>>> from tangent_ast.front.lowering import lower_source
 >>> print(lower_source('''
 ... def f(x, y):
 ...     a, b = x, y * 2
@@ -25,11 +25,11 @@ import dataclasses
 
 import gast
 
+from ...vocabulary.calling import Spread
+from ...vocabulary.syntax import assign, is_atom, is_docstring, located, name
 from ..aliasing import append_call, field_of_local, out_target
 from ..checks import check_supported, unsupported
 from ..local_functions import local_functions
-from ..vocabulary.calling import Spread
-from ..vocabulary.syntax import assign, is_atom, is_docstring, located, name
 from .api_calls import ApiCallLowering
 from .calls import CallLowering
 from .comprehensions import ComprehensionLowering

@@ -1,10 +1,10 @@
 """Inlining: a nested ``def`` (or ``g = lambda ...``) that is only called is inlined.
 
-Takes a call of a local function (:mod:`tangent_ast.local_functions` says which can be);
+Takes a call of a local function (:mod:`tangent_ast.front.local_functions` says which can be);
 guarantees its body in place of the call, its names renamed apart, so a closure over the
 function's variables differentiates like the rest of the code.
 
->>> from tangent_ast.lowering import lower_source
+>>> from tangent_ast.front.lowering import lower_source
 >>> print(lower_source('''
 ... def f(x, y):
 ...     def g(a):
@@ -24,8 +24,8 @@ import copy
 
 import gast
 
+from ...vocabulary.syntax import assign
 from ..checks import unsupported
-from ..vocabulary.syntax import assign
 
 
 class InliningLowering:

@@ -3,7 +3,7 @@
 Takes those expressions; guarantees ``if name:`` statements assigning one name in each
 branch, evaluated as Python does (the right operand of ``and`` only when the left holds).
 
->>> from tangent_ast.lowering import lower_source
+>>> from tangent_ast.front.lowering import lower_source
 >>> print(lower_source('''
 ... def f(x, y):
 ...     z = x if x > 0 and y < 1 else y
@@ -25,7 +25,7 @@ import copy
 
 import gast
 
-from ..vocabulary.syntax import assign, located, name
+from ...vocabulary.syntax import assign, located, name
 
 
 class ConditionalLowering:
