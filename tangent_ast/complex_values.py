@@ -28,7 +28,7 @@ def f_bwd(saved, ct_out):
 import gast
 import numpy as np
 
-from .activity import assignments
+from .analysis.activity import assignments
 from .errors import UnsupportedSyntaxError
 from .rules.registry import lookup
 from .vocabulary.kinds import (

@@ -35,7 +35,7 @@ import gast
 import numpy as np
 
 from . import runtime
-from .activity import Activity, assignments
+from .analysis.activity import Activity, assignments
 from .complex_values import ComplexValues
 from .emit.emit import FUNCTION_VALUES, ModuleNamespace
 from .errors import ForwardRuleOnly, MissingRuleError, TangentAstError, UnsupportedSyntaxError

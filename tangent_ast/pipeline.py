@@ -49,7 +49,10 @@ import gast
 
 from . import runtime
 from .accumulate import accumulate_slices, fold_zero_starts
-from .activity import analyze
+from .analysis.activity import analyze
+from .analysis.kind_inference import infer
+from .analysis.shared_updates import check_augmented, follow_argument_aliases, follow_shared_updates
+from .analysis.views import check_views, copy_views
 from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
     DerivedRule,
     RuleCache,
@@ -79,7 +82,6 @@ from .front.lowering.api_calls import bind_made
 from .front.parse import ParsedFunction, parse
 from .front.resolve import Scope, resolve
 from .front.ssa import SSAInfo, to_ssa
-from .kind_inference import infer
 from .live import dependencies_of
 from .load import (
     OnDisk,
@@ -100,11 +102,9 @@ from .optimize.simplify import is_pure, restore_names, simplify
 from .recompute import recompute_residuals
 from .residuals import pass_residuals, residuals_of
 from .reverse import finish_updates, residuals_parameter, reverse
-from .shared_updates import check_augmented, follow_argument_aliases, follow_shared_updates
 from .tapes import install_tapes
 from .unzip import unzipped
 from .version import __version__
-from .views import check_views, copy_views
 from .vocabulary.calling import PLAIN, Spread, flat_params, flatten
 from .vocabulary.kinds import UNKNOWN, Kind, Tag, canonical, describe_signature
 from .vocabulary.naming import Namer, rule_base

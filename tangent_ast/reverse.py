@@ -39,11 +39,11 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from .activity import assignments
+from .analysis.activity import assignments
+from .analysis.kind_inference import KindInference
 from .checkpoints import check_recomputable_call
 from .derivatives import unsupported_call
 from .front.aliasing import first_copy
-from .kind_inference import KindInference
 from .modes import Mode
 from .optimize.line_lengths import longer_than
 from .optimize.simplify import MAX_LINE

@@ -1,6 +1,6 @@
 """Indexing: an element, a view or a copy, as NumPy decides, and what updates through it do.
 
-Two tables. The first checks :func:`tangent_ast.indexing.indexing` against NumPy itself
+Two tables. The first checks :func:`tangent_ast.analysis.indexing.indexing` against NumPy itself
 (the index is run and its result asked whether it shares memory). The second derives
 ``s = a[index]; s <op>= c`` for every index form, rank, augmented operator, on an argument
 and on a local array, and checks each rule (both modes, both routes) with ``check_grads``:
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tangent_ast.errors import UnsupportedSyntaxError
-from tangent_ast.indexing import Indexing, indexing
+from tangent_ast.analysis.indexing import Indexing, indexing
 from tangent_ast.vocabulary.kinds import Kind, Tag
 from tangent_ast.testing import check_grads
 

@@ -8,8 +8,8 @@ changed by item, and refuses an update of an array that another name or a contai
 holds, or that a call made before the update may keep (a function of the user's, whose
 derived rule saves what it reads, or a record); ``check_field_updates`` does the same for
 the fields of dataclass instances assigned. After SSA and kind inference,
-:func:`~tangent_ast.shared_updates.check_augmented` refuses the ``a += b`` on shared arrays
-that :mod:`tangent_ast.shared_updates` could not write as the update it is.
+:func:`~tangent_ast.analysis.shared_updates.check_augmented` refuses the ``a += b`` on shared arrays
+that :mod:`tangent_ast.analysis.shared_updates` could not write as the update it is.
 
 >>> import numpy as np, tangent_ast as ta
 >>> def f(x):

@@ -5,7 +5,7 @@ float, an int, a bool, an ndarray of known ``ndim`` and dtype kind, ... A kind
 is what lets scalar code derive into scalar code with no helper calls for shapes, and
 array code call ``unbroadcast`` only where shapes can really differ.
 ``UNKNOWN`` is always safe: it only costs helper calls. The inference of a
-kind for every value of a function is the stage :mod:`tangent_ast.kind_inference`.
+kind for every value of a function is the stage :mod:`tangent_ast.analysis.kind_inference`.
 
 >>> k = kind_of(np.zeros((2, 3)))
 >>> k.tag, k.ndim, k.dtype

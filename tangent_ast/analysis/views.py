@@ -3,7 +3,7 @@ about a view of an array that is updated in place.
 
 ``v = a[1:]``, ``v = a.T``, ``v = a.reshape(...)``, ``v = np.transpose(a)`` make ``v`` a view
 of ``a``: an update of ``a`` changes ``v``. Whether an index gives a view, an element or a
-copy follows :mod:`tangent_ast.indexing`. Runs on the SSA function, kinds known:
+copy follows :mod:`tangent_ast.analysis.indexing`. Runs on the SSA function, kinds known:
 
 * ``check_views`` refuses reading a view after its base is updated in place (Python's
   view sees the new values, a derived rule's the values it had when it was taken);
@@ -27,10 +27,10 @@ tangent_ast.errors.UnsupportedSyntaxError: <doctest ...>:5: reading 'head', a vi
 import gast
 import numpy as np
 
-from .front.checks import unsupported
+from ..front.checks import unsupported
+from ..vocabulary.kinds import UNKNOWN, Tag
+from ..vocabulary.syntax import assign, located, name
 from .indexing import Indexing, indexing
-from .vocabulary.kinds import UNKNOWN, Tag
-from .vocabulary.syntax import assign, located, name
 
 VIEW_ATTRIBUTES = {"T", "mT", "real", "imag"}
 
@@ -66,7 +66,7 @@ _VIEW_FUNCTIONS = (
 def view_base(value, updated, scope, kinds=None):
     """``a`` when ``value`` may be a view of ``a``, an array in ``updated`` (None: any):
     a slice, ``a.T``, ``a.reshape(...)``, ``np.transpose(a)``, ... With ``kinds``, an
-    index that gives an element or a copy by NumPy's rules (:mod:`tangent_ast.indexing`)
+    index that gives an element or a copy by NumPy's rules (:mod:`tangent_ast.analysis.indexing`)
     is no view; without, every index may give one."""
     base = None
     if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):

@@ -32,7 +32,7 @@ from enum import Enum
 
 import gast
 
-from .vocabulary.kinds import Kind, Tag
+from ..vocabulary.kinds import Kind, Tag
 
 
 class Indexing(Enum):

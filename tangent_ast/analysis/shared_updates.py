@@ -60,13 +60,13 @@ supported
 
 import gast
 
-from .front.aliasing import fresh_array
-from .front.checks import unsupported
+from ..front.aliasing import fresh_array
+from ..front.checks import unsupported
+from ..vocabulary.kinds import UNKNOWN, Kind, Tag
+from ..vocabulary.syntax import located, name
+from ..vocabulary.trees import copy_tree, walk
 from .indexing import Indexing, indexing
 from .views import VIEW_ATTRIBUTES, may_precede, program_order, view_base, views_read_after
-from .vocabulary.kinds import UNKNOWN, Kind, Tag
-from .vocabulary.syntax import located, name
-from .vocabulary.trees import copy_tree, walk
 
 
 def follow_shared_updates(fn, origin, kinds, scope, augmented, namer):
@@ -227,7 +227,7 @@ def follow_argument_aliases(node, param_kinds):
     itself (``x += 1.0``, ``x[1:] *= 2.0; v = x[1:]``), an in-place update of an argument,
     which the derived rule leaves in the caller's array as the function does. Only a view
     is followed: ``s = x[2]`` of a vector is a new scalar, and ``s += 1.0`` leaves ``x``
-    alone (:mod:`tangent_ast.indexing`). ``param_kinds``: the signature's kind of each
+    alone (:mod:`tangent_ast.analysis.indexing`). ``param_kinds``: the signature's kind of each
     parameter (None: no signature). Returns the rewritten function (a copy), or ``node``
     when there is nothing to rewrite."""
     # only a name updated by ``+=`` (...) at the top of the function is followed (the names

@@ -27,13 +27,13 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from .front.resolve import Pack, callee
-from .front.ssa import is_unset
-from .rules.registry import lookup
-from .runtime import dict_with, list_inserted, list_with, without
-from .vocabulary.calling import CallMismatch, bind
-from .vocabulary.code_keys import is_library
-from .vocabulary.kinds import (
+from ..front.resolve import Pack, callee
+from ..front.ssa import is_unset
+from ..rules.registry import lookup
+from ..runtime import dict_with, list_inserted, list_with, without
+from ..vocabulary.calling import CallMismatch, bind
+from ..vocabulary.code_keys import is_library
+from ..vocabulary.kinds import (
     BOOL,
     FLOAT,
     INT,
@@ -52,7 +52,7 @@ from .vocabulary.kinds import (
     type_unknown,
     with_lengths,
 )
-from .vocabulary.trees import walk
+from ..vocabulary.trees import walk
 
 _ARITHMETIC = {
     operator.add,

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 import gast
 
-from .vocabulary.kinds import UNKNOWN
-from .vocabulary.trees import walk
+from ..vocabulary.kinds import UNKNOWN
+from ..vocabulary.trees import walk
 
 
 @dataclass
