@@ -93,7 +93,8 @@ def gradient_module_text(rule, value):
     """The module of ``{base}_gradient`` (or with ``value``, ``{base}_value_and_gradient``)
     over reverse ``rule``: its two sweeps written out as one function where they can be
     (``composed.gradient_text``), else a call of each."""
-    from .composed import gradient_text  # second derivatives only: not on a cache hit's path
+    # second derivatives only: not on a cache hit's path
+    from .transform.composed import gradient_text
 
     base = rule_base(rule.fn)
     defaults = _trailing_defaults(rule)

@@ -48,7 +48,6 @@ from pathlib import Path
 import gast
 
 from . import runtime
-from .accumulate import accumulate_slices, fold_zero_starts
 from .analysis.activity import analyze
 from .analysis.kind_inference import infer
 from .analysis.shared_updates import check_augmented, follow_argument_aliases, follow_shared_updates
@@ -62,8 +61,6 @@ from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, 
     rule_prefix,
     wrt_names,
 )
-from .checkpoints import checkpoint_loops
-from .derivatives import Derivation
 from .derived import portable_name
 from .emit.emit import (
     ModuleNamespace,
@@ -73,7 +70,6 @@ from .emit.emit import (
     to_ast,
 )
 from .errors import ForwardRuleOnly, InternalError, NotDifferentiableError, TangentAstError
-from .forward import forward
 from .front.aliasing import check_field_updates, check_updates
 from .front.checks import check_dynamic, check_supported
 from .front.helper_inlining import inline_updating_helpers
@@ -99,11 +95,15 @@ from .load import (
 from .modes import Mode, Route
 from .optimize.float_literals import float_names, write_float_literals
 from .optimize.simplify import is_pure, restore_names, simplify
-from .recompute import recompute_residuals
-from .residuals import pass_residuals, residuals_of
-from .reverse import finish_updates, residuals_parameter, reverse
-from .tapes import install_tapes
-from .unzip import unzipped
+from .transform.accumulate import accumulate_slices, fold_zero_starts
+from .transform.checkpoints import checkpoint_loops
+from .transform.derivatives import Derivation
+from .transform.forward import forward
+from .transform.recompute import recompute_residuals
+from .transform.residuals import pass_residuals, residuals_of
+from .transform.reverse import finish_updates, residuals_parameter, reverse
+from .transform.tapes import install_tapes
+from .transform.unzip import unzipped
 from .version import __version__
 from .vocabulary.calling import PLAIN, Spread, flat_params, flatten
 from .vocabulary.kinds import UNKNOWN, Kind, Tag, canonical, describe_signature

@@ -1,4 +1,4 @@
-"""Cotangents of slices of one array added into one buffer (tangent_ast/accumulate.py):
+"""Cotangents of slices of one array added into one buffer (tangent_ast/transform/accumulate.py):
 where the rewrite is made, where it must not be, and that every derivative stays right."""
 
 import textwrap
@@ -9,7 +9,7 @@ import pytest
 
 import tangent_ast as ta
 from tangent_ast import runtime
-from tangent_ast.accumulate import accumulate_slices
+from tangent_ast.transform.accumulate import accumulate_slices
 from tangent_ast.emit.emit import to_ast
 from tangent_ast.vocabulary.kinds import FLOAT, INT, Kind, Tag
 from tangent_ast.vocabulary.syntax import unparse

@@ -1,4 +1,4 @@
-"""Composed functions (tangent_ast/composed.py): a reverse rule's two sweeps written out as
+"""Composed functions (tangent_ast/transform/composed.py): a reverse rule's two sweeps written out as
 one gradient function, a forward rule's tangent alone. Each composed text is run against
 the rules it was made of; what is not dead stays; what cannot be written out is None."""
 
@@ -7,7 +7,7 @@ import pytest
 
 import tangent_ast as ta
 from tangent_ast import runtime
-from tangent_ast.composed import gradient_text, tangent_text
+from tangent_ast.transform.composed import gradient_text, tangent_text
 
 OBJECTS = {"np": np, "runtime": runtime}
 

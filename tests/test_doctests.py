@@ -39,14 +39,14 @@ STAGES = [
     "tangent_ast.front.ssa",
     "tangent_ast.analysis.kind_inference",
     "tangent_ast.analysis.activity",
-    "tangent_ast.forward",
-    "tangent_ast.reverse",
+    "tangent_ast.transform.forward",
+    "tangent_ast.transform.reverse",
     "tangent_ast.optimize.simplify",
-    "tangent_ast.tapes",
+    "tangent_ast.transform.tapes",
     "tangent_ast.emit.emit",
     "tangent_ast.load",
     "tangent_ast.live",
-    "tangent_ast.derivatives",
+    "tangent_ast.transform.derivatives",
     "tangent_ast.pipeline",
 ]
 

@@ -39,20 +39,20 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from .analysis.activity import assignments
-from .analysis.kind_inference import KindInference
+from ..analysis.activity import assignments
+from ..analysis.kind_inference import KindInference
+from ..front.aliasing import first_copy
+from ..modes import Mode
+from ..optimize.line_lengths import longer_than
+from ..optimize.simplify import MAX_LINE
+from ..rules.template import as_value
+from ..runtime.checkpoints import is_checkpointed
+from ..vocabulary.calling import positional
+from ..vocabulary.kinds import Tag
+from ..vocabulary.syntax import assign, name
+from ..vocabulary.trees import copy_tree, walk
 from .checkpoints import check_recomputable_call
 from .derivatives import unsupported_call
-from .front.aliasing import first_copy
-from .modes import Mode
-from .optimize.line_lengths import longer_than
-from .optimize.simplify import MAX_LINE
-from .rules.template import as_value
-from .runtime.checkpoints import is_checkpointed
-from .vocabulary.calling import positional
-from .vocabulary.kinds import Tag
-from .vocabulary.syntax import assign, name
-from .vocabulary.trees import copy_tree, walk
 
 
 def _at(new, old):

@@ -1,7 +1,7 @@
 """Residuals the reverse sweep computes again instead of receiving them.
 
 Takes a reverse rule's two sweeps after simplification and tapes, the residuals
-(:func:`~tangent_ast.residuals.residuals_of`), the kinds of the values and the arrays
+(:func:`~tangent_ast.transform.residuals.residuals_of`), the kinds of the values and the arrays
 updated in place. A residual that costs at most one pass over an array to compute from
 other residuals is computed in the reverse sweep, where it is read, and is no longer
 returned; the forward sweep then folds it into its own use (its last simplification
@@ -46,9 +46,9 @@ def f_bwd(saved, ct_out):
 
 import gast
 
+from ..vocabulary.kinds import UNKNOWN, Tag
+from ..vocabulary.trees import Transformer, copy_tree, walk
 from .residuals import shape_only_reads
-from .vocabulary.kinds import UNKNOWN, Tag
-from .vocabulary.trees import Transformer, copy_tree, walk
 
 # the operators of an elementwise pass over arrays computed again
 _ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult)

@@ -51,8 +51,8 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from . import runtime
-from .optimize.folding import is_pure
+from .. import runtime
+from ..optimize.folding import is_pure
 
 # functions whose result is a new array (or container): a store into it changes nothing else
 _FRESH = (

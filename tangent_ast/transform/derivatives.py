@@ -34,24 +34,22 @@ from typing import Any
 import gast
 import numpy as np
 
-from . import runtime
-from .analysis.activity import Activity, assignments
-from .complex_values import ComplexValues
-from .emit.emit import FUNCTION_VALUES, ModuleNamespace
-from .errors import ForwardRuleOnly, MissingRuleError, TangentAstError, UnsupportedSyntaxError
-from .front.aliasing import check_updates
-from .front.parse import ParsedFunction, parse
-from .front.resolve import Pack, Scope, callee, resolve
-from .modes import Mode, Route
-from .optimize.folding import with_number_exponents
-from .optimize.terms import merged, structural_zero
-from .rules.binding import CallRefused, bind_call
-from .rules.registry import ZERO, SameCall, lookup, qualified_name
-from .rules.template import literal
-from .transpose import transpose_refusal, transposed
-from .vocabulary.calling import CallMismatch, bind, flat_params
-from .vocabulary.code_keys import is_library
-from .vocabulary.kinds import (
+from .. import runtime
+from ..analysis.activity import Activity, assignments
+from ..emit.emit import FUNCTION_VALUES, ModuleNamespace
+from ..errors import ForwardRuleOnly, MissingRuleError, TangentAstError, UnsupportedSyntaxError
+from ..front.aliasing import check_updates
+from ..front.parse import ParsedFunction, parse
+from ..front.resolve import Pack, Scope, callee, resolve
+from ..modes import Mode, Route
+from ..optimize.folding import with_number_exponents
+from ..optimize.terms import merged, structural_zero
+from ..rules.binding import CallRefused, bind_call
+from ..rules.registry import ZERO, SameCall, lookup, qualified_name
+from ..rules.template import literal
+from ..vocabulary.calling import CallMismatch, bind, flat_params
+from ..vocabulary.code_keys import is_library
+from ..vocabulary.kinds import (
     UNKNOWN,
     Kind,
     Tag,
@@ -62,9 +60,11 @@ from .vocabulary.kinds import (
     same_shape,
     type_unknown,
 )
-from .vocabulary.naming import Namer
-from .vocabulary.syntax import name
-from .vocabulary.trees import copy_tree, walk
+from ..vocabulary.naming import Namer
+from ..vocabulary.syntax import name
+from ..vocabulary.trees import copy_tree, walk
+from .complex_values import ComplexValues
+from .transpose import transpose_refusal, transposed
 
 
 @dataclass

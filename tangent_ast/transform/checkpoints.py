@@ -81,17 +81,17 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from . import runtime
+from .. import runtime
+from ..front.checks import unsupported
+from ..front.parse import parse
+from ..front.resolve import resolve
+from ..rules.registry import is_pure_function
+from ..runtime import EFFECTFUL
+from ..runtime.checkpoints import checkpointed
+from ..vocabulary.syntax import assign, attribute, loaded_names, name, stored_names, updated_arrays
+from ..vocabulary.trees import copy_tree, walk
 from .derivatives import unsupported_call
-from .front.checks import unsupported
-from .front.parse import parse
-from .front.resolve import resolve
-from .rules.registry import is_pure_function
-from .runtime import EFFECTFUL
-from .runtime.checkpoints import checkpointed
 from .tapes import unset_before
-from .vocabulary.syntax import assign, attribute, loaded_names, name, stored_names, updated_arrays
-from .vocabulary.trees import copy_tree, walk
 
 _LIBRARIES = ("numpy", "builtins", "math")
 

@@ -56,8 +56,8 @@ def f_bwd(saved, ct_y):
 
 import gast
 
-from .front.lowering.jumps import append_fallthrough
-from .vocabulary.syntax import (
+from ..front.lowering.jumps import append_fallthrough
+from ..vocabulary.syntax import (
     assign,
     name,
     read_before_assigned,
@@ -65,7 +65,7 @@ from .vocabulary.syntax import (
     stored_names,
     updated_arrays,
 )
-from .vocabulary.trees import copy_tree
+from ..vocabulary.trees import copy_tree
 
 
 def _loops(node, wanted):
@@ -128,7 +128,7 @@ def _append(tape, value):
 
 def install_tapes(fwd, bwd, loops, namer, loop_headers, recomputable, is_scalar, unset):
     """Fill in the tapes and trip counts of every loop of ``fwd``/``bwd`` (in place);
-    ``loops``: the :class:`~tangent_ast.reverse.LoopPair` of each. Returns the tapes of
+    ``loops``: the :class:`~tangent_ast.transform.reverse.LoopPair` of each. Returns the tapes of
     each loop and the values its reverse loop hands down instead:
     ``{pair.primal: ({value: its tape}, {value: header})}`` (checkpoints.py reads them).
 

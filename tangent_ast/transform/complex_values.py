@@ -1,5 +1,5 @@
 """Complex values inside a derivation: which values may be complex, and what that asks of
-the rules and cotangents (a mixin of :class:`tangent_ast.derivatives.Derivation`).
+the rules and cotangents (a mixin of :class:`tangent_ast.transform.derivatives.Derivation`).
 
 Takes the derivation's kinds; guarantees that in reverse mode the cotangent of a real
 value is real (``dL = Re(ct * dz)``, JAX's convention), that a value computed from
@@ -28,10 +28,10 @@ def f_bwd(saved, ct_out):
 import gast
 import numpy as np
 
-from .analysis.activity import assignments
-from .errors import UnsupportedSyntaxError
-from .rules.registry import lookup
-from .vocabulary.kinds import (
+from ..analysis.activity import assignments
+from ..errors import UnsupportedSyntaxError
+from ..rules.registry import lookup
+from ..vocabulary.kinds import (
     ALWAYS_REAL,
     UNKNOWN,
     has_complex,
@@ -41,8 +41,8 @@ from .vocabulary.kinds import (
     possibly_complex,
     type_unknown,
 )
-from .vocabulary.syntax import attribute
-from .vocabulary.trees import copy_tree, walk
+from ..vocabulary.syntax import attribute
+from ..vocabulary.trees import copy_tree, walk
 
 
 class ComplexValues:

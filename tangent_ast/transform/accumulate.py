@@ -50,9 +50,9 @@ import builtins
 import gast
 import numpy as np
 
-from . import runtime
-from .vocabulary.kinds import UNKNOWN, Tag
-from .vocabulary.trees import walk
+from .. import runtime
+from ..vocabulary.kinds import UNKNOWN, Tag
+from ..vocabulary.trees import walk
 
 
 def accumulate_slices(fn, kinds, namespace):

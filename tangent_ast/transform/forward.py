@@ -27,11 +27,11 @@ import copy
 
 import gast
 
-from . import runtime
-from .modes import Mode
-from .rules.registry import lookup
-from .vocabulary.syntax import assign, name
-from .vocabulary.trees import copy_tree
+from .. import runtime
+from ..modes import Mode
+from ..rules.registry import lookup
+from ..vocabulary.syntax import assign, name
+from ..vocabulary.trees import copy_tree
 
 
 class Forward:

@@ -35,9 +35,9 @@ import copy
 
 import gast
 
-from .emit.emit import to_ast
-from .vocabulary.calling import positional
-from .vocabulary.syntax import name, unparse
+from ..emit.emit import to_ast
+from ..vocabulary.calling import positional
+from ..vocabulary.syntax import name, unparse
 
 
 def unzipped(jvp, tangents, namer):

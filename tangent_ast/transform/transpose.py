@@ -59,17 +59,17 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from . import runtime
-from .emit.emit import to_ast
-from .errors import TangentAstError
-from .front.resolve import Pack, Scope, callee
-from .modes import Mode
-from .optimize.folding import with_number_exponents
-from .rules.binding import CallRefused, bind_call
-from .rules.registry import ZERO, SameCall, lookup
-from .vocabulary.kinds import Tag, is_complex, type_unknown
-from .vocabulary.syntax import name, unparse
-from .vocabulary.trees import copy_tree
+from .. import runtime
+from ..emit.emit import to_ast
+from ..errors import TangentAstError
+from ..front.resolve import Pack, Scope, callee
+from ..modes import Mode
+from ..optimize.folding import with_number_exponents
+from ..rules.binding import CallRefused, bind_call
+from ..rules.registry import ZERO, SameCall, lookup
+from ..vocabulary.kinds import Tag, is_complex, type_unknown
+from ..vocabulary.syntax import name, unparse
+from ..vocabulary.trees import copy_tree
 
 TANGENT = "tangent__"  # the tangent of the argument being transposed, in the forward rule
 RESULT = "result__"  # the primal result of a linear operation in it: not known

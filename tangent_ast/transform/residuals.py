@@ -33,9 +33,9 @@ def f_bwd(saved, ct_y):
 
 import gast
 
+from ..vocabulary.syntax import name
+from ..vocabulary.trees import walk
 from .reverse import residuals_parameter
-from .vocabulary.syntax import name
-from .vocabulary.trees import walk
 
 
 def residuals_of(fwd, bwd, params, copied=()):
