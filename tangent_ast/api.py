@@ -7,7 +7,8 @@ import inspect
 import numpy as np
 
 from . import runtime
-from .cached import DerivedRule
+from .cache.cached import DerivedRule
+from .cache.live import generated_test
 from .companions import (
     check_scalar_output,
     companion_function,
@@ -22,7 +23,6 @@ from .errors import (
     TangentAstError,
     UnsupportedSyntaxError,
 )
-from .live import generated_test
 from .modes import Mode, Route
 from .runtime.checkpoints import checkpoint
 from .sessions import _session, as_function, verifying

@@ -29,13 +29,13 @@ from pathlib import Path
 
 from . import runtime
 from .api import stage_source
+from .cache.live import dependencies_of
+from .cache.load import StaleRuleWarning, body_hash_of, import_module, read_header, write_atomic
 from .emit.package import init_text, staged
 from .emit.signature_text import parse_signature
 from .errors import TangentAstError
 from .front.parse import source_hash
 from .higher_order import gradient_function, hessian_function, jacobian_function
-from .live import dependencies_of
-from .load import StaleRuleWarning, body_hash_of, import_module, read_header, write_atomic
 from .modes import Mode, Route
 from .pipeline import MODES, STAGE_NAMES, Session, rule_prefix
 from .version import __version__

@@ -11,8 +11,8 @@ import inspect
 import re
 import weakref
 
+from .cache.load import bound_by_loader, has_own_values, import_module, write_atomic
 from .errors import NonScalarOutputError, NotDifferentiableError
-from .load import bound_by_loader, has_own_values, import_module, write_atomic
 from .vocabulary.code_keys import values_key
 from .vocabulary.kinds import Tag, is_complex
 from .vocabulary.naming import rule_base

@@ -23,8 +23,8 @@ import random
 import numpy as np
 
 from . import runtime
+from .cache.load import body_hash_of, read_header
 from .errors import InternalError, TangentAstError
-from .load import body_hash_of, read_header
 from .modes import Mode
 from .vocabulary.calling import PLAIN, flat_arguments, unbind
 from .vocabulary.kinds import (

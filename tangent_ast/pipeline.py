@@ -52,7 +52,7 @@ from .analysis.activity import analyze
 from .analysis.kind_inference import infer
 from .analysis.shared_updates import check_augmented, follow_argument_aliases, follow_shared_updates
 from .analysis.views import check_views, copy_views
-from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
+from .cache.cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
     DerivedRule,
     RuleCache,
     by_prefix,
@@ -60,6 +60,20 @@ from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, 
     module_name_for,
     rule_prefix,
     wrt_names,
+)
+from .cache.live import dependencies_of
+from .cache.load import (
+    OnDisk,
+    as_on_disk,
+    bound_by_loader,
+    has_own_values,
+    loadable,
+    loaded_values,
+    name_in_cache,
+    package_for,
+    state_of,
+    warn_stale,
+    write_atomic,
 )
 from .derived import portable_name
 from .emit.emit import (
@@ -78,20 +92,6 @@ from .front.lowering.api_calls import bind_made
 from .front.parse import ParsedFunction, parse
 from .front.resolve import Scope, resolve
 from .front.ssa import SSAInfo, to_ssa
-from .live import dependencies_of
-from .load import (
-    OnDisk,
-    as_on_disk,
-    bound_by_loader,
-    has_own_values,
-    loadable,
-    loaded_values,
-    name_in_cache,
-    package_for,
-    state_of,
-    warn_stale,
-    write_atomic,
-)
 from .modes import Mode, Route
 from .optimize.float_literals import float_names, write_float_literals
 from .optimize.simplify import is_pure, restore_names, simplify
@@ -612,7 +612,7 @@ def rule_again(fn, mode, wrt, signature, form, directory, route="direct"):
 
 class Session(RuleCache):
     """Derived rules of this process, keyed by function, mode, wrt and signature: found in
-    the cache (:class:`~tangent_ast.cached.RuleCache`), else derived.
+    the cache (:class:`~tangent_ast.cache.cached.RuleCache`), else derived.
 
     A rule is used again only while the program it was derived from is unchanged
     (``live.Dependencies.current``); otherwise it is derived or loaded again."""

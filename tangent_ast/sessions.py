@@ -2,7 +2,7 @@
 given that is not a plain def becomes.
 
 Takes a function, a mode, ``wrt`` and example arguments; guarantees the rule of the cache
-directory's module when it is current there (:meth:`~tangent_ast.cached.RuleCache.find`),
+directory's module when it is current there (:meth:`~tangent_ast.cache.cached.RuleCache.find`),
 else the rule the pipeline derives. Kept apart from :mod:`tangent_ast.api`, which imports
 it: a program whose rules are on disk imports this module and what finding them needs,
 not the rest of the public functions (some 0.5 ms of a cached rule's start-up).
@@ -36,10 +36,10 @@ import importlib
 import inspect
 import os
 
-from .cached import RuleCache
+from .cache.cached import RuleCache
+from .cache.live import user_rules
+from .cache.load import import_module, write_atomic
 from .errors import NoSourceError
-from .live import user_rules
-from .load import import_module, write_atomic
 from .modes import Mode, Route
 from .vocabulary.calling import PLAIN, flat_arguments
 from .vocabulary.code_keys import is_library
@@ -116,7 +116,7 @@ def derive(
     ``verify``: check the forward and reverse rules against each other and against ``f``
     at ``args`` the first time (the dot-product test, the primal value, the arguments'
     state; see :mod:`tangent_ast.gradient_checks`); the default is ``TANGENT_AST_VERIFY``.
-    Returns a :class:`~tangent_ast.cached.DerivedRule` with ``.source``,
+    Returns a :class:`~tangent_ast.cache.cached.DerivedRule` with ``.source``,
     ``.path`` and the generated functions (``.jvp``, or ``.fwd``/``.bwd``).
     """
     session = _session(cache, strict, route)
@@ -152,7 +152,7 @@ def verify_first_call(rule, args, kwargs, cache, verify):
 
 # The rule tables are imported when a function given is not the user's own Python function
 # (a primitive, a partial, a function with rules): a program that differentiates its own
-# functions, their rules on disk, never imports them (see tangent_ast.cached).
+# functions, their rules on disk, never imports them (see tangent_ast.cache.cached).
 
 _WRAPPERS: dict = {}  # (function, bound positions, bound keywords) -> its def
 

@@ -24,6 +24,7 @@ import inspect
 import numpy as np
 
 from .api import grad, source_of, vjp
+from .cache.load import cache_dir
 from .errors import TangentAstError
 from .gradient_checks import (
     _STEPS,
@@ -39,7 +40,6 @@ from .gradient_checks import (
     numerical_jvp,
 )
 from .higher_order import hvp
-from .load import cache_dir
 from .modes import Mode
 from .pipeline import Session
 from .sessions import as_function, derive

@@ -478,7 +478,7 @@ def test_the_latest_rule_is_tried_first_only_for_arguments_of_its_key():
 
 def test_the_latest_rule_is_not_run_once_what_it_was_derived_against_changed():
     from tangent_ast.api import same_kinds
-    from tangent_ast.live import dependencies_of
+    from tangent_ast.cache.live import dependencies_of
 
     def outer():
         scale = 2.0

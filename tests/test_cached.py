@@ -1,5 +1,5 @@
 """A rule found on disk in a new process: loaded without the transformer, and derived again
-for every reason it was before (tangent_ast/cached.py). Each case runs fresh interpreters."""
+for every reason it was before (tangent_ast/cache/cached.py). Each case runs fresh interpreters."""
 
 import ast
 import json
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import tangent_ast as ta
-from tangent_ast.live import free_reads, function_tree
+from tangent_ast.cache.live import free_reads, function_tree
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TRANSFORMER = ("gast", "tangent_ast.pipeline", "tangent_ast.rules.registry", "tangent_ast.emit.emit")
@@ -97,11 +97,12 @@ A_HIT_IMPORTS = [
     "copy",  # imported by dataclasses
     "dataclasses",  # Kind is a @dataclass(frozen=True); runtime.tangents's records
     "tangent_ast",
-    "tangent_ast.cached",  # RuleCache.find, DerivedRule
+    "tangent_ast.cache",  # a folder of the package: its docstring only
+    "tangent_ast.cache.cached",  # RuleCache.find, DerivedRule
+    "tangent_ast.cache.live",  # what the rule was derived against, from the function's source
+    "tangent_ast.cache.load",  # the module on disk: its header, state, import
     "tangent_ast.derived",  # the package of the cache directory's modules
     "tangent_ast.errors",
-    "tangent_ast.live",  # what the rule was derived against, from the function's source
-    "tangent_ast.load",  # the module on disk: its header, state, import
     "tangent_ast.modes",
     "tangent_ast.runtime",  # (the errors' base class; the rule's helpers)
     "tangent_ast.runtime.errors",
@@ -174,7 +175,7 @@ def test_a_corrupt_source_memo_is_parsed_again(project):
 
 
 def test_a_memo_entry_that_is_not_whole_is_ignored():
-    from tangent_ast.live import _parse_entry
+    from tangent_ast.cache.live import _parse_entry
 
     assert _parse_entry("4 3 2 np np.sin .") == (4, 3, [("np", ()), ("np", ("sin",))])
     assert _parse_entry("4 3 0 .") == (4, 3, [])
@@ -185,7 +186,7 @@ def test_a_memo_entry_that_is_not_whole_is_ignored():
 
 
 def test_free_reads_of_is_free_reads_of_the_tree_from_the_memo_too(tmp_path):
-    from tangent_ast import live
+    from tangent_ast.cache import live
 
     live.remember_in(tmp_path)
     try:
@@ -325,7 +326,7 @@ def test_other_rule_files_are_not_taken_for_these(project):
     """A fingerprint of the rule tables not recorded (a rule file edited, NumPy upgraded):
     the rules hash is computed from the tables, not assumed."""
     run(project)
-    forged = 'import tangent_ast.load as h; h._FINGERPRINT[:] = ["0123456789abcdef"]'
+    forged = 'import tangent_ast.cache.load as h; h._FINGERPRINT[:] = ["0123456789abcdef"]'
     assert "tangent_ast.rules.registry" in run(project, before=forged)["loaded"]
 
 
@@ -437,12 +438,12 @@ def tricky(x, *rest, scale=1.0, **options):
 
 def test_free_reads_without_gast_are_those_of_the_gast_tree():
     import tangent_ast.api
-    import tangent_ast.cached
-    import tangent_ast.live
-    import tangent_ast.load
+    import tangent_ast.cache.cached
+    import tangent_ast.cache.live
+    import tangent_ast.cache.load
 
     functions = [tricky, tricky.__wrapped__ if hasattr(tricky, "__wrapped__") else tricky]
-    for module in (ta.api, tangent_ast.cached, tangent_ast.live, tangent_ast.load):
+    for module in (ta.api, tangent_ast.cache.cached, tangent_ast.cache.live, tangent_ast.cache.load):
         functions += [
             f
             for f in vars(module).values()
@@ -457,7 +458,7 @@ def test_free_reads_without_gast_are_those_of_the_gast_tree():
 def test_a_module_broken_before_its_functions_is_corrupt(tmp_path):
     """A module whose functions are as generated is compiled only up to them (the
     body-hash vouches for the rest): a break in its imports is still found."""
-    from tangent_ast.load import OnDisk, body_hash_of, read_header, state_of
+    from tangent_ast.cache.load import OnDisk, body_hash_of, read_header, state_of
 
     def f(x):
         return np.sin(x) * x
@@ -501,7 +502,7 @@ def test_call_forms_are_keys_as_frozen_dataclasses_were():
 def test_patterns_written_out_match_as_the_patterns_did():
     import re
 
-    from tangent_ast.load import _sibling_imports
+    from tangent_ast.cache.load import _sibling_imports
     from tangent_ast.vocabulary.naming import sanitize
 
     text = (

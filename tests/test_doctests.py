@@ -44,8 +44,8 @@ STAGES = [
     "tangent_ast.optimize.simplify",
     "tangent_ast.transform.tapes",
     "tangent_ast.emit.emit",
-    "tangent_ast.load",
-    "tangent_ast.live",
+    "tangent_ast.cache.load",
+    "tangent_ast.cache.live",
     "tangent_ast.transform.derivatives",
     "tangent_ast.pipeline",
 ]

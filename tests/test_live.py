@@ -210,7 +210,7 @@ def test_disk_cache_does_not_reuse_a_module_derived_from_an_older_callee(make_mo
     mod = make_module("live_disk_a", CALLER.replace("return x * x", "return x * x * x"))
     # a new process: its own session, the same cache directory
     from tangent_ast.pipeline import Session
-    fresh = Session(cache).rule(mod.f, "reverse", 0, (ta.kinds.kind_of(2.0),))
+    fresh = Session(cache).rule(mod.f, "reverse", 0, (ta.vocabulary.kinds.kind_of(2.0),))
     assert fresh.bwd(fresh.fwd(2.0)[1], 1.0) == pytest.approx(36.0)
 
 
@@ -227,7 +227,7 @@ def test_disk_cache_records_the_kinds_of_values_read(make_module, tmp_path):
     assert "# reads: SCALE=float" in rule.source
     mod.SCALE = np.array([1.0, 2.0])
     from tangent_ast.pipeline import Session
-    fresh = Session(cache).rule(mod.h, "reverse", 0, (ta.kinds.kind_of(1.0),))
+    fresh = Session(cache).rule(mod.h, "reverse", 0, (ta.vocabulary.kinds.kind_of(1.0),))
     assert "# reads: SCALE=array1f" in fresh.source
     assert fresh.bwd(fresh.fwd(1.0)[1], 1.0) == pytest.approx(3.0)
 
@@ -239,20 +239,20 @@ def test_edited_rule_is_kept_when_a_callee_changes(make_module, tmp_path):
     edited = rule.source.replace("* 3.0", "* 4.0")
     rule.path.write_text(edited)
     run_cell(mod, "def g(x):\n    return x * x * x\n", 1)
-    from tangent_ast.load import StaleRuleWarning
+    from tangent_ast.cache.load import StaleRuleWarning
     from tangent_ast.pipeline import Session
     with pytest.warns(StaleRuleWarning):
-        again = Session(cache).rule(mod.f, "reverse", 0, (ta.kinds.kind_of(2.0),))
+        again = Session(cache).rule(mod.f, "reverse", 0, (ta.vocabulary.kinds.kind_of(2.0),))
     assert again.source == edited
 
 
 def test_unchanged_program_keeps_the_rule(make_module):
     mod = make_module("live_same_a", CALLER)
     session = ta.api._session()
-    first = session.rule(mod.f, "reverse", 0, (ta.kinds.kind_of(2.0),))
-    assert session.rule(mod.f, "reverse", 0, (ta.kinds.kind_of(2.0),)) is first
+    first = session.rule(mod.f, "reverse", 0, (ta.vocabulary.kinds.kind_of(2.0),))
+    assert session.rule(mod.f, "reverse", 0, (ta.vocabulary.kinds.kind_of(2.0),)) is first
     mod.UNRELATED = 1.0
-    assert session.rule(mod.f, "reverse", 0, (ta.kinds.kind_of(2.0),)) is first
+    assert session.rule(mod.f, "reverse", 0, (ta.vocabulary.kinds.kind_of(2.0),)) is first
 
 
 # Effects: derivative code keeps every call the rule table does not mark pure, in order,
@@ -393,7 +393,7 @@ def test_a_module_on_disk_is_not_reused_for_another_function_in_a_cell(tmp_path)
     cache = tmp_path / "cache"
     from tangent_ast.pipeline import Session
 
-    kinds = (ta.kinds.kind_of(X4), ta.kinds.kind_of(W4))
+    kinds = (ta.vocabulary.kinds.kind_of(X4), ta.vocabulary.kinds.kind_of(W4))
     first = Session(cache).rule(check_spectrum(np.fft.fft, 4), "reverse", 0, kinds)
     assert "fft_fun=numpy.fft.fft" in first.source
     # a new process: its own session, the same cache directory
@@ -503,9 +503,9 @@ def test_a_global_function_rebound_between_calls(make_module, tmp_path):
     from tangent_ast.pipeline import Session
 
     mod.act = np.sin
-    Session(cache).rule(mod.f, "reverse", 0, (ta.kinds.kind_of(X4),))
+    Session(cache).rule(mod.f, "reverse", 0, (ta.vocabulary.kinds.kind_of(X4),))
     mod.act = np.tanh
-    again = Session(cache).rule(mod.f, "reverse", 0, (ta.kinds.kind_of(X4),))
+    again = Session(cache).rule(mod.f, "reverse", 0, (ta.vocabulary.kinds.kind_of(X4),))
     assert "# calls: act=numpy.tanh" in again.source
     np.testing.assert_allclose(again.bwd(again.fwd(X4)[1], 1.0), 1 - np.tanh(X4) ** 2)
 

@@ -6,14 +6,14 @@ when deriving would reuse it, else None (the pipeline's :class:`~tangent_ast.pip
 a RuleCache too, then derives it). The module is reused on the checks the pipeline makes,
 in the same functions: its header's source hash, rules hash, tangent_ast version,
 ``depends`` (the callees' sources and the kinds they read) and ``reads`` are those of the
-program now (:meth:`RuleCache.expected_header`, :func:`~tangent_ast.load.state_of`); an edit
+program now (:meth:`RuleCache.expected_header`, :func:`~tangent_ast.cache.load.state_of`); an edit
 of its body by a person is used as it is; a corrupt module, a callee's module missing, or an
 edited module whose function changed since (which warns) are left to the pipeline.
 
 It imports no gast, no stage of the transformer and no rule table: a program whose rules
 are on disk loads them in milliseconds. The one thing it cannot compute cheaply is the rules
 hash, a hash of the rule table: the pipeline records it in the cache directory under
-:func:`~tangent_ast.load.rules_fingerprint` (``__pycache__/tangent_ast-rules-hashes``), which
+:func:`~tangent_ast.cache.load.rules_fingerprint` (``__pycache__/tangent_ast-rules-hashes``), which
 changes whenever it can; a process that
 registered rules of its own computes it (see :meth:`RuleCache.rules_hash`).
 """
@@ -26,7 +26,20 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import TangentAstError
+from ..errors import TangentAstError
+from ..modes import Mode, Route
+from ..version import __version__
+from ..vocabulary.calling import PLAIN, flat_params
+from ..vocabulary.code_keys import cells_key, values_key
+from ..vocabulary.kinds import canonical
+from ..vocabulary.naming import (
+    bounded_prefix,
+    digest,
+    qualname_part,
+    rule_base,
+    sanitize,
+    source_hash,
+)
 from .live import dependencies_of, remember_in, source_text
 from .load import (
     OnDisk,
@@ -44,19 +57,6 @@ from .load import (
     rules_fingerprint,
     state_of,
     write_atomic,
-)
-from .modes import Mode, Route
-from .version import __version__
-from .vocabulary.calling import PLAIN, flat_params
-from .vocabulary.code_keys import cells_key, values_key
-from .vocabulary.kinds import canonical
-from .vocabulary.naming import (
-    bounded_prefix,
-    digest,
-    qualname_part,
-    rule_base,
-    sanitize,
-    source_hash,
 )
 
 # Lines "fingerprint rules-hash". Kept with the directory's bytecode: a value derived from the
@@ -107,7 +107,7 @@ def rule_prefix(fn):
     # modules
     qualname = getattr(fn.__code__, "co_qualname", fn.__qualname__)
     if fn.__code__.co_name == "<lambda>":  # lambdas share a name: where it is sets them apart
-        from .vocabulary.source import lambda_node  # gast: a lambda's own rule only
+        from ..vocabulary.source import lambda_node  # gast: a lambda's own rule only
 
         node = lambda_node(fn.__code__)
         qualname = f"{qualname}_line{node.lineno}_col{node.col_offset}"
@@ -374,8 +374,8 @@ class RuleCache:
         is the built-in one (a rule of the program's own needs the registry imported), whose
         hash is the one recorded under the fingerprint of the files it is built from."""
         if "tangent_ast.rules.registry" in sys.modules:
-            from . import rules
-            from .emit.emit import rule_source_hash
+            from .. import rules
+            from ..emit.emit import rule_source_hash
 
             value = rule_source_hash()
             if rules.registry.version() == rules.BUILT_IN_VERSION:
@@ -441,7 +441,7 @@ class DerivedRule:
 
     def _repr_html_(self):
         """In a notebook: the rule's module, highlighted."""
-        from .emit.display import escaped, highlighted  # a notebook's: not on a cache hit's path
+        from ..emit.display import escaped, highlighted  # a notebook's: not on a cache hit's path
 
         return f"<p>{escaped(repr(self))}</p>" + highlighted(self.source)
 
@@ -505,5 +505,5 @@ def rule_again(fn, mode, wrt, signature, form, directory, route="direct"):
         return found
     # Deriving needs the pipeline, which imports this module: named, as the package's lazy
     # exports are, rather than imported (a rule unpickled where it must be derived again)
-    pipeline = importlib.import_module(f"{__package__}.pipeline")
+    pipeline = importlib.import_module("..pipeline", __package__)
     return pipeline.rule_again(fn, mode, wrt, signature, form, directory, route)

@@ -17,7 +17,7 @@ imported as a package so derived rules can import each other
 The header's fields and hashes (:func:`read_header`, :func:`body_hash_of`,
 :func:`rules_fingerprint`) are those the emit stage writes, computed with the standard
 library only: checking a module on disk imports nothing of the transformer (see
-:mod:`tangent_ast.cached`).
+:mod:`tangent_ast.cache.cached`).
 
 >>> import tangent_ast as ta
 >>> def f(x):
@@ -43,12 +43,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import derived
-from .errors import TangentAstError
+from .. import derived
+from ..errors import TangentAstError
+from ..modes import Mode
+from ..version import __version__
+from ..vocabulary.naming import digest, sanitize, sha256
 from .live import free_reads_of
-from .modes import Mode
-from .version import __version__
-from .vocabulary.naming import digest, sanitize, sha256
 
 
 class OnDisk(Enum):
@@ -148,7 +148,7 @@ def body_hash_of(text):
     return digest(bodies.rstrip("\n").encode() + b"\n")
 
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tangent_ast/
 # What the built-in rule tables are made of: their own files and the runtime helpers
 # their rules call (the rules hash marshals the code of both).
 _TABLE_DIRECTORIES = ("rules", os.path.join("rules", "numpy"), "runtime")

@@ -41,7 +41,7 @@ of its code object, decorators dropped) and the names it reads that it does not 
 with the attribute chains read from them, exactly as a walk of its gast tree finds them
 (``resolve.assigned_names``; a gast tree writes each parameter and ``except ... as e`` as a
 ``Name``, which is why they are added here by hand). It imports no gast: what a rule was
-derived against and what its loader binds (:mod:`tangent_ast.load`) are checked without
+derived against and what its loader binds (:mod:`tangent_ast.cache.load`) are checked without
 the transformer. A function's block and free reads are remembered in the rule cache's
 ``__pycache__``, keyed by a hash of its file's text (:func:`remember_in`): a cache hit in a
 new process neither tokenizes nor parses a source it has read before.
@@ -64,12 +64,12 @@ import sys
 import textwrap
 import types
 
-from .derived import portable_name
-from .errors import NoSourceError, TangentAstError, UnsupportedSyntaxError
-from .modes import Mode
-from .vocabulary.code_keys import code_key, is_data, is_library
-from .vocabulary.kinds import kind_of
-from .vocabulary.naming import digest
+from ..derived import portable_name
+from ..errors import NoSourceError, TangentAstError, UnsupportedSyntaxError
+from ..modes import Mode
+from ..vocabulary.code_keys import code_key, is_data, is_library
+from ..vocabulary.kinds import kind_of
+from ..vocabulary.naming import digest
 
 
 class _Source:
@@ -254,7 +254,7 @@ def function_tree(fn):
         # enough in a program's functions to cost the import of the transformer
         import gast
 
-        from .front.parse import parse
+        from ..front.parse import parse
 
         return gast.gast_to_ast(parse(fn).node)
     try:
@@ -278,7 +278,7 @@ def _parameters(args):
 
 def assigned_names(node):
     """The names ``node`` (a function) assigns: ``resolve.assigned_names`` of its gast tree."""
-    from .vocabulary.trees import walk  # a source is walked when it is read the first time only
+    from ..vocabulary.trees import walk  # a source is walked when it is read the first time only
 
     names = set(_parameters(node.args))
     for extra in (node.args.vararg, node.args.kwarg):
@@ -300,7 +300,7 @@ def assigned_names(node):
 def free_reads(node):
     """``(name, attribute chain)`` of every free name a function reads: ``mod.g`` ->
     ``("mod", ("g",))``, and ``("mod", ())`` for the name itself."""
-    from .vocabulary.trees import walk  # a source is walked when it is read the first time only
+    from ..vocabulary.trees import walk  # a source is walked when it is read the first time only
 
     local = assigned_names(node)
     found = {}
@@ -418,7 +418,7 @@ def _identity_check(names, expression):
     It runs before every call of a rule (``grad``'s wrapper), so it is one expression of
     those lookups, generated for them, with the objects bound as its globals: no loop, no
     tuple to unpack, half the time of a loop over the tuples."""
-    return generated_test("", expression, names, "<tangent_ast.live dependencies>")
+    return generated_test("", expression, names, "<tangent_ast.cache.live dependencies>")
 
 
 def generated_test(params, expression, names, filename):
@@ -470,7 +470,7 @@ def user_rules(fn):
         module = getattr(fn, "__module__", None) or ""
         if module != "tangent_ast.runtime" and not module.startswith("tangent_ast.runtime."):
             return None
-        from .rules import registry
+        from ..rules import registry
     return registry.lookup(fn)
 
 
