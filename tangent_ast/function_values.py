@@ -16,10 +16,10 @@ import inspect
 import weakref
 from dataclasses import dataclass
 
-from .api import derive
+from .api.api import derive
+from .api.sessions import _session, as_function
 from .errors import TangentAstError
 from .modes import Mode
-from .sessions import _session, as_function
 from .vocabulary.api_roles import Role, register
 from .vocabulary.calling import flat_arguments
 from .vocabulary.kinds import KEYS_KEPT, signature_key, signature_of

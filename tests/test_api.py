@@ -443,7 +443,7 @@ def test_one_grad_object_sees_a_closure_cell_emptied():
 def test_the_latest_rule_is_tried_first_only_for_arguments_of_its_key():
     """grad's wrapper runs the rule of its latest call when ``same_kinds`` holds: only for
     arguments whose signature_key is that call's (type, shape and dtype of arrays)."""
-    from tangent_ast.api import same_kinds
+    from tangent_ast.api.api import same_kinds
     from tangent_ast.vocabulary.kinds import signature_key
 
     class Sub(np.ndarray):
@@ -477,7 +477,7 @@ def test_the_latest_rule_is_tried_first_only_for_arguments_of_its_key():
 
 
 def test_the_latest_rule_is_not_run_once_what_it_was_derived_against_changed():
-    from tangent_ast.api import same_kinds
+    from tangent_ast.api.api import same_kinds
     from tangent_ast.cache.live import dependencies_of
 
     def outer():

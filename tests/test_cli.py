@@ -180,7 +180,7 @@ def test_bad_targets_exit_2_with_one_line(workdir, args, message):
 
 
 def test_main_returns_status(workdir, monkeypatch, capsys):
-    from tangent_ast.cli import main
+    from tangent_ast.api.cli import main
     monkeypatch.chdir(workdir)
     monkeypatch.setattr(sys, "path", list(sys.path))
     assert main(["show", "no_such_module_here:f"]) == 2

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tangent_ast as ta
-from tangent_ast import gradient_checks
+from tangent_ast.api import gradient_checks
 from tangent_ast.errors import InternalError
 from tangent_ast.testing import GradientCheckError, check_grads
 

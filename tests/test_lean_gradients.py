@@ -9,7 +9,7 @@ import numpy as np
 
 import tangent_ast as ta
 from tangent_ast import runtime
-from tangent_ast.api import _session
+from tangent_ast.api.api import _session
 from tangent_ast.emit.emit import to_ast
 from tangent_ast.modes import Mode
 from tangent_ast.runtime.tangents import ONLY_SHAPE_BYTES

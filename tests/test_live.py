@@ -248,7 +248,7 @@ def test_edited_rule_is_kept_when_a_callee_changes(make_module, tmp_path):
 
 def test_unchanged_program_keeps_the_rule(make_module):
     mod = make_module("live_same_a", CALLER)
-    session = ta.api._session()
+    session = ta.api.api._session()
     first = session.rule(mod.f, "reverse", 0, (ta.vocabulary.kinds.kind_of(2.0),))
     assert session.rule(mod.f, "reverse", 0, (ta.vocabulary.kinds.kind_of(2.0),)) is first
     mod.UNRELATED = 1.0

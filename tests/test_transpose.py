@@ -201,7 +201,7 @@ def test_a_forward_rule_alone_is_transposed_on_the_direct_route_too(tmp_path):
     """A straight-through estimator (a forward rule only, not the derivative of its body):
     the direct route derives a function calling it by the transpose route, so both routes and
     forward mode agree (differentiating the body instead gave a zero there)."""
-    from tangent_ast.gradient_checks import check_first_order
+    from tangent_ast.api.gradient_checks import check_first_order
 
     ta.defjvp(_straight_through_round, lambda dx, ans, x: dx)
     x = 1.7

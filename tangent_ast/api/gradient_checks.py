@@ -22,12 +22,12 @@ import random
 
 import numpy as np
 
-from . import runtime
-from .cache.load import body_hash_of, read_header
-from .errors import InternalError, TangentAstError
-from .modes import Mode
-from .vocabulary.calling import PLAIN, flat_arguments, unbind
-from .vocabulary.kinds import (
+from .. import runtime
+from ..cache.load import body_hash_of, read_header
+from ..errors import InternalError, TangentAstError
+from ..modes import Mode
+from ..vocabulary.calling import PLAIN, flat_arguments, unbind
+from ..vocabulary.kinds import (
     describe_signature,
     is_plain_object,
     is_record,

@@ -22,17 +22,17 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import TangentAstError
+from ..modes import Mode
+from ..runtime.jacobians import run_batched, unit_directions
+from ..transform.composed import tangent_text
+from ..vocabulary.api_roles import Role, register, register_second_order
+from ..vocabulary.calling import PLAIN, flat_arguments
+from ..vocabulary.kinds import signature_of
+from ..vocabulary.naming import rule_base, sanitize
 from .api import Made, _session, guarded, source_of, vjp
 from .companions import companion_function, gradient_function
-from .errors import TangentAstError
-from .modes import Mode
-from .runtime.jacobians import run_batched, unit_directions
 from .sessions import as_function
-from .transform.composed import tangent_text
-from .vocabulary.api_roles import Role, register, register_second_order
-from .vocabulary.calling import PLAIN, flat_arguments
-from .vocabulary.kinds import signature_of
-from .vocabulary.naming import rule_base, sanitize
 
 
 def hvp(f, wrt=0, *, cache=None):

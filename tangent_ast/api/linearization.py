@@ -27,17 +27,17 @@ import functools
 
 import numpy as np
 
+from ..errors import TangentAstError
+from ..modes import Mode
+from ..runtime import Tangent, is_record, rebuild, record_fields
+from ..runtime.batched import ArrayMethods
+from ..vocabulary.api_roles import Role, register, register_made
+from ..vocabulary.calling import flat_arguments
+from ..vocabulary.kinds import UNKNOWN, signature_of
+from ..vocabulary.naming import rule_base
 from .api import _session, default_wrt, guarded, source_of
 from .companions import companion_function
-from .errors import TangentAstError
-from .modes import Mode
-from .runtime import Tangent, is_record, rebuild, record_fields
-from .runtime.batched import ArrayMethods
 from .sessions import as_function
-from .vocabulary.api_roles import Role, register, register_made
-from .vocabulary.calling import flat_arguments
-from .vocabulary.kinds import UNKNOWN, signature_of
-from .vocabulary.naming import rule_base
 
 
 class TracingError(TypeError):

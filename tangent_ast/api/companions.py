@@ -11,11 +11,11 @@ import inspect
 import re
 import weakref
 
-from .cache.load import bound_by_loader, has_own_values, import_module, write_atomic
-from .errors import NonScalarOutputError, NotDifferentiableError
-from .vocabulary.code_keys import values_key
-from .vocabulary.kinds import Tag, is_complex
-from .vocabulary.naming import rule_base
+from ..cache.load import bound_by_loader, has_own_values, import_module, write_atomic
+from ..errors import NonScalarOutputError, NotDifferentiableError
+from ..vocabulary.code_keys import values_key
+from ..vocabulary.kinds import Tag, is_complex
+from ..vocabulary.naming import rule_base
 
 _COMPANIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # rule -> {kind: fn}
 
@@ -72,7 +72,7 @@ def check_scalar_output(rule):
     number, made where the gradient is built for a second derivative (hvp, hessian,
     jacfwd(grad(f))), by the kind ``rule``'s function returns: its sweep starts from a
     cotangent of 1.0, which would otherwise broadcast into the gradient of a sum."""
-    from .pipeline import result_kind  # deriving already: the pipeline is imported
+    from ..pipeline import result_kind  # deriving already: the pipeline is imported
 
     kind = result_kind(rule.fn, rule.signature, rule.form)
     name = getattr(rule.fn, "__qualname__", rule.fn)
@@ -94,7 +94,7 @@ def gradient_module_text(rule, value):
     over reverse ``rule``: its two sweeps written out as one function where they can be
     (``composed.gradient_text``), else a call of each."""
     # second derivatives only: not on a cache hit's path
-    from .transform.composed import gradient_text
+    from ..transform.composed import gradient_text
 
     base = rule_base(rule.fn)
     defaults = _trailing_defaults(rule)

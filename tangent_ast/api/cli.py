@@ -27,19 +27,19 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import runtime
+from .. import runtime
+from ..cache.live import dependencies_of
+from ..cache.load import StaleRuleWarning, body_hash_of, import_module, read_header, write_atomic
+from ..emit.package import init_text, staged
+from ..emit.signature_text import parse_signature
+from ..errors import TangentAstError
+from ..front.parse import source_hash
+from ..modes import Mode, Route
+from ..pipeline import MODES, STAGE_NAMES, Session, rule_prefix
+from ..version import __version__
+from ..vocabulary.naming import rule_base
 from .api import stage_source
-from .cache.live import dependencies_of
-from .cache.load import StaleRuleWarning, body_hash_of, import_module, read_header, write_atomic
-from .emit.package import init_text, staged
-from .emit.signature_text import parse_signature
-from .errors import TangentAstError
-from .front.parse import source_hash
 from .higher_order import gradient_function, hessian_function, jacobian_function
-from .modes import Mode, Route
-from .pipeline import MODES, STAGE_NAMES, Session, rule_prefix
-from .version import __version__
-from .vocabulary.naming import rule_base
 
 PROG = "tangent-ast"
 

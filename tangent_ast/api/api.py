@@ -1,4 +1,4 @@
-"""The public functions: derive (defined in :mod:`tangent_ast.sessions`, with the sessions
+"""The public functions: derive (defined in :mod:`tangent_ast.api.sessions`, with the sessions
 they all get their rules from), jvp, grad, value_and_grad, vjp, show."""
 
 import functools
@@ -6,31 +6,31 @@ import inspect
 
 import numpy as np
 
-from . import runtime
-from .cache.cached import DerivedRule
-from .cache.live import generated_test
-from .companions import (
-    check_scalar_output,
-    companion_function,
-    gradient_function,
-    gradient_module_text,
-)
-from .emit.display import SourceText
-from .errors import (
+from .. import runtime
+from ..cache.cached import DerivedRule
+from ..cache.live import generated_test
+from ..emit.display import SourceText
+from ..errors import (
     InternalError,
     NonScalarOutputError,
     NotDifferentiableError,
     TangentAstError,
     UnsupportedSyntaxError,
 )
-from .modes import Mode, Route
-from .runtime.checkpoints import checkpoint
+from ..modes import Mode, Route
+from ..runtime.checkpoints import checkpoint
+from ..vocabulary.api_roles import Role, register
+from ..vocabulary.calling import PLAIN, flat_arguments, plain_arity
+from ..vocabulary.kinds import _SCALAR_TYPES, KEYS_KEPT, signature_key, signature_of
+from .companions import (
+    check_scalar_output,
+    companion_function,
+    gradient_function,
+    gradient_module_text,
+)
 from .sessions import _session, as_function, verifying
-from .sessions import derive as derive  # tangent_ast.api.derive, as before
+from .sessions import derive as derive  # a name of this module too, as before sessions.py
 from .sessions import verify_first_call as _verify
-from .vocabulary.api_roles import Role, register
-from .vocabulary.calling import PLAIN, flat_arguments, plain_arity
-from .vocabulary.kinds import _SCALAR_TYPES, KEYS_KEPT, signature_key, signature_of
 
 
 def jvp(f, primals, tangents, *, batched=False, cache=None, verify=None):
@@ -57,7 +57,7 @@ def jvp(f, primals, tangents, *, batched=False, cache=None, verify=None):
     if not batched:
         result = guarded(f, flat, rule, lambda: rule.jvp(*flat, *given))
     else:
-        from .runtime.jacobians import jvp_of_batch  # a batch of directions only
+        from ..runtime.jacobians import jvp_of_batch  # a batch of directions only
 
         result = guarded(f, flat, rule, lambda: jvp_of_batch(rule.jvp, flat, *given))
     if point is not None:
@@ -332,7 +332,7 @@ def same_kinds(args, dependencies=None):
         identity_names, expression = dependencies.identity
         names.update(identity_names)  # named apart: _MISSING, m0, k0, o0, w0, v0, a0, ...
         terms.append(f"({expression})")
-    return generated_test("args", " and ".join(terms), names, "<tangent_ast.api same_kinds>")
+    return generated_test("args", " and ".join(terms), names, "<tangent_ast.api.api same_kinds>")
 
 
 def _never(args):
@@ -595,7 +595,7 @@ def vjp(f, *args, wrt=None, cache=None, route=None, verify=None):
 
     def pullback(ct, *, batched=False):
         if batched:  # ct holds cotangents along a leading axis
-            from .runtime.jacobians import run_batched
+            from ..runtime.jacobians import run_batched
 
             inputs = tuple(flat[rule.params.index(w)] for w in rule.wrt)
             cts = guarded(
@@ -666,7 +666,7 @@ def _vjp_functions(f, arity, *, wrt=None, cache=None, route=None, where=None):
                 where=where,
                 hint="pass every argument, the defaults too",
             )
-        from .pipeline import result_kind  # deriving already: the pipeline is imported
+        from ..pipeline import result_kind  # deriving already: the pipeline is imported
 
         if result_kind(plain, kinds).container:
             raise TangentAstError(
@@ -728,7 +728,7 @@ _ROUTE_STAGES = {
 
 def stage_source(fn, mode, wrt, signature, stage, route=None):
     """The text of ``stage`` of the derivation of ``fn`` (``show``, ``tangent-ast show``)."""
-    from .pipeline import MODES, STAGE_NAMES, derive_module
+    from ..pipeline import MODES, STAGE_NAMES, derive_module
 
     if stage not in STAGE_NAMES:
         raise TangentAstError(f"stage must be one of {', '.join(STAGE_NAMES)}, not {stage!r}")

@@ -3,7 +3,7 @@ given that is not a plain def becomes.
 
 Takes a function, a mode, ``wrt`` and example arguments; guarantees the rule of the cache
 directory's module when it is current there (:meth:`~tangent_ast.cache.cached.RuleCache.find`),
-else the rule the pipeline derives. Kept apart from :mod:`tangent_ast.api`, which imports
+else the rule the pipeline derives. Kept apart from :mod:`tangent_ast.api.api`, which imports
 it: a program whose rules are on disk imports this module and what finding them needs,
 not the rest of the public functions (some 0.5 ms of a cached rule's start-up).
 
@@ -36,15 +36,15 @@ import importlib
 import inspect
 import os
 
-from .cache.cached import RuleCache
-from .cache.live import user_rules
-from .cache.load import import_module, write_atomic
-from .errors import NoSourceError
-from .modes import Mode, Route
-from .vocabulary.calling import PLAIN, flat_arguments
-from .vocabulary.code_keys import is_library
-from .vocabulary.kinds import signature_of
-from .vocabulary.naming import digest, sanitize
+from ..cache.cached import RuleCache
+from ..cache.live import user_rules
+from ..cache.load import import_module, write_atomic
+from ..errors import NoSourceError
+from ..modes import Mode, Route
+from ..vocabulary.calling import PLAIN, flat_arguments
+from ..vocabulary.code_keys import is_library
+from ..vocabulary.kinds import signature_of
+from ..vocabulary.naming import digest, sanitize
 
 
 class _Session(RuleCache):
@@ -68,7 +68,7 @@ class _Session(RuleCache):
     def deriving(self):
         """The pipeline's session, holding the rules and program state found so far."""
         if self._deriving is None:
-            from .pipeline import Session
+            from ..pipeline import Session
 
             session = Session(self.directory, self.strict, self.route)
             session.rules, session.rule_values = self.rules, self.rule_values
@@ -115,7 +115,7 @@ def derive(
     ``TANGENT_AST_ROUTE``, else direct.
     ``verify``: check the forward and reverse rules against each other and against ``f``
     at ``args`` the first time (the dot-product test, the primal value, the arguments'
-    state; see :mod:`tangent_ast.gradient_checks`); the default is ``TANGENT_AST_VERIFY``.
+    state; see :mod:`tangent_ast.api.gradient_checks`); the default is ``TANGENT_AST_VERIFY``.
     Returns a :class:`~tangent_ast.cache.cached.DerivedRule` with ``.source``,
     ``.path`` and the generated functions (``.jvp``, or ``.fwd``/``.bwd``).
     """
@@ -168,7 +168,7 @@ def as_function(f, directory):
         # that its rules are used, as they are where other code calls it (its body may be
         # what the rules are there to avoid: overflow, a non-differentiable point).
         return f if user_rules(f) is None else _rules_wrapper(f, directory)
-    from .rules.registry import lookup
+    from ..rules.registry import lookup
 
     if lookup(f) is not None and not isinstance(f, tuple):
         return _wrapper(f, (), {}, directory)
@@ -208,8 +208,8 @@ def _rules_wrapper(fn, directory):
     """The def around user function ``fn``, which has registered rules: its parameters, but
     the optional ones its rules do not take (a value other than the default would be refused
     in every call), forwarded as given."""
-    from .rules.binding import takes as entry_takes
-    from .rules.registry import lookup, qualified_name, version
+    from ..rules.binding import takes as entry_takes
+    from ..rules.registry import lookup, qualified_name, version
 
     key = (fn, "rules", version())
     known = _WRAPPERS.get(key)
@@ -280,7 +280,7 @@ class _Reference:
 
 def _reference(fn):
     """``numpy.linalg.det`` when that dotted name is ``fn``; else a name the loader binds."""
-    from .rules.registry import qualified_name
+    from ..rules.registry import qualified_name
 
     dotted = qualified_name(fn)
     module, _, rest = dotted.partition(".")
@@ -298,8 +298,8 @@ def _reference(fn):
 def _free_parameters(fn, n_bound, bound_keywords):
     """The parameters a call must still give: required ones, after the bound positions and
     without the bound keywords."""
-    from .rules.binding import signature_of
-    from .rules.registry import lookup, qualified_name
+    from ..rules.binding import signature_of
+    from ..rules.registry import lookup, qualified_name
 
     entry = lookup(fn)
     signature = signature_of(entry) if entry is not None else _signature(fn)
