@@ -1,30 +1,31 @@
 """The recipe: every stage of a derivation, in order.
 
-    parse      function object -> gast FunctionDef with file/line        parse.py
-    flatten    *args/**kwargs/keyword-only -> plain positional params    calling.py
-    check      refuse what no stage handles (yield, eval, ...)           checks.py
-    resolve    free names -> objects (closure cells, globals, builtins)  resolve.py
-    inline     a helper updating an argument in place -> its body, inlined  helper_inlining.py
-    updates    arrays and lists changed in place, and who else holds them aliasing.py
-    normalize  one operation per statement, structured returns           lowering/
-    ssa        each name assigned once per path, explicit joins          ssa.py
-    kinds      what each value is, from the signature                    kind_inference.py
-    aliasing   a += b on a shared array followed, or refused             shared_updates.py
-    views      views read after their base changes refused, others copied views.py
-    activity   which values carry derivatives                            activity.py
-    forward    (mode="forward") tangent statement after each one         forward.py
-    reverse    (mode="reverse") forward sweep + transposed reverse sweep  reverse.py
-               route="transpose": each adjoint from the forward rule     transpose.py
-    simplify   copies, single-use temporaries, dead code, constants      simplify.py
-    tapes      (reverse) save what reverse loops read, by iteration      tapes.py
-    checkpoint (reverse) checkpointed loops: binomial snapshots       checkpoints.py
-    recompute  (reverse) sizes, one-pass residuals: computed again     recompute.py
-    accumulate (reverse) cotangents of slices of an array added in place accumulate.py
-    literals   ints that meet floats written as floats (2.0 * x)        float_literals.py
-    emit       FunctionDefs -> module text with header and imports       emit.py
-    load       write atomically to the cache, import                     load.py
+    parse      function object -> gast FunctionDef with file/line         front/parse.py
+    flatten    *args/**kwargs/keyword-only -> plain positional params     vocabulary/calling.py
+    check      refuse what no stage handles (yield, eval, ...)            front/checks.py
+    resolve    free names -> objects (closure cells, globals, builtins)   front/resolve.py
+    inline     a helper updating an argument in place -> its body         front/helper_inlining.py
+    updates    arrays and lists changed in place, who else holds them     front/aliasing.py
+    normalize  one operation per statement, structured returns            front/lowering/
+    ssa        each name assigned once per path, explicit joins           front/ssa.py
+    kinds      what each value is, from the signature                     analysis/kind_inference.py
+    aliasing   a += b on a shared array followed, or refused              analysis/shared_updates.py
+    views      views read after their base changes refused, or copied     analysis/views.py
+    activity   which values carry derivatives                             analysis/activity.py
+    forward    (mode="forward") tangent statement after each one          transform/forward.py
+    reverse    (mode="reverse") forward sweep + transposed reverse sweep  transform/reverse.py
+               route="transpose": each adjoint from the forward rule      transform/transpose.py
+    simplify   copies, single-use temporaries, dead code, constants       optimize/simplify.py
+    tapes      (reverse) save what reverse loops read, by iteration       transform/tapes.py
+    checkpoint (reverse) checkpointed loops: binomial snapshots           transform/checkpoints.py
+    recompute  (reverse) sizes, one-pass residuals: computed again        transform/recompute.py
+    accumulate (reverse) cotangents of slices of an array added in place  transform/accumulate.py
+    literals   ints that meet floats written as floats (2.0 * x)          optimize/float_literals.py
+    emit       FunctionDefs -> module text with header and imports        emit/emit.py
+    load       write atomically to the cache, import                      cache/load.py
 
-``front`` runs the stages up to kinds (they do not depend on the mode), ``derive_module``
+The paths are under ``tangent_ast/``, whose folders are the layers of docs/architecture.md.
+``front`` runs the stages up to views (they do not depend on the mode), ``derive_module``
 the rest; ``Session`` remembers rules derived in this process and derives the rules of
 called user functions (recursion included). Each stage module's docstring says what it
 takes and guarantees, with an example that runs as a doctest.
