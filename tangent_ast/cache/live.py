@@ -462,7 +462,7 @@ def user_rules(fn):
     """The rule table's entry of ``fn``, a function that is not a library's (or None).
 
     Without importing the tables when no entry is possible: the built-in tables give rules
-    to library functions and the runtime's helpers only (tests/test_cached.py checks it),
+    to library functions and the runtime's helpers only (tests/cache/test_cached.py checks it),
     and every other function gets rules from the program, through ``tangent_ast.defvjp``
     and the rest of the registry, which the program has then imported."""
     registry = sys.modules.get("tangent_ast.rules.registry")

@@ -16,7 +16,7 @@ import pytest
 import tangent_ast as ta
 from tangent_ast.cache.live import free_reads, function_tree
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 TRANSFORMER = ("gast", "tangent_ast.pipeline", "tangent_ast.rules.registry", "tangent_ast.emit.emit")
 
 MODEL = textwrap.dedent('''

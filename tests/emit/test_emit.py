@@ -16,7 +16,7 @@ from tangent_ast.vocabulary.stdlib_ast import as_ast
 from tangent_ast.vocabulary.syntax import unparse
 from tangent_ast.testing import check_grads
 
-from .corpus import trust
+from ..corpus import trust
 
 NUMBERS = [
     -2.0,

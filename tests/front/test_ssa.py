@@ -5,7 +5,7 @@ import pytest
 from tangent_ast.pipeline import front
 from tangent_ast.front.ssa import verify
 
-from .corpus import calls, control_flow, jumps, straight_line
+from ..corpus import calls, control_flow, jumps, straight_line
 
 FUNCTIONS = sorted(
     {c.fn for c in straight_line.CASES + calls.CASES + control_flow.CASES + jumps.CASES},
@@ -41,7 +41,7 @@ def test_a_header_with_no_value_yet_is_unset_where_copies_read_it():
     added: a loop that never sets it leaves it unbound, as Python does."""
     from tangent_ast import show
 
-    from .corpus import jumps
+    from ..corpus import jumps
 
     ssa = show(jumps.set_in_some_iterations, stage="ssa", args=(jumps.np.ones(3),))
     assert "    y = runtime.UNSET\n    for i in range(3):" in ssa

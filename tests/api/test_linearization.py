@@ -8,7 +8,7 @@ import pytest
 import tangent_ast as ta
 from tangent_ast.errors import TangentAstError
 
-from .runtime.test_jacobians import FLOAT_CASES, _assert_same, _copies
+from ..runtime.test_jacobians import FLOAT_CASES, _assert_same, _copies
 
 rng = np.random.default_rng(12)
 TRACED = []

@@ -15,7 +15,7 @@ from tangent_ast.vocabulary.kinds import FLOAT, INT, Kind, Tag
 from tangent_ast.vocabulary.syntax import unparse
 from tangent_ast.testing import check_grads, check_second_order
 
-from .test_golden import body
+from ..test_golden import body
 
 
 def bwd_of(f, *args, **options):

@@ -11,7 +11,7 @@ from tangent_ast import runtime
 from tangent_ast.errors import TangentAstError
 from tangent_ast.testing import check_grads, check_second_order
 
-from .corpus import calls, control_flow, jumps, language, straight_line
+from ..corpus import calls, control_flow, jumps, language, straight_line
 
 rng = np.random.default_rng(8)
 
@@ -212,7 +212,7 @@ def test_hessian_of_rosenbrock_is_symmetric_and_analytic():
 def _smooth_cases():
     """The rule table's cases, where the function is smooth at its arguments: no ties
     between entries (max, sort, ...) and no infinities."""
-    from .rules import test_numpy_rules as table
+    from ..rules import test_numpy_rules as table
 
     out = []
     for c in table.RULE_TEST_CASES:
@@ -612,7 +612,7 @@ def test_reverse_over_reverse_of_defaults_and_values_not_set_yet(fn, args):
 def test_hvp_of_functions_with_star_args_and_defaults():
     """The gradient takes the flattened arguments as plain parameters: hvp of ``*xs`` and of
     a decorated function (a wrapper of ``*args, **kwargs``) is derived, not refused."""
-    from .corpus.language import decorated_helper, norm_of_all
+    from ..corpus.language import decorated_helper, norm_of_all
 
     x = np.array([0.3, -0.5, 0.8])
     np.testing.assert_allclose(ta.hvp(norm_of_all)(x, 2 * x, np.ones(3)), 2 * np.ones(3))
@@ -658,7 +658,7 @@ def test_full_like_has_its_arguments_kind(flag):
 
 
 def test_grad_of_star_args_differentiated_again_is_refused_saying_so():
-    from .corpus.language import decorated_helper, norm_of_all
+    from ..corpus.language import decorated_helper, norm_of_all
 
     x = np.array([0.3, -0.5, 0.8])
     with pytest.raises(TangentAstError, match=r"grad\(norm_of_all\) differentiated again: .*\*xs"):

@@ -14,7 +14,7 @@ import pytest
 
 pytestmark = pytest.mark.usefixtures("direct_route")  # its text, names, docs
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 SOURCE = textwrap.dedent('''
     import numpy as np

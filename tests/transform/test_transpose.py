@@ -10,9 +10,9 @@ import tangent_ast as ta
 from tangent_ast.errors import TangentAstError
 from tangent_ast.testing import check_grads
 
-from .corpus import calls, control_flow, language, straight_line
-from .rules.test_complex import CASES as COMPLEX_CASES
-from .rules.test_numpy_rules import RULE_TEST_CASES
+from ..corpus import calls, control_flow, language, straight_line
+from ..rules.test_complex import CASES as COMPLEX_CASES
+from ..rules.test_numpy_rules import RULE_TEST_CASES
 
 rng = np.random.default_rng(11)
 

@@ -12,8 +12,8 @@ from tangent_ast.errors import UnsupportedSyntaxError
 from tangent_ast.runtime.checkpoints import binomial_split
 from tangent_ast.testing import check_grads
 
-from .corpus import checkpointing
-from .corpus.checkpointing import CASES, PLAIN
+from ..corpus import checkpointing
+from ..corpus.checkpointing import CASES, PLAIN
 
 RNN = next(c.args for c in CASES if c.fn is checkpointing.rnn)
 STACKED = next(c.args for c in CASES if c.fn is checkpointing.stacked)

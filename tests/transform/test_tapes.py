@@ -8,8 +8,8 @@ import numpy as np
 import tangent_ast as ta
 import tangent_ast.testing
 
-from .corpus import control_flow
-from .test_golden import body
+from ..corpus import control_flow
+from ..test_golden import body
 
 
 def test_ten_thousand_step_loop_saves_one_float_per_step():

@@ -11,7 +11,7 @@ import pytest
 
 import tangent_ast as ta
 
-from .corpus import straight_line as sl
+from ..corpus import straight_line as sl
 
 
 def test_jvp_none_tangent_means_not_differentiated():
@@ -205,7 +205,7 @@ def test_two_lambdas_on_one_line_get_their_own_rules():
 
 
 def test_the_pullback_of_a_namedtuple_result_takes_the_record():
-    from .corpus.language import Pair
+    from ..corpus.language import Pair
 
     def make_pair(x):
         return Pair(x * 2.0, np.sin(x))
@@ -357,7 +357,7 @@ CALLEE = """
 
 
 def test_one_grad_object_derives_again_after_a_callee_is_redefined(tmp_path, monkeypatch):
-    from .test_live import run_cell
+    from ..cache.test_live import run_cell
 
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "api_fast_path_callee.py").write_text(textwrap.dedent(CALLEE))
@@ -382,7 +382,7 @@ def test_one_grad_object_sees_new_defaults_and_class_attributes(tmp_path, monkey
     """The currency check behind every call (one generated expression of the lookups the
     derivation made) sees a function's defaults rebound and a class attribute it reaches
     rebound or deleted, on scalar and array arguments alike."""
-    from .test_live import run_cell
+    from ..cache.test_live import run_cell
 
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "api_fast_path_class.py").write_text(
