@@ -24,8 +24,8 @@ nox.options.error_on_missing_interpreters = False
 # them, ``lowest``, the longest session, leaves them out for CI's time. The fuzzed programs
 # are each checked by both routes and against differences whatever the route and the
 # verification are set to: ``highest`` leaves them out too.
-FUZZ = "tests/test_fuzz.py"
-PROGRAM_CHECKS = ("tests/test_higher_order.py::test_the_rule_table_at_second_order", FUZZ)
+FUZZ = "tests/fuzz/test_fuzz.py"
+PROGRAM_CHECKS = ("tests/api/test_higher_order.py::test_the_rule_table_at_second_order", FUZZ)
 
 
 @nox.session(python="3.10")

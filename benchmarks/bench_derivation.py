@@ -20,7 +20,7 @@ imported by a previous measurement helps:
 * ``cached``     ``derive`` of the same function in a new process, its module on disk:
                  what a program pays at start-up once its rules exist, every import
                  beyond ``import tangent_ast`` included (the check that the module is
-                 current imports no transformer: tangent_ast/cached.py).
+                 current imports no transformer: tangent_ast/cache/cached.py).
 * ``import``     ``import tangent_ast`` after ``import numpy``.
 
 Each figure is the median over ``--repeat`` processes (the min in brackets): the machine

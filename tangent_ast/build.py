@@ -19,13 +19,14 @@ options of ``tangent-ast generate``::
     standalone = true                # optional
 
 After the usual ``build_py`` (which copies the project's modules into ``build_lib``), each
-table is generated as ``tangent-ast generate`` does it (:func:`tangent_ast.cli.generate_package`)
-into ``build_lib/<package>``, so the package is in the wheel. A package that is not in the
-project's sources is derived anew in every build; one that is (committed, perhaps edited by
-hand) is brought up to date, hand edits kept. In an editable install the package is written
-next to the project's modules instead. The targets' modules are imported with the project's
-source directory (setuptools' ``package_dir``), the project directory and ``build_lib`` first
-on ``sys.path``. A failing target fails the build with one ``error:`` line naming it.
+table is generated as ``tangent-ast generate`` does it
+(:func:`tangent_ast.api.cli.generate_package`) into ``build_lib/<package>``, so the package
+is in the wheel. A package that is not in the project's sources is derived anew in every
+build; one that is (committed, perhaps edited by hand) is brought up to date, hand edits
+kept. In an editable install the package is written next to the project's modules instead.
+The targets' modules are imported with the project's source directory (setuptools'
+``package_dir``), the project directory and ``build_lib`` first on ``sys.path``. A failing
+target fails the build with one ``error:`` line naming it.
 """
 
 import contextlib
@@ -37,7 +38,7 @@ from pathlib import Path
 from setuptools.command.build_py import build_py as setuptools_build_py
 from setuptools.errors import SetupError
 
-from .cli import GENERATE_MODES, UsageError, generate_package, one_line
+from .api.cli import GENERATE_MODES, UsageError, generate_package, one_line
 from .errors import TangentAstError
 
 TABLE = "tool.tangent_ast.generate"

@@ -16,13 +16,13 @@ import inspect
 import weakref
 from dataclasses import dataclass
 
-from .api import derive
-from .api_roles import Role, register
-from .calling import flat_arguments
+from .api.api import derive
+from .api.sessions import _session, as_function
 from .errors import TangentAstError
-from .kinds import KEYS_KEPT, signature_key, signature_of
 from .modes import Mode
-from .sessions import _session, as_function
+from .vocabulary.api_roles import Role, register
+from .vocabulary.calling import flat_arguments
+from .vocabulary.kinds import KEYS_KEPT, signature_key, signature_of
 
 # function -> {(mode, wrt, arguments' key): rule}
 _FUNCTION_VALUE_RULES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

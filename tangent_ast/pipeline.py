@@ -1,33 +1,34 @@
 """The recipe: every stage of a derivation, in order.
 
-    parse      function object -> gast FunctionDef with file/line        parse.py
-    flatten    *args/**kwargs/keyword-only -> plain positional params    calling.py
-    check      refuse what no stage handles (yield, eval, ...)           checks.py
-    resolve    free names -> objects (closure cells, globals, builtins)  resolve.py
-    inline     a helper updating an argument in place -> its body, inlined  helper_inlining.py
-    rebound    an argument updated in place, then rebound: named apart     rebound_arguments.py
-    updates    arrays and lists changed in place, and who else holds them aliasing.py
-               fields of dataclass instances assigned                     record_updates.py
-    normalize  one operation per statement, structured returns           lowering/
-    ssa        each name assigned once per path, explicit joins          ssa.py
-    kinds      what each value is, from the signature                    kind_inference.py
-    lists      a list given to a NumPy function: np.asarray of it first    list_arguments.py
-    aliasing   a += b on a shared array refused                          aliasing.py
-    views      views read after their base changes refused, others copied views.py
-    activity   which values carry derivatives                            activity.py
-    forward    (mode="forward") tangent statement after each one         forward.py
-    reverse    (mode="reverse") forward sweep + transposed reverse sweep  reverse.py
-               route="transpose": each adjoint from the forward rule     transpose.py
-    simplify   copies, single-use temporaries, dead code, constants      simplify.py
-    tapes      (reverse) save what reverse loops read, by iteration      tapes.py
-    checkpoint (reverse) checkpointed loops: binomial snapshots       checkpoints.py
-    recompute  (reverse) sizes, one-pass residuals: computed again     recompute.py
-    accumulate (reverse) cotangents of slices of an array added in place accumulate.py
-    literals   ints that meet floats written as floats (2.0 * x)        float_literals.py
-    emit       FunctionDefs -> module text with header and imports       emit.py
-    load       write atomically to the cache, import                     load.py
+    parse      function object -> gast FunctionDef with file/line         front/parse.py
+    flatten    *args/**kwargs/keyword-only -> plain positional params     vocabulary/calling.py
+    check      refuse what no stage handles (yield, eval, ...)            front/checks.py
+    resolve    free names -> objects (closure cells, globals, builtins)   front/resolve.py
+    inline     a helper updating an argument in place -> its body         front/helper_inlining.py
+    rebound    an argument updated in place, then rebound: named apart    front/rebound_arguments.py
+    updates    arrays and lists changed in place, who else holds them     front/aliasing.py
+               fields of dataclass instances assigned                     front/record_updates.py
+    normalize  one operation per statement, structured returns            front/lowering/
+    ssa        each name assigned once per path, explicit joins           front/ssa.py
+    kinds      what each value is, from the signature                     analysis/kind_inference.py
+    lists      a list given to a NumPy function: np.asarray of it first   analysis/list_arguments.py
+    aliasing   a += b on a shared array followed, or refused              analysis/shared_updates.py
+    views      views read after their base changes refused, or copied     analysis/views.py
+    activity   which values carry derivatives                             analysis/activity.py
+    forward    (mode="forward") tangent statement after each one          transform/forward.py
+    reverse    (mode="reverse") forward sweep + transposed reverse sweep  transform/reverse.py
+               route="transpose": each adjoint from the forward rule      transform/transpose.py
+    simplify   copies, single-use temporaries, dead code, constants       optimize/simplify.py
+    tapes      (reverse) save what reverse loops read, by iteration       transform/tapes.py
+    checkpoint (reverse) checkpointed loops: binomial snapshots           transform/checkpoints.py
+    recompute  (reverse) sizes, one-pass residuals: computed again        transform/recompute.py
+    accumulate (reverse) cotangents of slices of an array added in place  transform/accumulate.py
+    literals   ints that meet floats written as floats (2.0 * x)          optimize/float_literals.py
+    emit       FunctionDefs -> module text with header and imports        emit/emit.py
+    load       write atomically to the cache, import                      cache/load.py
 
-``front`` runs the stages up to kinds (they do not depend on the mode), ``derive_module``
+The paths are under ``tangent_ast/``, whose folders are the layers of docs/architecture.md.
+``front`` runs the stages up to views (they do not depend on the mode), ``derive_module``
 the rest; ``Session`` remembers rules derived in this process and derives the rules of
 called user functions (recursion included). Each stage module's docstring says what it
 takes and guarantees, with an example that runs as a doctest.
@@ -51,10 +52,12 @@ from pathlib import Path
 import gast
 
 from . import runtime
-from .accumulate import accumulate_slices, fold_zero_starts
-from .activity import analyze
-from .aliasing import check_augmented, check_updates
-from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
+from .analysis.activity import analyze
+from .analysis.kind_inference import infer
+from .analysis.list_arguments import arrays_from_lists
+from .analysis.shared_updates import check_augmented, follow_argument_aliases, follow_shared_updates
+from .analysis.views import check_views, copy_views
+from .cache.cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
     DerivedRule,
     RuleCache,
     by_prefix,
@@ -63,27 +66,8 @@ from .cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, 
     rule_prefix,
     wrt_names,
 )
-from .calling import PLAIN, Spread, flat_params, flatten
-from .checkpoints import checkpoint_loops
-from .checks import check_dynamic, check_supported
-from .derivatives import Derivation
-from .derived import portable_name
-from .emit import (
-    ModuleNamespace,
-    Provenance,
-    module_source,
-    rule_source_hash,
-    to_ast,
-)
-from .errors import ForwardRuleOnly, InternalError, NotDifferentiableError, TangentAstError
-from .float_literals import float_names, write_float_literals
-from .forward import forward
-from .helper_inlining import inline_updating_helpers
-from .kind_inference import infer
-from .kinds import UNKNOWN, Kind, Tag, canonical, describe_signature
-from .list_arguments import arrays_from_lists
-from .live import dependencies_of
-from .load import (
+from .cache.live import dependencies_of
+from .cache.load import (
     OnDisk,
     as_on_disk,
     bound_by_loader,
@@ -96,26 +80,43 @@ from .load import (
     warn_stale,
     write_atomic,
 )
-from .lowering import Normalizer
-from .lowering.api_calls import bind_made
+from .derived import portable_name
+from .emit.emit import (
+    ModuleNamespace,
+    Provenance,
+    module_source,
+    rule_source_hash,
+    to_ast,
+)
+from .errors import ForwardRuleOnly, InternalError, NotDifferentiableError, TangentAstError
+from .front.aliasing import check_updates
+from .front.checks import check_dynamic, check_supported
+from .front.helper_inlining import inline_updating_helpers
+from .front.lowering import Normalizer
+from .front.lowering.api_calls import bind_made
+from .front.parse import ParsedFunction, parse
+from .front.rebound_arguments import rename_rebound_arguments
+from .front.record_updates import check_field_updates
+from .front.resolve import Scope, resolve
+from .front.ssa import SSAInfo, to_ssa
 from .modes import Mode, Route
-from .naming import Namer, rule_base
-from .parse import ParsedFunction, parse
-from .rebound_arguments import rename_rebound_arguments
-from .recompute import recompute_residuals
-from .record_updates import check_field_updates
-from .residuals import pass_residuals, residuals_of
-from .resolve import Scope, resolve
-from .reverse import finish_updates, residuals_parameter, reverse
-from .shared_updates import follow_argument_aliases, follow_shared_updates
-from .simplify import is_pure, restore_names, simplify
-from .ssa import SSAInfo, to_ssa
-from .syntax import attribute, name, unparse, updated_arrays
-from .tapes import install_tapes
-from .trees import copy_tree, walk
-from .unzip import unzipped
+from .optimize.float_literals import float_names, write_float_literals
+from .optimize.simplify import is_pure, restore_names, simplify
+from .transform.accumulate import accumulate_slices, fold_zero_starts
+from .transform.checkpoints import checkpoint_loops
+from .transform.derivatives import Derivation
+from .transform.forward import forward
+from .transform.recompute import recompute_residuals
+from .transform.residuals import pass_residuals, residuals_of
+from .transform.reverse import finish_updates, residuals_parameter, reverse
+from .transform.tapes import install_tapes
+from .transform.unzip import unzipped
 from .version import __version__
-from .views import check_views, copy_views
+from .vocabulary.calling import PLAIN, Spread, flat_params, flatten
+from .vocabulary.kinds import UNKNOWN, Kind, Tag, canonical, describe_signature
+from .vocabulary.naming import Namer, rule_base
+from .vocabulary.syntax import attribute, name, unparse, updated_arrays
+from .vocabulary.trees import copy_tree, walk
 
 MODES = tuple(mode.value for mode in Mode)
 STAGE_NAMES = (
@@ -626,7 +627,7 @@ def rule_again(fn, mode, wrt, signature, form, directory, route="direct"):
 
 class Session(RuleCache):
     """Derived rules of this process, keyed by function, mode, wrt and signature: found in
-    the cache (:class:`~tangent_ast.cached.RuleCache`), else derived.
+    the cache (:class:`~tangent_ast.cache.cached.RuleCache`), else derived.
 
     A rule is used again only while the program it was derived from is unchanged
     (``live.Dependencies.current``); otherwise it is derived or loaded again."""

@@ -23,10 +23,8 @@ import inspect
 
 import numpy as np
 
-from .api import grad, source_of, vjp
-from .api_roles import Role, register
-from .errors import TangentAstError
-from .gradient_checks import (
+from .api.api import grad, source_of, vjp
+from .api.gradient_checks import (
     _STEPS,
     GradientCheckError,
     _add,
@@ -39,12 +37,14 @@ from .gradient_checks import (
     check_first_order,
     numerical_jvp,
 )
-from .higher_order import hvp
-from .kinds import signature_of
-from .load import cache_dir
+from .api.higher_order import hvp
+from .api.sessions import as_function, derive
+from .cache.load import cache_dir
+from .errors import TangentAstError
 from .modes import Mode
 from .pipeline import Session
-from .sessions import as_function, derive
+from .vocabulary.api_roles import Role, register
+from .vocabulary.kinds import signature_of
 
 __all__ = [
     "GradientCheckError",

@@ -1,54 +1,64 @@
-"""The shape of the package: dependencies point one way, modules stay small.
+"""The shape of the package: its folders are layers, dependencies point one way, modules stay
+small; docs/architecture.md draws the layers, and stays true.
 
-    api, testing, gradient_checks, cli, build,  what users call
-    function_values, fuzz, companions
-      -> pipeline                               the stages in order
-        -> stages (parse ... load)              one transformation each
-          -> rules                              what each primitive's derivative is
-            -> kinds, calling, errors, api_roles the vocabulary every layer shares
-              -> runtime                        what generated code calls (NumPy only)
-
-Every import counts, those inside functions included.
+A module may import the modules of its own layer and of the layers its layer may import
+(LAYERS), theirs in turn. Every import counts, those inside functions included.
 """
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "tangent_ast"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "tangent_ast"
+PAGE = ROOT / "docs" / "architecture.md"
 
-# module -> the layer it belongs to; a module may import only modules of its own layer or below
-TOP = {
-    "api",
-    "sessions",
-    "testing",
-    "gradient_checks",
-    "cli",
-    "build",
-    "function_values",
-    "examples",
-    "__main__",
-    "fuzz",
-    "higher_order",
-    "linearization",
-    "companions",
+# layer -> the layers its modules may import, from what users call down to what generated
+# code calls; a folder of the package is the layer of its name
+LAYERS = {
+    "fuzz": {"api"},  # random programs, each checked in every mode
+    "api": {"pipeline"},  # what users call
+    "pipeline": {"transform", "cache"},  # the stages in order
+    "cache": {"front"},  # derived rules on disk (a lambda's source is read as parse reads it)
+    "transform": {"analysis", "optimize"},  # derivatives written
+    "analysis": {"front"},  # what the SSA function's values are
+    "optimize": {"emit"},  # generated code made to read as written by hand
+    "front": {"emit"},  # the program read, into SSA form
+    "emit": {"rules"},  # syntax trees -> module text (every stage prints code)
+    "rules": {"vocabulary"},  # what each primitive's derivative is
+    "vocabulary": {"runtime", "derived"},  # the words every layer shares
+    "derived": set(),  # the package derived modules are imported under
+    "runtime": set(),  # what generated code calls: NumPy only
 }
-VOCABULARY = {
-    "api_roles",
-    "kinds",
-    "modes",
-    "calling",
-    "errors",
-    "naming",
-    "source",
-    "stdlib_ast",
-    "trees",
-    "version",
+# the modules at the top of the package: each the layer it belongs to
+TOP_LEVEL = {
+    "__main__": "api",  # python -m tangent_ast
+    "testing": "api",  # tangent_ast.testing.check_grads
+    "function_values": "api",  # generated modules import it
+    "build": "api",  # from tangent_ast.build import build_py, in a project's setup.py
+    "examples": "api",  # python -m tangent_ast.examples
+    "pipeline": "pipeline",
+    "errors": "vocabulary",  # the errors users catch, named in tracebacks
+    "modes": "vocabulary",
+    "version": "vocabulary",
 }
-LAYERS = ["runtime", "vocabulary", "rules", "stages", "pipeline", "top"]
+PACKAGE_LAYER = "api"  # tangent_ast itself: the public names, imported when first used
+
+
+def _below(layer, seen=()):
+    """Every layer ``layer`` may import, directly or through another."""
+    found = set()
+    for lower in LAYERS[layer]:
+        assert lower not in seen, f"the layers import each other in a cycle through {lower}"
+        found |= {lower} | _below(lower, (*seen, layer))
+    return found
+
+
+MAY_IMPORT = {layer: _below(layer) for layer in LAYERS}
 
 
 def _module_name(path):
@@ -57,24 +67,16 @@ def _module_name(path):
 
 
 MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+FOLDERS = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
 
 
 def layer_of(module):
     parts = module.split(".")
     if len(parts) == 1:
-        return "top"  # the package itself: lazy re-exports only
-    head = parts[1]
-    if head == "runtime":
-        return "runtime"
-    if head in VOCABULARY:
-        return "vocabulary"
-    if head == "rules":
-        return "rules"
-    if head == "pipeline":
-        return "pipeline"
-    if head in TOP:
-        return "top"
-    return "stages"
+        return PACKAGE_LAYER
+    if parts[1] in FOLDERS:
+        return parts[1]
+    return TOP_LEVEL[parts[1]]
 
 
 def imports_of(module):
@@ -117,11 +119,59 @@ def test_no_import_cycles():
         visit(m, [])
 
 
+def test_every_folder_and_top_level_module_has_a_layer():
+    assert sorted(FOLDERS - set(LAYERS)) == [], "a new folder: give it a layer in LAYERS"
+    top = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__"}
+    assert sorted(top - set(TOP_LEVEL)) == [], "a new top-level module: give it a layer"
+    assert sorted(set(TOP_LEVEL) - top) == []
+
+
+def test_the_layers_import_one_way():
+    for layer in LAYERS:
+        assert layer not in MAY_IMPORT[layer]
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_dependencies_point_down(module):
-    mine = LAYERS.index(layer_of(module))
-    upward = sorted(n for n in GRAPH[module] if LAYERS.index(layer_of(n)) > mine and n != "tangent_ast")
-    assert not upward, f"{module} ({layer_of(module)}) imports modules of a layer above: {upward}"
+    mine = layer_of(module)
+    upward = sorted(
+        n for n in GRAPH[module] if layer_of(n) != mine and layer_of(n) not in MAY_IMPORT[mine]
+    )
+    assert not upward, f"{module} ({mine}) imports modules of layers it may not import: {upward}"
+
+
+def _page_layers():
+    """The layers of docs/architecture.md's table: name -> (what it may import, the
+    top-level modules listed under it)."""
+    table = re.search(r"```text\nlayer .*?\n-+ .*?\n(.*?)```", PAGE.read_text(), re.S).group(1)
+    layers, last = {}, None
+    for line in table.splitlines():
+        row = re.match(r"([a-z_]+)(/|\.py)\s{2,}.*?\s{2,}(\S.*)$", line)
+        if row:
+            last = row.group(1)
+            allowed = set() if row.group(3) == "-" else set(row.group(3).split(", "))
+            layers[last] = (row.group(2), allowed, set())
+        elif re.fullmatch(r"  ([a-z_]+\.py\s*)+", line):
+            layers[last][2].update(m[:-3] for m in line.split())
+    return layers
+
+
+def test_the_architecture_page_names_the_folders_and_layers_there_are():
+    page = _page_layers()
+    assert {name for name, (kind, _, _) in page.items() if kind == "/"} == FOLDERS
+    assert {name: allowed for name, (_, allowed, _) in page.items()} == LAYERS
+    listed = {m: layer for layer, (_, _, modules) in page.items() for m in modules}
+    listed.update({name: name for name, (kind, _, _) in page.items() if kind == ".py"})
+    assert listed == TOP_LEVEL
+
+
+def test_the_pipeline_names_the_module_of_every_stage():
+    """pipeline.py's docstring lists each stage with its module's path."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / "pipeline.py").read_text()))
+    paths = re.findall(r"\s([a-z_]+/(?:[a-z_]+/|[a-z_]+\.py))$", doc, re.M)
+    assert len(paths) > 20
+    for path in paths:
+        assert (PACKAGE / path).exists(), path
 
 
 def test_runtime_imports_only_numpy():

@@ -15,7 +15,7 @@ import zipfile
 
 import pytest
 
-from .test_cli import REPO_ROOT
+from .api.test_cli import REPO_ROOT
 
 pytestmark = pytest.mark.usefixtures("direct_route")  # its text, names, docs
 

@@ -13,7 +13,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from .test_cli import cli, environment
+from .api.test_cli import cli, environment
 
 MODEL = textwrap.dedent('''
     import numpy as np

@@ -9,13 +9,13 @@ import numpy as np
 
 import tangent_ast as ta
 from tangent_ast import runtime
-from tangent_ast.api import _session
-from tangent_ast.emit import to_ast
+from tangent_ast.api.api import _session
+from tangent_ast.emit.emit import to_ast
 from tangent_ast.modes import Mode
 from tangent_ast.runtime.tangents import ONLY_SHAPE_BYTES
-from tangent_ast.signature_text import parse_signature
-from tangent_ast.simplify import _Fold
-from tangent_ast.syntax import unparse
+from tangent_ast.emit.signature_text import parse_signature
+from tangent_ast.optimize.simplify import _Fold
+from tangent_ast.vocabulary.syntax import unparse
 from tangent_ast.testing import check_grads
 
 from .test_golden import body

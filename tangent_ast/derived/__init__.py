@@ -25,7 +25,7 @@ def directory_name(directory):
     """The package name of the cache ``directory``: its path, base32 (an identifier).
 
     ``base64.b32encode`` of the path, lower case, without its padding: written out, as
-    base64 costs a millisecond to import (tests/test_cached.py checks they agree)."""
+    base64 costs a millisecond to import (tests/cache/test_cached.py checks they agree)."""
     data = os.fsencode(str(directory))
     bits = len(data) * 8
     count = -(-bits // 5)  # characters: 5 bits each, the last filled up with zero bits

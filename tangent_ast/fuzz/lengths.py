@@ -1,7 +1,7 @@
 """Programs whose arrays have different lengths: ``N`` = 3 and ``M`` = 4, and 1.
 
 Rules are specialised on which axes of their arguments have equal lengths (see
-:func:`tangent_ast.kinds.signature_of`), and kind inference carries those labels through
+:func:`tangent_ast.vocabulary.kinds.signature_of`), and kind inference carries those labels through
 ``@``, ``.T``, indexing and broadcasting to leave out ``unbroadcast``. With every axis of
 length 3 each axis gets the same label, and a label put on the wrong axis never shows; so
 ``generate(seed, lengths="mixed")`` also writes values of shapes (M,), (N, M), (M, N),

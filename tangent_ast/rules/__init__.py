@@ -27,7 +27,7 @@ with registry.deferred():  # the tables' rules are parsed when first used
         from . import scipy_special  # noqa: F401
 
 # The registry's version once the built-in tables are registered: a table still at it holds
-# no rule of the program's, and its rules hash is the one of this install (tangent_ast.cached)
+# no rule of the program's, and its rules hash is the one of this install (tangent_ast.cache.cached)
 BUILT_IN_VERSION = registry.version()
 
 __all__ = [

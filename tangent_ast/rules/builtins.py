@@ -5,8 +5,8 @@ import builtins
 import numpy as np
 
 from .. import runtime
-from ..kinds import FLOAT, UNKNOWN, Kind, Tag
 from ..modes import Mode
+from ..vocabulary.kinds import FLOAT, UNKNOWN, Kind, Tag
 from .binding import CallRefused
 from .operators import def_power
 from .registry import (

@@ -8,7 +8,7 @@ are helpers in :mod:`tangent_ast.runtime`.
 import numpy as np
 
 from .. import runtime
-from ..kinds import FLOAT, INT, NUMBER, UNKNOWN, Kind, Tag, real_reduction_kind
+from ..vocabulary.kinds import FLOAT, INT, NUMBER, UNKNOWN, Kind, Tag, real_reduction_kind
 from .binding import CallRefused
 from .registry import (
     broadcasting,

@@ -3,8 +3,8 @@
 import math
 
 from .. import runtime
-from ..kinds import FLOAT
 from ..modes import Mode
+from ..vocabulary.kinds import FLOAT
 from .operators import def_power
 from .registry import (
     ZERO,

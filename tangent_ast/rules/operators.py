@@ -10,8 +10,8 @@ import operator
 import numpy as np
 
 from .. import runtime
-from ..kinds import Tag
 from ..modes import Mode
+from ..vocabulary.kinds import Tag
 from .registry import broadcasting, defjvp, defvjp, handles, nondifferentiable, specialize
 
 broadcasting(operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.mod)

@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 
 import gast
 
-from ..api_roles import Role, register
-from ..kinds import Kind
 from ..modes import Mode
+from ..vocabulary.api_roles import Role, register
+from ..vocabulary.kinds import Kind
 from .binding import CallRefused
 from .template import Template, expression_template, template_of
 

@@ -15,10 +15,10 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..kinds import FLOAT, INT, UNKNOWN, Kind, Tag
 from ..runtime.linalg import _check_qr, _check_svd
 from ..runtime.signal import _check_period, _gradient_form, _interp_index
 from ..runtime.statistics import _check_linear
+from ..vocabulary.kinds import FLOAT, INT, UNKNOWN, Kind, Tag
 from .registry import (
     ZERO,
     Built,

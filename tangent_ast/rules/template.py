@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 import gast
 
 from ..errors import NoSourceError, TangentAstError
-from ..source import lambda_node
-from ..stdlib_ast import parse_gast
-from ..trees import Transformer, copy_tree
+from ..vocabulary.source import lambda_node
+from ..vocabulary.stdlib_ast import parse_gast
+from ..vocabulary.trees import Transformer, copy_tree
 
 _LITERALS = (type(None), bool, int, float, complex, str)
 

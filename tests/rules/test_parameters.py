@@ -185,7 +185,7 @@ def test_every_handled_parameter_has_a_case():
     for name, expr, _ in HANDLED:
         written.setdefault(name, []).append(expr)
     # (the cotangent helpers of generated code take the primal call's own parameters: they
-    # are exercised by the rule table at second order, tests/test_higher_order.py)
+    # are exercised by the rule table at second order, tests/api/test_higher_order.py)
     missing = [(entry.name, p) for entry in all_primitives() for p in sorted(entry.static)
                if entry.fn not in COTANGENT_HELPERS
                and not any(f"{p}=" in e for e in written.get(entry.name, []))

@@ -11,7 +11,7 @@ from tangent_ast.runtime import jacobians as batching
 from tangent_ast.errors import TangentAstError
 
 from ..corpus import calls, control_flow, language, straight_line
-from ..test_higher_order import CASES as SCALAR_CASES
+from ..api.test_higher_order import CASES as SCALAR_CASES
 
 rng = np.random.default_rng(11)
 N = 3

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ... import runtime
-from ...kinds import UNKNOWN, Kind, Tag, element_kind, real_kind
+from ...vocabulary.kinds import UNKNOWN, Kind, Tag, element_kind, real_kind
 from ..registry import ZERO, defcomplex, defjvp, defvjp, holds_for_complex, primitive
 
 _fn: Any  # the loop variable of the tables below: functions of many types

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ... import runtime
-from ...kinds import UNKNOWN, Kind, Tag
+from ...vocabulary.kinds import UNKNOWN, Kind, Tag
 from ..registry import def_linear, defvjp, handles, holds_for_complex, primitive
 
 _fn: Any  # the loop variable of the tables below: functions of many types

@@ -5,8 +5,8 @@ from typing import Any
 import numpy as np
 
 from ... import runtime
-from ...kinds import matmul_kind
 from ...modes import Mode
+from ...vocabulary.kinds import matmul_kind
 from ..binding import CallRefused
 from ..registry import (
     broadcasting,

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from ... import runtime
-from ...kinds import Tag, real_reduction_kind, reduction_kind
 from ...modes import Mode
+from ...vocabulary.kinds import Tag, real_reduction_kind, reduction_kind
 from ..registry import (
     def_linear,
     defjvp,

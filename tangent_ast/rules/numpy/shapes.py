@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from ... import runtime
-from ...kinds import Kind, Tag, array_kind, constructor_kind, full_kind, transpose_kind
 from ...modes import Mode
+from ...vocabulary.kinds import Kind, Tag, array_kind, constructor_kind, full_kind, transpose_kind
 from ..registry import (
     ZERO,
     def_jointly_linear,

@@ -1,0 +1,120 @@
+"""Fields of dataclass instances assigned: ``r.f = v`` followed as a new value, or refused.
+
+Takes the parsed function, its scope and the signature's dataclass arguments; guarantees
+that each ``r.f = v`` (and ``r.f += v``) left for the lowering, which writes it
+``r = replace(r, f=v)``, is on an instance no other name or container holds: one the
+function builds with its dataclass's constructor, or an argument (never rebound), whose
+fields the derived rule writes back into the caller's object at the end. A frozen
+dataclass, or one whose ``__post_init__`` ``replace`` would run again, is refused.
+
+>>> import dataclasses, numpy as np, tangent_ast as ta
+>>> @dataclasses.dataclass
+... class Layer:
+...     w: object
+...     b: float
+>>> def f(x, layer):
+...     layer.w = layer.w * x
+...     return np.sum(layer.w) + layer.b
+>>> layer = Layer(np.ones(2), 0.5)
+>>> ta.grad(f)(np.array([1.0, 2.0]), layer), layer.w
+(array([1., 1.]), array([1., 2.]))
+"""
+
+import dataclasses
+
+import gast
+
+from ..vocabulary.syntax import written_targets
+from .aliasing import check_unaliased, rebindings
+from .checks import unsupported
+
+
+def check_field_updates(parsed, scope, record_params):
+    """``r.f = v`` and ``r.f += v`` on a dataclass instance: ``r`` is a value in derived code
+    (lowered to ``r = replace(r, f=v)``), sound while no other name or container holds it.
+    ``r`` is an argument the signature says is a dataclass instance (``record_params``: name
+    -> kind), never rebound, written back into the caller's object at the end; or a local
+    bound only by a dataclass's constructor. Returns the arguments written back."""
+    node = parsed.node
+    params = [a.id for a in node.args.args]
+    updates: dict = {}
+    for n in gast.walk(node):
+        for t in written_targets(n):
+            if field_of_local(t, scope):
+                updates.setdefault(t.value.id, []).append(n)
+    written = set()
+    for record, stmts in updates.items():
+        first = min(stmts, key=lambda n: n.lineno)
+        stores = [
+            n
+            for n in gast.walk(node)
+            if isinstance(n, gast.Name) and n.id == record and isinstance(n.ctx, gast.Store)
+        ]
+        definitions = rebindings(node, record, ())
+        if record in params:
+            kind = record_params.get(record)
+            if kind is None or not _assignable_fields(kind.cls):
+                raise unsupported(
+                    parsed,
+                    first,
+                    f"assigning a field of the argument {record!r}, which is not an instance of "
+                    "a dataclass whose fields can be assigned (not frozen, no __post_init__)",
+                    f"build a new value: {record} = dataclasses.replace({record}, ...)",
+                )
+            if stores:
+                raise unsupported(
+                    parsed,
+                    stores[0],
+                    f"rebinding the argument {record!r}, a field of which is assigned",
+                    "use another name for the new value",
+                )
+            written.add(record)
+        elif len(stores) != len(definitions) or not all(
+            _assignable_fields(_constructed(d.value, scope)) for d in definitions
+        ):
+            raise unsupported(
+                parsed,
+                first,
+                f"assigning a field of {record!r}, which is not always built in this function "
+                "by a dataclass's constructor (not frozen, no __post_init__)",
+                f"build it here: {record} = YourDataclass(...)",
+            )
+        check_unaliased(
+            parsed,
+            node,
+            record,
+            "a field of it is assigned",
+            f"use {record} itself, or build a new one",
+            scope,
+        )
+    return written
+
+
+def field_of_local(target, scope):
+    """``r.f`` with ``r`` a local name: a field assignment this function can follow."""
+    return (
+        isinstance(target, gast.Attribute)
+        and isinstance(target.value, gast.Name)
+        and scope.is_local(target.value.id)
+    )
+
+
+def _constructed(value, scope):
+    """The class ``value`` is a call of the constructor of, or None."""
+    if isinstance(value, gast.Call):
+        cls = scope.lookup(value.func)
+        if isinstance(cls, type):
+            return cls
+    return None
+
+
+def _assignable_fields(cls):
+    """A dataclass whose instances' fields can be assigned, as ``dataclasses.replace`` sets
+    them: not frozen, every field set by ``__init__``, no ``__post_init__`` to run again."""
+    return (
+        isinstance(cls, type)
+        and dataclasses.is_dataclass(cls)
+        and not cls.__dataclass_params__.frozen
+        and all(f.init for f in dataclasses.fields(cls))
+        and not hasattr(cls, "__post_init__")
+    )
