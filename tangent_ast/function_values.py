@@ -20,6 +20,7 @@ from .api.api import derive
 from .api.sessions import _session, as_function
 from .errors import TangentAstError
 from .modes import Mode
+from .runtime import zero_tangent
 from .vocabulary.api_roles import Role, register
 from .vocabulary.calling import flat_arguments
 from .vocabulary.kinds import KEYS_KEPT, signature_key, signature_of
@@ -62,6 +63,9 @@ def call_jvp(f, wrt, *args_and_tangents, **kwargs):
     tangents = args_and_tangents[len(args) :]
     if f in _SWEEPS:
         sweep = _Sweep.of(f, wrt, args, kwargs)
+        if not sweep.wrt:  # only what has no derivative varies: the value, a zero tangent
+            value = sweep.function(*sweep.point)
+            return value, zero_tangent(value)
         rule, flat = _rule_of_function_value(
             sweep.function, Mode.FORWARD, sweep.wrt, sweep.point, {}
         )
@@ -76,6 +80,9 @@ def call_fwd(f, wrt, *args, **kwargs):
     gives the cotangents of the positional arguments at positions ``wrt``."""
     if f in _SWEEPS:
         sweep = _Sweep.of(f, wrt, args, kwargs)
+        if not sweep.wrt:  # only what has no derivative varies: no cotangent to give
+            nothing = None if len(wrt) == 1 else (None,) * len(wrt)
+            return sweep.function(*sweep.point), (lambda saved, ct: nothing, None)
         rule, flat = _rule_of_function_value(
             sweep.function, Mode.REVERSE, sweep.wrt, sweep.point, {}
         )
@@ -116,6 +123,10 @@ class _Sweep:
     point: tuple  # what it is called with
     wrt: tuple  # the positions of point that carry derivatives
     bwd: object = None  # call_fwd: the reverse sweep its saved value holds
+    # call_bwd of a saved value that holds nothing with a derivative (a closure's shapes or
+    # flags): its tangent and cotangent are left out of the function's, which is not
+    # differentiated with respect to it
+    inert_saved: bool = False
 
     @classmethod
     def of(cls, helper, wrt, args, kwargs):
@@ -123,6 +134,9 @@ class _Sweep:
             (bwd, residuals), ct = args
             if getattr(bwd, "__module__", None) == __name__:  # a pullback of this module's
                 raise _third_order()
+            if 0 in wrt and not signature_of((residuals,))[0].differentiable:
+                others = tuple(i for i in wrt if i != 0)
+                return cls(helper, bwd, (residuals, ct), others, inert_saved=True)
             return cls(helper, bwd, (residuals, ct), wrt)
         g, g_wrt, *rest = args
         if g in _SWEEPS or 0 in wrt or 1 in wrt:
@@ -147,6 +161,8 @@ class _Sweep:
     def tangents(self, tangents):
         """The function's input tangents, from the helper's: the saved value's is its
         residuals'."""
+        if self.inert_saved:
+            return tuple(tangents)[1:]
         if self.helper is call_bwd and 0 in self.wrt:
             first, *rest = tangents
             return (None if first is None else first[1], *rest)
@@ -170,6 +186,8 @@ class _Sweep:
     def cotangents(self, cts):
         """The helper's input cotangents, from the function's (a saved value's holds its
         residuals' at the place of theirs)."""
+        if self.inert_saved:
+            return (None, cts) if len(self.wrt) == 1 else (None, *cts)
         if self.helper is call_bwd and 0 in self.wrt:
             if len(self.wrt) == 1:
                 return (None, cts)

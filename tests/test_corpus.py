@@ -64,3 +64,10 @@ def test_a_with_block_is_entered_and_left_once_by_each_rule():
         before = counted.entered
         derived(x)
         assert counted.entered == counted.left == before + 1
+
+
+def test_a_closure_made_and_called_is_derived_twice():
+    """Its reverse rule saves nothing with a derivative (``t * a``, ``a`` a cell): derived
+    again, that saved value has no derivative to follow, not a refusal."""
+    check_grads(language.calls_what_calls_return, (0.5, 3), order=2, wrt=(0,))
+    check_grads(language.applies_closure_made_here, (0.5, 3), order=2, wrt=(0,))
