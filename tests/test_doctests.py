@@ -38,6 +38,7 @@ STAGES = [
     "tangent_ast.front.lowering.walk",
     "tangent_ast.front.ssa",
     "tangent_ast.analysis.kind_inference",
+    "tangent_ast.analysis.shared_updates",
     "tangent_ast.analysis.activity",
     "tangent_ast.transform.forward",
     "tangent_ast.transform.reverse",

@@ -8,5 +8,6 @@ and the key that names code in every process and tells a library's from the prog
 (``code_keys``). Takes nothing from the layers above.
 
 May import: the runtime, ``tangent_ast.derived`` (the package derived modules are imported
-under) and the top-level ``errors``, ``modes`` and ``version``. Every other layer may import it.
+under) and the top-level ``errors``, ``modes`` and ``version``, which belong to this layer.
+Every layer above may import it.
 """
