@@ -43,6 +43,9 @@ _EXPORTS = {
     "NotDifferentiableError": "errors",
     "NonScalarOutputError": "errors",
     "InternalError": "errors",
+    # a rule on disk edited by hand whose source changed since (warnings.filterwarnings)
+    "StaleRuleWarning": "cache.load",
+    "StaleRuleError": "cache.load",
 }
 
 __all__ = ["__version__", *_EXPORTS]
