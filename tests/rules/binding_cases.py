@@ -132,7 +132,6 @@ REFUSED = [
     (reshape_order, (X,), "order="),
     (pad_constant_values, (X,), "constant_values="),
     (ufunc_casting, (X,), "casting="),
-    (sum_of_named_list, (0.3, 0.5, 0.7), "list of differentiable values"),
     (complex_maximum, (X,), "complex"),
     (differentiable_step, (X[0], 0.5), "dx="),
     (sum_with_differentiable_start, (0.5, 0.7), "start="),

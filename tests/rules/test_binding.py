@@ -30,6 +30,7 @@ X = cases.X
     (cases.reshape_method_forms, (X,)),
     (cases.sum_with_start, (0.5, 0.7)),
     (cases.sum_of_list, (0.3, 0.5, 0.7)),
+    (cases.sum_of_named_list, (0.3, 0.5, 0.7)),  # np.asarray of the list first, as NumPy does
     (cases.tanh_of_list, (0.3, 0.5)),
     (cases.arange_of_ints, (0.5,)),
 ], ids=lambda v: getattr(v, "__name__", ""))
