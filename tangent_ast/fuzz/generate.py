@@ -25,6 +25,7 @@ from . import jumps as _jumps
 from . import lengths as _lengths
 from . import literals as _literals
 from . import mutation as _mutation
+from . import python_forms as _python_forms
 from .lengths import MAT, SCALAR, SHAPES, VEC
 
 LIST = "list"  # a parameter's shape: a list of three floats
@@ -74,12 +75,18 @@ HELPERS = {
         "POWER_B = functools.partial(power_sum, k=3.0, c=0.5)\n"
     ),
 }
-_ALL_HELPERS = {**HELPERS, **_complex.HELPERS, **_lengths.HELPERS, **_mutation.HELPERS}
+_ALL_HELPERS = {
+    **HELPERS,
+    **_complex.HELPERS,
+    **_lengths.HELPERS,
+    **_mutation.HELPERS,
+    **_python_forms.HELPERS,
+}
 # the helpers a statement calls by themselves ("helper"); the others are called by the API
 # ("api") or are closures ("closures")
 CALLED = ("bump", "pair", "repeat_sin", "scaled", "smooth_step")
 PREAMBLE = (
-    "import math\nimport collections\nimport dataclasses\nimport functools\n\n"
+    "import math\nimport collections\nimport dataclasses\nimport functools\nimport warnings\n\n"
     "import numpy as np\n\n"
     "import tangent_ast as ta\n\n"
     "from tangent_ast.fuzz.mutation import Box\n\n"
@@ -401,6 +408,7 @@ _WRITERS = {
     "api": _api_call,
     "closures": _closures,
     "complex": _complex.statement,
+    "python": _python_forms.statement,
 }
 
 
@@ -529,8 +537,9 @@ def _statement(w):
             "jumps",
             "complex",
             "mutate",
+            "python",
         ],
-        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 2, 1, 2, 2, 2],
+        weights=[10, 3, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 2, 1, 2, 2, 2, 2],
     )[0]
     shape = _shape_for(w, kind)
     if shape is None:

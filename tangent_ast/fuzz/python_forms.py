@@ -1,0 +1,45 @@
+"""Python as people write it around NumPy: a ``with`` block around a computation, a list of
+values handed to a NumPy function, the function a call returns called at once. A block
+reads like this::
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v2 = np.log(np.abs(a) + 1.0) * b
+"""
+
+from __future__ import annotations
+
+from .lengths import SCALAR
+
+HELPERS = {
+    "make_scale": (
+        "def make_scale(c):\n    def scale_by(t):\n        return t * c + np.sin(t)\n"
+        "    return scale_by\n"
+    ),
+}
+
+# (helpers it calls, for scalars only, lines): {a}, {b} values of the block's shape
+_FORMS = [
+    (
+        (),
+        False,
+        [
+            "with warnings.catch_warnings():",
+            "    warnings.simplefilter('ignore')",
+            "    {name} = np.log(np.abs({a}) + 1.0) * {b}",
+        ],
+    ),
+    ((), False, ["with np.printoptions(precision=3):", "    {name} = np.tanh({a}) + {b}"]),
+    ((), True, ["lst = [{a}, {a} * {b}, 1.5]", "{name} = np.sum(np.sin(lst)) * {b}"]),
+    ((), False, ["lst = [{a}, {a} * {b}]", "{name} = np.sum(np.cos(lst), axis=0) + {b}"]),
+    (("make_scale",), False, ["{name} = make_scale(1.5)({a}) * {b}"]),
+]
+
+
+def statement(w, name, shape):
+    """A block making ``name`` (of ``shape``) in one of these forms."""
+    forms = [f for f in _FORMS if shape == SCALAR or not f[1]]
+    helpers, _, lines = w.rng.choice(forms)
+    a, b = w.pick(shape), w.pick(shape)
+    w.helpers.update(helpers)
+    return w.emit([line.format(a=a, b=b, name=name) for line in lines], name, shape)
