@@ -13,8 +13,14 @@ import nox
 LOWEST_NUMPY = "2.1.0"  # setup.cfg: numpy>=2.1
 # Run once, in the main environment: the style checks (ruff, mypy), and the tests of the
 # tools around the package rather than of the versions (the notebooks' Jupyter kernel, a
-# setuptools build of a wheel), which are the slowest and would triple CI's time on 2 cores.
-ONCE = ("tests/test_style.py", "tests/test_notebooks.py", "tests/test_build.py")
+# setuptools build of a wheel, Numba compiling rules), which are the slowest and would triple
+# CI's time on 2 cores.
+ONCE = (
+    "tests/test_style.py",
+    "tests/test_notebooks.py",
+    "tests/test_build.py",
+    "tests/api/test_numba_backend.py",
+)
 PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", *(f"--deselect={t}" for t in ONCE))
 
 nox.options.error_on_missing_interpreters = False

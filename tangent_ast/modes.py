@@ -67,3 +67,30 @@ class Route(str, Enum):
                 f"unknown route {route!r}",
                 hint="use route='direct' or route='transpose' (also in TANGENT_AST_ROUTE)",
             ) from None
+
+
+class Backend(str, Enum):
+    """What runs a derived rule: ``NUMPY``, the Python interpreter calling NumPy (always
+    there); ``NUMBA``, the same readable module compiled by ``numba.njit`` (an optional
+    extra, ``pip install "tangent_ast[numba]"``), for loops of small operations.
+
+    >>> Backend.of("numba")
+    <Backend.NUMBA: 'numba'>
+    """
+
+    NUMPY = "numpy"
+    NUMBA = "numba"
+
+    def __str__(self):
+        return self.value
+
+    @classmethod
+    def of(cls, backend):
+        """``backend`` (a Backend, its value, or None: NumPy) as a Backend."""
+        try:
+            return cls(backend or cls.NUMPY)
+        except ValueError:
+            raise TangentAstError(
+                f"unknown backend {backend!r}",
+                hint="use backend='numpy' (the default) or backend='numba'",
+            ) from None

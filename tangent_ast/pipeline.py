@@ -23,6 +23,7 @@
     checkpoint (reverse) checkpointed loops: binomial snapshots           transform/checkpoints.py
     recompute  (reverse) sizes, one-pass residuals: computed again        transform/recompute.py
     accumulate (reverse) cotangents of slices of an array added in place  transform/accumulate.py
+    numba      (backend="numba") written in what numba.njit compiles      transform/for_numba.py
     literals   ints that meet floats written as floats (2.0 * x)          optimize/float_literals.py
     emit       FunctionDefs -> module text with header and imports        emit/emit.py
     load       write atomically to the cache, import                      cache/load.py
@@ -99,12 +100,13 @@ from .front.rebound_arguments import rename_rebound_arguments
 from .front.record_updates import check_field_updates
 from .front.resolve import Scope, resolve
 from .front.ssa import SSAInfo, to_ssa
-from .modes import Mode, Route
+from .modes import Backend, Mode, Route
 from .optimize.float_literals import float_names, write_float_literals
 from .optimize.simplify import is_pure, restore_names, simplify
 from .transform.accumulate import accumulate_slices, fold_zero_starts
 from .transform.checkpoints import checkpoint_loops
 from .transform.derivatives import Derivation
+from .transform.for_numba import NumbaLowering
 from .transform.forward import forward
 from .transform.recompute import recompute_residuals
 from .transform.residuals import pass_residuals, residuals_of
@@ -367,7 +369,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
                 "starting point of integers, np.array([0, 1]) or a SciPy solver's x0=[0, 1], "
                 "stays integer: write it with floats, [0.0, 1.0])",
             )
-    module_name = module_name_for(fn, mode, wrt, signature, form, session.route)
+    module_name = module_name_for(fn, mode, wrt, signature, form, session.route, session.backend)
     base = f.parsed.name
     functions = mode.function_names(base)
     f.namer.reserve(*functions)
@@ -442,6 +444,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
     for primal, tangent in d.tangent_names.items():
         origin.setdefault(tangent, "d" + origin.get(primal, primal))
     snapshots = dict(f.snapshots)
+    taped = {}  # tape -> the value it keeps, of each loop of a reverse rule
     if mode is Mode.FORWARD:
         jvp = forward(d, f.function, wrt)
         if trace:
@@ -491,6 +494,10 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         accumulate_slices(bwd, f.kinds, namespace)
         fold_zero_starts(bwd, f.kinds, namespace)
         generated = [fwd, bwd]
+        taped = {tape: v for saved, _ in tapes.values() for v, tape in saved.items()}
+    if session.backend is Backend.NUMBA:
+        lowering = NumbaLowering(f.kinds, namespace, f.parsed.where_line, f.parsed.qualname)
+        lowering.lower(generated, taped)
     derivatives = _float_derivatives(generated, result, floats, wrt, mode)
     for g, known in zip(generated, derivatives, strict=True):
         write_float_literals(g, floats | known, namespace.objects)
@@ -527,6 +534,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         updates=tuple(p for p in params if p in f.changed_args),
         packed=f.spread.describe(),
         route=session.route.value if mode is Mode.REVERSE else Route.DIRECT.value,
+        backend=session.backend.value,
     )
     handlers = ", ".join(map(str, f.handlers))
     notes = (
@@ -615,13 +623,13 @@ def _absolute(parsed, line):
 _SESSIONS_BY_DIRECTORY: dict[tuple, "Session"] = {}
 
 
-def rule_again(fn, mode, wrt, signature, form, directory, route="direct"):
+def rule_again(fn, mode, wrt, signature, form, directory, route="direct", backend="numpy"):
     """A pickled :class:`DerivedRule` in this process: from the cache directory it was
     written to, derived again if it is not there (or stale)."""
-    session = _SESSIONS_BY_DIRECTORY.get((directory, route))
+    session = _SESSIONS_BY_DIRECTORY.get((directory, route, backend))
     if session is None:
-        session = Session(directory=Path(directory), route=route)
-        _SESSIONS_BY_DIRECTORY[(directory, route)] = session
+        session = Session(directory=Path(directory), route=route, backend=backend)
+        _SESSIONS_BY_DIRECTORY[(directory, route, backend)] = session
     return session.rule(fn, mode, wrt, signature, form)
 
 
@@ -632,8 +640,8 @@ class Session(RuleCache):
     A rule is used again only while the program it was derived from is unchanged
     (``live.Dependencies.current``); otherwise it is derived or loaded again."""
 
-    def __init__(self, directory=None, strict=False, route=None):
-        super().__init__(directory, strict, route)
+    def __init__(self, directory=None, strict=False, route=None, backend=None):
+        super().__init__(directory, strict, route, backend)
         self.in_progress = set()
 
     def rule(self, fn, mode=Mode.FORWARD, wrt=0, signature=None, form=PLAIN):
@@ -653,7 +661,7 @@ class Session(RuleCache):
         if known is not None and not current:
             program_changed()
         dependencies = self.dependencies(fn)
-        module_name = module_name_for(fn, mode, wrt, signature, form, self.route)
+        module_name = module_name_for(fn, mode, wrt, signature, form, self.route, self.backend)
         generated = self.ensure(fn, mode, wrt, signature, module_name, form)
         return self.load(key, module_name, dependencies, generated.rules_used if generated else ())
 
@@ -702,9 +710,11 @@ class Session(RuleCache):
 
     def transposed(self):
         """The session of this directory whose reverse rules are derived by the transpose route."""
-        key = (str(self.directory), Route.TRANSPOSE.value)
+        key = (str(self.directory), Route.TRANSPOSE.value, self.backend.value)
         if key not in _SESSIONS_BY_DIRECTORY:
-            _SESSIONS_BY_DIRECTORY[key] = Session(self.directory, self.strict, Route.TRANSPOSE)
+            _SESSIONS_BY_DIRECTORY[key] = Session(
+                self.directory, self.strict, Route.TRANSPOSE, self.backend
+            )
         return _SESSIONS_BY_DIRECTORY[key]
 
     def callee(
@@ -724,7 +734,7 @@ class Session(RuleCache):
         params = flat_params(fn, form)
         wrt = tuple(params[i] for i in positions)
         signature = canonical(kinds)
-        module_name = module_name_for(fn, mode, wrt, signature, form, self.route)
+        module_name = module_name_for(fn, mode, wrt, signature, form, self.route, self.backend)
         if (fn, mode, wrt, signature, form) not in self.in_progress:
             self.ensure(fn, mode, wrt, signature, module_name, form)
         cyclic = caller is not None and caller in self.dependencies(fn).functions

@@ -174,9 +174,13 @@ def test_the_pipeline_names_the_module_of_every_stage():
         assert (PACKAGE / path).exists(), path
 
 
+# the runtime's one module for compiled rules (backend="numba"), imported only by them
+COMPILED_RUNTIME = "tangent_ast.runtime.compiled"
+
+
 def test_runtime_imports_only_numpy():
     for module, path in MODULES.items():
-        if layer_of(module) != "runtime":
+        if layer_of(module) != "runtime" or module == COMPILED_RUNTIME:
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             names = (
@@ -242,3 +246,18 @@ def test_the_runtime_package_exports_every_helper():
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
                 assert hasattr(runtime, node.name), f"tangent_ast.runtime does not export {node.name}"
+
+
+def test_the_compiled_runtime_imports_numpy_and_numba_only_and_nothing_imports_it():
+    """Generated modules of the Numba backend import it; the package does not (Numba is an
+    optional extra, and importing it costs a second)."""
+    tree = ast.parse(MODULES[COMPILED_RUNTIME].read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom) and getattr(node, "level", 0) == 0:
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+            assert all(n.split(".")[0] in {"numpy", "numba"} for n in names), names
+    for module, path in MODULES.items():
+        assert "runtime.compiled" not in path.read_text() or module in (
+            COMPILED_RUNTIME,
+            "tangent_ast.transform.for_numba",  # names it for generated code to import
+        ), module

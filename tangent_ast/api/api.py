@@ -17,7 +17,7 @@ from ..errors import (
     TangentAstError,
     UnsupportedSyntaxError,
 )
-from ..modes import Mode, Route
+from ..modes import Backend, Mode, Route
 from ..runtime.checkpoints import checkpoint
 from ..vocabulary.api_roles import Role, register
 from ..vocabulary.calling import PLAIN, flat_arguments, plain_arity
@@ -28,29 +28,31 @@ from .companions import (
     gradient_function,
     gradient_module_text,
 )
+from .compiled import compiled_value_and_gradient, gradient_computed, numba_refusal
 from .sessions import _session, as_function, verifying
 from .sessions import derive as derive  # a name of this module too, as before sessions.py
 from .sessions import verify_first_call as _verify
 
 
-def jvp(f, primals, tangents, *, batched=False, cache=None, verify=None):
+def jvp(f, primals, tangents, *, batched=False, cache=None, verify=None, backend=None):
     """``(f(*primals), J @ tangents)``; a ``None`` tangent means "not differentiated".
 
     ``batched=True``: each tangent holds ``n`` directions along a leading axis, and so does
     the tangent returned (``J @ t`` for each ``t``), computed in one pass of the forward
     rule where its operations take a batch (see :mod:`tangent_ast.runtime.jacobians`).
-    ``verify``: as for :func:`derive`."""
+    ``verify`` and ``backend``: as for :func:`derive`."""
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise TangentAstError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     wrt = tuple(i for i, t in enumerate(tangents) if t is not None)
-    f = as_function(f, _session(cache).directory)
+    session = _session(cache, backend=backend)
+    f = as_function(f, session.directory)
     if not wrt:
         out = f(*primals)
         return out, np.zeros_like(out, dtype=float) if np.ndim(out) else 0.0
     form, flat = flat_arguments(f, primals, {})  # the given arguments come first
     signature = signature_of(flat)
-    rule = _session(cache).rule(source_of(f, signature), Mode.FORWARD, wrt, signature, form)
+    rule = session.rule(source_of(f, signature), Mode.FORWARD, wrt, signature, form)
     rule.check_arguments(flat)
     point = _copied(primals) if verifying(verify) else None  # as they were before the call
     given = [tangents[i] for i in wrt]
@@ -124,6 +126,9 @@ def _raise_for(f, args, rule, exc):
     """Raise what :func:`guarded` raises for ``exc``, raised by ``rule``'s generated code."""
     import copy  # costs a millisecond: on a rule's error only
 
+    refusal = numba_refusal(rule, exc)  # a rule of the Numba backend that does not compile
+    if refusal is not None:
+        raise refusal from None
     try:
         f(*copy.deepcopy(args))
     except Exception:
@@ -283,6 +288,8 @@ class _Reverse:
         self.current = rule.dependencies.current
         self.ready = same_kinds(args, rule.dependencies)
         self.fwd, self.bwd = rule.fwd, rule.bwd
+        if rule.backend is Backend.NUMBA:  # both sweeps in one compiled call
+            self.fwd, self.bwd = compiled_value_and_gradient(rule), gradient_computed
         # check_arguments does nothing for a rule that updates no argument in place
         self.check = rule.check_arguments if rule.updates else None
         positions = [rule.params.index(w) for w in rule.wrt]
@@ -399,10 +406,10 @@ class _Gradient(Made):
     callee redefined or a global rebound derives it again), run it, check its output and
     cotangents."""
 
-    def __init__(self, how, f, wrt, cache, value, route=None, verify=None):
-        super().__init__(None, how, f, wrt, cache=cache, route=route)
+    def __init__(self, how, f, wrt, cache, value, route=None, verify=None, backend=None):
+        super().__init__(None, how, f, wrt, cache=cache, route=route, backend=backend)
         self._verify = verify
-        self._session = _session(cache, route=route)
+        self._session = _session(cache, route=route, backend=backend)
         self._f = as_function(f, self._session.directory)
         self._arity = plain_arity(getattr(self._f, "__func__", self._f))
         self._wrt, self._cache, self._value = wrt, cache, value
@@ -512,11 +519,11 @@ class _Gradient(Made):
         return self._rules[key]
 
 
-def value_and_grad(f, wrt=0, *, cache=None, route=None, verify=None):
+def value_and_grad(f, wrt=0, *, cache=None, route=None, verify=None, backend=None):
     """A function returning ``(f(*args), gradient)``; a tuple ``wrt`` gives a tuple of gradients.
-    ``route`` and ``verify``: as for :func:`derive`."""
+    ``route``, ``verify`` and ``backend``: as for :func:`derive`."""
     value_and_gradient = _Gradient(
-        value_and_grad, f, wrt, cache, value=True, route=route, verify=verify
+        value_and_grad, f, wrt, cache, value=True, route=route, verify=verify, backend=backend
     )
 
     def as_source(kinds):
@@ -535,10 +542,12 @@ def value_and_grad(f, wrt=0, *, cache=None, route=None, verify=None):
     return value_and_gradient
 
 
-def grad(f, wrt=0, *, cache=None, route=None, verify=None):
+def grad(f, wrt=0, *, cache=None, route=None, verify=None, backend=None):
     """A function returning the gradient of scalar-valued ``f`` with respect to ``wrt``.
-    ``route`` and ``verify``: as for :func:`derive`."""
-    gradient = _Gradient(grad, f, wrt, cache, value=False, route=route, verify=verify)
+    ``route``, ``verify`` and ``backend``: as for :func:`derive`."""
+    gradient = _Gradient(
+        grad, f, wrt, cache, value=False, route=route, verify=verify, backend=backend
+    )
 
     def as_source(kinds):
         """Differentiated again (``grad(grad(f))``, a call of ``grad(f)`` in differentiated
@@ -580,15 +589,15 @@ def default_wrt(wrt, kinds, caller):
     return wrt
 
 
-def vjp(f, *args, wrt=None, cache=None, route=None, verify=None):
+def vjp(f, *args, wrt=None, cache=None, route=None, verify=None, backend=None):
     """``(f(*args), pullback)``; ``pullback(ct)`` gives the cotangents of the ``wrt``
     arguments (default: every float or float-array argument), a tuple when there are
     several. The pullback may be called any number of times; ``pullback(cts,
     batched=True)`` takes cotangents along a leading axis and gives the cotangents of
     each, computed in one pass of the reverse rule where its operations take a batch.
-    ``route`` and ``verify``: as for :func:`derive`."""
+    ``route``, ``verify`` and ``backend``: as for :func:`derive`."""
     given = f
-    session = _session(cache, route=route)
+    session = _session(cache, route=route, backend=backend)
     f = as_function(f, session.directory)
     form, flat = flat_arguments(f, args, {})
     signature = signature_of(flat)
@@ -636,7 +645,8 @@ def vjp(f, *args, wrt=None, cache=None, route=None, verify=None):
         cts = real_cotangents(rule, guarded(f, flat, rule, lambda: rule.bwd(saved, ct)), flat)
         return (cts,) if one else cts
 
-    return out, Pullback(pullback, (given, point, wrt, cache, session.route.value))
+    made_at = (given, point, wrt, cache, session.route.value, session.backend.value)
+    return out, Pullback(pullback, made_at)
 
 
 class Pullback:
@@ -654,8 +664,8 @@ class Pullback:
         return (_pullback_at, self._made_at)
 
 
-def _pullback_at(f, args, wrt, cache, route=None):
-    return vjp(f, *args, wrt=wrt, cache=cache, route=route)[1]
+def _pullback_at(f, args, wrt, cache, route=None, backend=None):
+    return vjp(f, *args, wrt=wrt, cache=cache, route=route, backend=backend)[1]
 
 
 def _vjp_functions(f, arity, *, wrt=None, cache=None, route=None, where=None):
@@ -710,7 +720,7 @@ def _vjp_functions(f, arity, *, wrt=None, cache=None, route=None, where=None):
 vjp.as_functions = _vjp_functions  # type: ignore[attr-defined]
 
 
-def show(f, mode="forward", wrt=0, *, stage="module", args=None, route=None):
+def show(f, mode="forward", wrt=0, *, stage="module", args=None, route=None, backend=None):
     """The source of one stage of the derivation of ``f``.
 
     ``stage`` is one of ``parse``, ``normalize``, ``ssa``, ``forward`` or
@@ -727,7 +737,8 @@ def show(f, mode="forward", wrt=0, *, stage="module", args=None, route=None):
             )
         return SourceText(composed(*args))
     signature = signature_of(args) if args is not None else None
-    return SourceText(stage_source(getattr(f, "__func__", f), mode, wrt, signature, stage, route))
+    fn = getattr(f, "__func__", f)
+    return SourceText(stage_source(fn, mode, wrt, signature, stage, route, backend))
 
 
 # The transpose route's stages, as (mode, snapshot): the linearization is the forward
@@ -739,7 +750,7 @@ _ROUTE_STAGES = {
 }
 
 
-def stage_source(fn, mode, wrt, signature, stage, route=None):
+def stage_source(fn, mode, wrt, signature, stage, route=None, backend=None):
     """The text of ``stage`` of the derivation of ``fn`` (``show``, ``tangent-ast show``)."""
     from ..pipeline import MODES, STAGE_NAMES, derive_module
 
@@ -751,7 +762,7 @@ def stage_source(fn, mode, wrt, signature, stage, route=None):
         route = Route.TRANSPOSE
     if stage in _ROUTE_STAGES:
         mode, stage = _ROUTE_STAGES[stage]
-    session = _session(route=route).deriving()
+    session = _session(route=route, backend=backend).deriving()
     generated = derive_module(fn, mode, wrt, signature, session, trace=True)
     return generated.snapshots[stage]
 

@@ -34,7 +34,7 @@ from ..emit.package import init_text, staged
 from ..emit.signature_text import parse_signature
 from ..errors import TangentAstError
 from ..front.parse import source_hash
-from ..modes import Mode, Route
+from ..modes import Backend, Mode, Route
 from ..pipeline import MODES, STAGE_NAMES, Session, rule_prefix
 from ..version import __version__
 from ..vocabulary.naming import rule_base
@@ -126,7 +126,8 @@ def cmd_show(args):
     fn = resolve_target(args.target)
     signature = _signature(fn, args.args)
     wrt = parse_wrt(args.wrt)
-    sys.stdout.write(stage_source(fn, args.mode, wrt, signature, args.stage, args.route))
+    text = stage_source(fn, args.mode, wrt, signature, args.stage, args.route, args.backend)
+    sys.stdout.write(text)
     return 0
 
 
@@ -192,6 +193,7 @@ def cmd_generate(args):
         standalone=args.standalone,
         force=args.force,
         route=args.route,
+        backend=args.backend,
     )
     for path in written.targets:
         print(path)
@@ -219,19 +221,23 @@ def generate_package(
     standalone=False,
     force=False,
     route=None,
+    backend=None,
 ):
     """What ``tangent-ast generate`` does: derive each ``MODULE:FUNCTION`` of ``targets`` into
     the package directory ``output`` and write its ``__init__.py``, in a staging copy published
     only when everything succeeded, and only the files that changed (``tangent_ast.emit.package``).
     ``wrt`` and ``arg_kinds`` are the texts of ``--wrt`` and ``--args``; ``route`` that of
-    ``--route`` (None: ``TANGENT_AST_ROUTE``, else direct). Returns the paths of
+    ``--route`` (None: ``TANGENT_AST_ROUTE``, else direct), ``backend`` that of ``--backend``
+    (None: NumPy). Returns the paths of
     the modules written (GeneratedPackage); raises UsageError or TangentAstError."""
     if mode not in GENERATE_MODES:
         raise UsageError(f"mode {mode!r} is not one of {', '.join(GENERATE_MODES)}")
     functions = [resolve_target(t) for t in targets]
     output = Path(output)
     with staged(output) as directory:
-        session = Session(directory=directory, route=route)
+        session = Session(directory=directory, route=route, backend=backend)
+        if session.backend is Backend.NUMBA and mode not in MODES:
+            raise UsageError(f"--backend numba derives forward and reverse rules, not {mode}")
         rules, modules = _generate_into(
             session, functions, parse_wrt(wrt), mode, arg_kinds, standalone, force, output
         )
@@ -337,6 +343,9 @@ def _link_runtime(directory, modules, standalone):
         new = RUNTIME_LINE.sub(
             lambda m: _runtime_import(m.group("alias"), standalone), text, count=1
         )
+        new = COMPILED_RUNTIME_LINE.sub(
+            lambda m: _compiled_runtime_import(m.group("alias"), standalone), new, count=1
+        )
         if new != text:
             write_atomic(path, new)
 
@@ -348,6 +357,19 @@ RUNTIME_LINE = re.compile(
     r"(?: as (?P<alias>\w+))?$",
     re.M,
 )
+
+
+# a rule of the Numba backend reads the compiled versions of the runtime's helpers
+COMPILED_RUNTIME_LINE = re.compile(
+    r"^(?:import tangent_ast\.runtime\.compiled|from \.runtime import compiled) as (?P<alias>\w+)$",
+    re.M,
+)
+
+
+def _compiled_runtime_import(alias, standalone):
+    if standalone:
+        return f"from .runtime import compiled as {alias}"
+    return f"import tangent_ast.runtime.compiled as {alias}"
 
 
 def _runtime_import(alias, standalone):
@@ -440,6 +462,12 @@ def build_parser():
             choices=[r.value for r in Route],
             help="how reverse rules are derived: direct (each statement's reverse rule) or "
             "transpose (its forward rule transposed); default: $TANGENT_AST_ROUTE, else direct",
+        )
+        p.add_argument(
+            "--backend",
+            choices=[b.value for b in Backend],
+            help="what runs the rules: numpy (the default) or numba (the same module, its "
+            "functions compiled by numba.njit; needs the numba extra)",
         )
         p.add_argument(
             "--wrt", help="parameter names or indices, comma separated (default: the first)"

@@ -48,6 +48,7 @@ def _rule_bindings(rule, text):
     own = rule.fwd if hasattr(rule, "fwd") else rule.jvp
     if not has_own_values(own):
         return None
+    own = getattr(own, "py_func", own)  # a rule of the Numba backend: its Python function
     imports = re.search(rf"^from \.{re.escape(rule.path.stem)} import (.+)$", text, re.MULTILINE)
     names = [] if imports is None else [n.strip() for n in imports.group(1).split(",")]
     return {n: own.__globals__[n] for n in names if n in own.__globals__}
@@ -56,7 +57,7 @@ def _rule_bindings(rule, text):
 def _values_key(rule):
     """What sets apart the values ``rule``'s module was loaded with (a closure's cells)."""
     own = rule.fwd if hasattr(rule, "fwd") else rule.jvp
-    namespace = own.__globals__
+    namespace = getattr(own, "py_func", own).__globals__
     return values_key({n: namespace[n] for n in bound_by_loader(rule.path) if n in namespace})
 
 

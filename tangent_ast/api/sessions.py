@@ -40,7 +40,7 @@ from ..cache.cached import RuleCache
 from ..cache.live import user_rules
 from ..cache.load import import_module, write_atomic
 from ..errors import NoSourceError
-from ..modes import Mode, Route
+from ..modes import Backend, Mode, Route
 from ..vocabulary.calling import PLAIN, flat_arguments
 from ..vocabulary.code_keys import is_library
 from ..vocabulary.kinds import signature_of
@@ -53,8 +53,8 @@ class _Session(RuleCache):
     what this one knows. The transformer (gast, every stage, the rule tables) is imported
     when a rule must be derived, not to find that one need not be."""
 
-    def __init__(self, directory=None, strict=False, route=None):
-        super().__init__(directory, strict, route)
+    def __init__(self, directory=None, strict=False, route=None, backend=None):
+        super().__init__(directory, strict, route, backend)
         self._deriving = None
 
     def rule(self, fn, mode=Mode.FORWARD, wrt=0, signature=None, form=PLAIN):
@@ -70,7 +70,7 @@ class _Session(RuleCache):
         if self._deriving is None:
             from ..pipeline import Session
 
-            session = Session(self.directory, self.strict, self.route)
+            session = Session(self.directory, self.strict, self.route, self.backend)
             session.rules, session.rule_values = self.rules, self.rule_values
             session._dependencies = self._dependencies
             self._deriving = session
@@ -80,13 +80,13 @@ class _Session(RuleCache):
 _SESSIONS: dict[tuple, _Session] = {}
 
 
-def _session(cache=None, strict=False, route=None):
+def _session(cache=None, strict=False, route=None, backend=None):
     """The session deriving rules into ``cache`` by ``route`` (None: ``TANGENT_AST_ROUTE``,
-    else the direct route)."""
-    route = Route.of(route)
-    key = (str(cache) if cache is not None else None, strict, route)
+    else the direct route), for ``backend`` (None: NumPy)."""
+    route, backend = Route.of(route), Backend.of(backend)
+    key = (str(cache) if cache is not None else None, strict, route, backend)
     if key not in _SESSIONS:
-        _SESSIONS[key] = _Session(cache, strict, route)
+        _SESSIONS[key] = _Session(cache, strict, route, backend)
     return _SESSIONS[key]
 
 
@@ -101,6 +101,7 @@ def derive(
     strict=False,
     route=None,
     verify=None,
+    backend=None,
 ):
     """The derived rule of ``f``: a module written to the cache and imported.
 
@@ -116,15 +117,21 @@ def derive(
     ``verify``: check the forward and reverse rules against each other and against ``f``
     at ``args`` the first time (the dot-product test, the primal value, the arguments'
     state; see :mod:`tangent_ast.api.gradient_checks`); the default is ``TANGENT_AST_VERIFY``.
+    ``backend``: what runs the rule, ``"numpy"`` (the default) or ``"numba"`` (the same module,
+    its functions compiled by ``numba.njit``; see docs/numba.md).
     Returns a :class:`~tangent_ast.cache.cached.DerivedRule` with ``.source``,
     ``.path`` and the generated functions (``.jvp``, or ``.fwd``/``.bwd``).
     """
-    session = _session(cache, strict, route)
+    session = _session(cache, strict, route, backend)
     f = as_function(f, session.directory)
     if args is None and kwargs is None:
         return session.rule(f, mode, wrt, None)
     form, flat = flat_arguments(f, tuple(args or ()), kwargs or {})
     rule = session.rule(f, mode, wrt, signature_of(flat), form)
+    if session.backend is Backend.NUMBA:
+        from .compiled import compile_for
+
+        compile_for(rule, flat)
     verify_first_call(rule, tuple(args or ()), kwargs, cache, verify)
     return rule
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import TangentAstError
-from ..modes import Mode, Route
+from ..modes import Backend, Mode, Route
 from ..version import __version__
 from ..vocabulary.calling import PLAIN, flat_params
 from ..vocabulary.code_keys import cells_key, values_key
@@ -88,14 +88,17 @@ def wrt_names(params, wrt, qualname, where=None):
     return tuple(names)
 
 
-def module_name_for(fn, mode, wrt, signature, form=PLAIN, route=Route.DIRECT):
+def module_name_for(
+    fn, mode, wrt, signature, form=PLAIN, route=Route.DIRECT, backend=Backend.NUMPY
+):
     sig = "any" if signature is None else sanitize("_".join(str(k) for k in signature)) or "noargs"
     if len(sig) > 40:
         sig = "sig" + digest(sig, 10)
     if mode is Mode.REVERSE and route is Route.TRANSPOSE:
         mode = "reverse_transposed"
     parts = [rule_prefix(fn), mode, "_".join(wrt) or "none", sig]
-    return "__".join(parts + ([sanitize(str(form))] if form != PLAIN else []))
+    parts += [sanitize(str(form))] if form != PLAIN else []
+    return "__".join(parts + ([backend.value] if backend is not Backend.NUMPY else []))
 
 
 def rule_prefix(fn):
@@ -170,11 +173,12 @@ class RuleCache:
     """Rules of this process, keyed by function, mode, wrt, signature and call form, and
     the rules on disk in ``directory`` it can use without deriving."""
 
-    def __init__(self, directory=None, strict=False, route=None):
+    def __init__(self, directory=None, strict=False, route=None, backend=None):
         self.directory = cache_dir(directory)
         remember_in(self.directory)
         self.strict = strict
         self.route = Route.of(route)  # how reverse rules are derived
+        self.backend = Backend.of(backend)  # what runs them
         self.rules = {}
         self._dependencies = {}
         self.rule_values = {}  # module name -> loader-bound values its rules read
@@ -196,7 +200,7 @@ class RuleCache:
         if known is not None:
             current = known.dependencies.current() and as_on_disk(known.module)
             return known if current else None
-        module_name = module_name_for(fn, mode, wrt, signature, form, self.route)
+        module_name = module_name_for(fn, mode, wrt, signature, form, self.route, self.backend)
         expected = self.expected_header(fn)
         path = self.directory / f"{module_name}.py"
         if expected is None or state_of(path, expected) not in (OnDisk.FRESH, OnDisk.EDITED):
@@ -422,7 +426,9 @@ class DerivedRule:
         self.rules_used = set(rules_used)
         header = read_header(path.read_text())
         self.route = Route.of(header.get("route", Route.DIRECT.value))
-        self._place = (str(path.parent), self.route.value)  # where a pickle loads it from
+        self.backend = Backend.of(header.get("backend"))
+        # where a pickle loads it from
+        self._place = (str(path.parent), self.route.value, self.backend.value)
         # lines of except clauses the rule leaves to the primal (api.guarded refuses a call
         # that runs one)
         self.handler_lines = header.get("exception-handlers", "").partition("  ")[0]
@@ -494,16 +500,17 @@ class DerivedRule:
 _CACHES: dict[tuple, RuleCache] = {}
 
 
-def rule_again(fn, mode, wrt, signature, form, directory, route="direct"):
+def rule_again(fn, mode, wrt, signature, form, directory, route="direct", backend="numpy"):
     """A pickled :class:`DerivedRule` in this process: from the cache directory it was
     written to, derived again if it is not there (or stale)."""
-    cache = _CACHES.get((directory, route))
+    cache = _CACHES.get((directory, route, backend))
     if cache is None:
-        cache = _CACHES[(directory, route)] = RuleCache(directory, route=route)
+        cache = RuleCache(directory, route=route, backend=backend)
+        _CACHES[(directory, route, backend)] = cache
     found = cache.find(fn, mode, wrt, signature, form)
     if found is not None:
         return found
     # Deriving needs the pipeline, which imports this module: named, as the package's lazy
     # exports are, rather than imported (a rule unpickled where it must be derived again)
     pipeline = importlib.import_module("..pipeline", __package__)
-    return pipeline.rule_again(fn, mode, wrt, signature, form, directory, route)
+    return pipeline.rule_again(fn, mode, wrt, signature, form, directory, route, backend)

@@ -450,6 +450,7 @@ def has_own_values(fn):
     or the globals the loader bound in the generated module ``fn`` is a function of (each
     closure's rule module is loaded with its cells: the same function of another closure
     reads other values)."""
+    fn = getattr(fn, "py_func", fn)  # a rule of the Numba backend: its Python function
     if fn.__closure__:
         return True
     loaded = fn.__globals__.get("__tangent_ast_loaded__")
@@ -459,6 +460,7 @@ def has_own_values(fn):
 def loaded_values(fn):
     """The values the loader bound in the generated module ``fn`` is a function of (a
     closure's cells, for a closure's rule), by name; {} for another function."""
+    fn = getattr(fn, "py_func", fn)  # a rule of the Numba backend: its Python function
     loaded = fn.__globals__.get("__tangent_ast_loaded__")
     if loaded is None:
         return {}

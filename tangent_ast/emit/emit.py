@@ -153,6 +153,7 @@ class Provenance:
     updates: tuple = ()  # arguments the function updates in place
     packed: str = ""  # how *args/**kwargs were flattened for this call form (calling.py)
     route: str = "direct"  # how a reverse rule was derived (modes.Route)
+    backend: str = "numpy"  # what runs it (modes.Backend)
 
 
 def _importable(obj, name):
@@ -376,11 +377,13 @@ def _printed(fn, line_of):
             col_offset=0,
         )
     ).splitlines()[0]
+    # a compiled backend's decorator (``@numba.njit(cache=True)``)
+    decorators = [f"@{ast.unparse(d)}" for d in tree.decorator_list]
     last_line = [None]
     body = []
     for s in tree.body:
         body += statement_lines(s, 1, lambda a: line_of(primal.get(id(a))), last_line)
-    return "\n".join([header] + body) + "\n", tree
+    return "\n".join([*decorators, header, *body]) + "\n", tree
 
 
 def _primal_lines(gast_node, ast_node):
@@ -422,6 +425,8 @@ def module_source(functions, namespace, provenance, line_of, *, notes=()):
     ]
     if p.route != "direct":  # the transpose route (the direct one is the default)
         header.append(f"# route: {p.route}")
+    if p.backend != "numpy":  # compiled (NumPy's is the default)
+        header.append(f"# backend: {p.backend}")
     header += [
         f"# wrt: {', '.join(p.wrt)}",
         f"# depends: {p.depends}",

@@ -73,6 +73,11 @@ class ParsedFunction:
             lineno = self.line_map.get(lineno, lineno)
         return self.first_line + lineno - 1
 
+    def where_line(self, lineno):
+        """``file:line`` of the tree's line number ``lineno`` (the function's first line for
+        None)."""
+        return f"{self.filename}:{self.file_line(lineno) or self.first_line}"
+
     def where(self, node=None):
         return f"{self.filename}:{self.line(node) if node is not None else self.first_line}"
 

@@ -1,0 +1,434 @@
+"""Stage for_numba (``backend="numba"``): a derived rule written in the subset Numba compiles.
+
+Takes the generated functions after every other stage (names still those of the SSA form,
+whose kinds are known) and the tapes the forward sweep keeps; guarantees the same
+computation, in code ``numba.njit`` compiles to machine code:
+
+* each function is decorated ``@numba.njit(cache=True)`` (compiled on its first call,
+  kept on disk beside the module);
+* a reverse loop runs down a range, ``range(n - 1, -1, -1)``, not ``reversed(range(n))``;
+* a tape of numbers is an array of their dtype: allocated before its loop and written by
+  the loop's index (``y_tape[i] = y``) when the loop is ``for i in range(n)`` with no
+  ``break`` (it runs ``n`` times), else a list the forward sweep hands over as an array
+  (``np.asarray``); a tape of arrays is a ``numba.typed.List``. Never a list holding None;
+* a value a path leaves unset, which a tape still keeps, starts as a value of its type
+  (``0.0``, ``0``, ``False``, an empty array of its dimensions) instead of
+  ``runtime.UNSET``;
+* what Numba cannot compile is refused here, naming the primal line: a call of
+  tangent_ast's runtime helpers (the NumPy backend's), or a value whose type is not known.
+
+    for i in range(n):          forward sweep:                    reverse sweep:
+        y = y * x        ->     y_1_tape = np.empty(max(n, 0))    for i in range(n - 1, -1, -1):
+                                for i in range(n):                    y = y_1_tape[i]
+                                    y_1_tape[i] = y                   ...
+                                    y = y * x
+
+>>> import tangent_ast as ta
+>>> def f(x, n):
+...     y = x
+...     for i in range(n):
+...         y = y * x
+...     return y
+>>> print(ta.show(f, mode="reverse", args=(1.5, 3), backend="numba"))
+\"\"\"Reverse rule of f, derived by tangent_ast ...
+...
+# backend: numba
+...
+import numba
+import numpy as np
+<BLANKLINE>
+<BLANKLINE>
+@numba.njit(cache=True)
+def f_fwd(x, n):
+    y = x  # line 2
+    y_1_tape = np.empty(max(n, 0))
+    for i in range(n):  # line 3
+        y_1_tape[i] = y
+        y = y * x  # line 4
+    return y, (x, n, y_1_tape)  # line 5
+<BLANKLINE>
+<BLANKLINE>
+@numba.njit(cache=True)
+def f_bwd(saved, ct_y):
+    x, n, y_1_tape = saved
+    ct_x = 0.0  # line 3
+    for i in range(n - 1, -1, -1):
+        y = y_1_tape[i]
+        ct_x = ct_x + ct_y * y  # line 4
+        ct_y = ct_y * x
+    ct_x = ct_x + ct_y  # line 2
+    return ct_x
+<BLANKLINE>
+"""
+
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+
+from .. import runtime
+from ..emit.emit import ModuleReference
+from ..errors import TangentAstError
+from ..vocabulary.kinds import UNKNOWN, Kind, Tag
+from ..vocabulary.syntax import assign, attribute, name, stored_names
+from ..vocabulary.trees import walk
+
+NUMBA = ModuleReference("numba")
+COMPILED_RUNTIME = ModuleReference("tangent_ast.runtime.compiled")
+# the runtime helpers tangent_ast.runtime.compiled gives Numba a version of (read without
+# importing it: it imports Numba)
+COMPILED_HELPERS = frozenset(
+    {
+        *("broadcast_like", "getitem_vjp", "mean_vjp", "only_shape", "power_derivative"),
+        *("safe_divide", "sum_vjp", "unbroadcast", "xlogy", "zero_tangent", "zeros_like"),
+    }
+)
+# the dtype of a tape of numbers of each kind (None: np.empty's own, float64)
+_TAPE_DTYPES = {Tag.FLOAT: None, Tag.INT: "int64", Tag.BOOL: "bool_", Tag.COMPLEX: "complex128"}
+_PLACEHOLDERS = {Tag.FLOAT: 0.0, Tag.INT: 0, Tag.BOOL: False, Tag.COMPLEX: 0j}
+
+
+@dataclass
+class NumbaLowering:
+    """What the stage needs of the derivation: the kinds of the SSA names, the namespace
+    generated code reads its globals from, where a primal line is (for refusals)."""
+
+    kinds: dict
+    namespace: object  # emit.ModuleNamespace
+    where: object  # line number -> "file:line"
+    qualname: str
+
+    def lower(self, functions, tapes=()):
+        """Rewrite ``functions`` (in place); ``tapes``: the names of the forward sweep's
+        tapes and, for each, the name of the value it keeps."""
+        numba = self.namespace.bind("numba", NUMBA)
+        self.np = self.namespace.bind("np", np)
+        for fn in functions:
+            _reverse_ranges(fn)
+            self._placeholders(fn)
+            self._tapes(fn, dict(tapes))
+            self._refuse_runtime(fn)
+        for bound, obj in self.namespace.objects.items():
+            if obj is runtime:
+                self.namespace.objects[bound] = COMPILED_RUNTIME
+        for fn in functions:
+            njit = gast.Call(
+                func=attribute(numba, "njit"),
+                args=[],
+                keywords=[gast.keyword(arg="cache", value=gast.Constant(True, None))],
+            )
+            fn.decorator_list = [njit]
+
+    def _placeholders(self, fn):
+        """``v = runtime.UNSET`` -> ``v = 0.0`` (a value of ``v``'s type); so is ``v = None``
+        for a residual set on other paths (what a function of Numba's returns must have one
+        type)."""
+        for st in walk(fn):
+            if not isinstance(st, gast.Assign) or not isinstance(st.targets[0], gast.Name):
+                continue
+            v = st.targets[0].id
+            if self._is_runtime(st.value, "UNSET"):
+                st.value = self._placeholder(v, st, self._kind_of_name(fn, v))
+            elif isinstance(st.value, gast.Constant) and st.value.value is None:
+                kind = self._kind_of_name(fn, v)
+                if kind.tag is not Tag.UNKNOWN:
+                    st.value = self._placeholder(v, st, kind)
+
+    def _kind_of_name(self, fn, v):
+        """The kind of ``v``: known, or that of a value assigned to it elsewhere in ``fn``."""
+        if v in self.kinds:
+            return self.kinds[v]
+        for st in walk(fn):
+            if isinstance(st, gast.Assign) and _assigns(st, v):
+                kind = self._kind_of(st.value)
+                if kind.tag is not Tag.UNKNOWN:
+                    return kind
+        return UNKNOWN
+
+    def _kind_of(self, expr):
+        """The kind of an element of an array (``y[0]``, ``y[i, j]``) or of a name."""
+        if isinstance(expr, gast.Name):
+            return self.kinds.get(expr.id, UNKNOWN)
+        if not isinstance(expr, gast.Subscript) or not isinstance(expr.value, gast.Name):
+            return UNKNOWN
+        array = self.kinds.get(expr.value.id, UNKNOWN)
+        index = expr.slice.elts if isinstance(expr.slice, gast.Tuple) else [expr.slice]
+        whole = all(
+            (isinstance(i, gast.Constant) and type(i.value) is int)
+            or (isinstance(i, gast.Name) and self.kinds.get(i.id, UNKNOWN).tag is Tag.INT)
+            for i in index
+        )
+        if array.tag is not Tag.ARRAY or not whole or len(index) != array.ndim:
+            return UNKNOWN
+        return Kind({"f": Tag.FLOAT, "c": Tag.COMPLEX}.get(array.dtype, Tag.UNKNOWN))
+
+    def _placeholder(self, v, st, kind):
+        if kind.tag in _PLACEHOLDERS:
+            return gast.Constant(_PLACEHOLDERS[kind.tag], None)
+        if kind.tag is Tag.ARRAY and kind.ndim is not None and kind.dtype in ("f", "c"):
+            shape = gast.Tuple(elts=[gast.Constant(0, None)] * kind.ndim, ctx=gast.Load())
+            dtype = attribute(self.np, "complex128" if kind.dtype == "c" else "float64")
+            return gast.Call(
+                func=attribute(self.np, "empty"),
+                args=[shape, dtype],
+                keywords=[],
+            )
+        raise self._refusal(
+            st,
+            f"'{v}' is set on some paths of a loop only, and it is {kind.describe()}",
+            "Numba needs a value of its type on every path: set it before the branch",
+        )
+
+    def _tapes(self, fn, tapes):
+        made = {
+            st.targets[0].id: st
+            for st in fn.body
+            if isinstance(st, gast.Assign)
+            and isinstance(st.targets[0], gast.Name)
+            and st.targets[0].id in tapes
+            and isinstance(st.value, gast.List)
+        }
+        for tape, creation in made.items():
+            kind = self.kinds.get(tapes[tape]) or _counter_kind(fn, tapes[tape])
+            appends = _appends(fn, tape)
+            loop = _counted_loop(fn, appends)
+            if kind.tag in _TAPE_DTYPES and loop is not None:
+                self._preallocate(fn, creation, loop, appends, _TAPE_DTYPES[kind.tag])
+            elif kind.tag in _TAPE_DTYPES:
+                _hand_over_as_array(fn, tape, self.np)
+            else:
+                numba = attribute(self.namespace.bind("numba", NUMBA), "typed")
+                typed_list = gast.Attribute(value=numba, attr="List", ctx=gast.Load())
+                creation.value = gast.Call(func=typed_list, args=[], keywords=[])
+
+    def _preallocate(self, fn, creation, loop, appends, dtype):
+        tape = creation.targets[0].id
+        fn.body.remove(creation)
+        (count,) = loop.iter.args[-1:]
+        length = count
+        if not _surely_not_negative(count):
+            length = gast.Call(func=name("max"), args=[count, gast.Constant(0, None)], keywords=[])
+        keywords = (
+            [] if dtype is None else [gast.keyword(arg="dtype", value=attribute(self.np, dtype))]
+        )
+        allocation = assign(
+            tape, gast.Call(func=attribute(self.np, "empty"), args=[length], keywords=keywords)
+        )
+        fn.body.insert(fn.body.index(loop), allocation)
+        for st in appends:
+            write = gast.Assign(
+                targets=[
+                    gast.Subscript(value=name(tape), slice=name(loop.target.id), ctx=gast.Store())
+                ],
+                value=st.value.args[0],
+                type_comment=None,
+            )
+            _replace_statement(fn, st, write)
+
+    def _refuse_runtime(self, fn):
+        """Refuse a runtime helper with no compiled version; read the others from
+        ``tangent_ast.runtime.compiled``."""
+        for st in _statements(fn):
+            for n in _own_expressions(st):
+                if (
+                    isinstance(n, gast.Attribute)
+                    and self._is_runtime(n, None)
+                    and n.attr not in COMPILED_HELPERS
+                ):
+                    raise self._refusal(
+                        st,
+                        f"the derivative calls runtime.{n.attr}, which Numba cannot compile",
+                        "write that line another way (a float64[d] signature with named axes "
+                        "often makes shapes known and such helpers unnecessary), or derive "
+                        "with backend='numpy'",
+                    )
+
+    def _is_runtime(self, expr, attr):
+        return (
+            isinstance(expr, gast.Attribute)
+            and isinstance(expr.value, gast.Name)
+            and self.namespace.objects.get(expr.value.id) is runtime
+            and (attr is None or expr.attr == attr)
+        )
+
+    def _refusal(self, st, what, hint):
+        line = getattr(st, "lineno", None)
+        return TangentAstError(
+            f"backend='numba': {what} (in the rule of {self.qualname})",
+            where=self.where(line),
+            hint=hint,
+        )
+
+
+def _reverse_ranges(fn):
+    """``for k in reversed(range(a, b))`` -> ``for k in range(b - 1, a - 1, -1)``."""
+    for loop in walk(fn):
+        if not isinstance(loop, gast.For):
+            continue
+        inner = _call_of(loop.iter, "reversed")
+        ranged = inner is not None and _call_of(inner.args[0], "range")
+        if not ranged or len(ranged.args) > 2:
+            continue
+        start = ranged.args[0] if len(ranged.args) == 2 else gast.Constant(0, None)
+        stop = ranged.args[-1]
+        loop.iter = gast.Call(
+            func=name("range"),
+            args=[_minus_one(stop), _minus_one(start), _integer(-1)],
+            keywords=[],
+        )
+
+
+def _minus_one(expr):
+    if isinstance(expr, gast.Constant) and type(expr.value) is int:
+        return _integer(expr.value - 1)
+    return gast.BinOp(left=expr, op=gast.Sub(), right=gast.Constant(1, None))
+
+
+def _integer(value):
+    """An int as Python reads it back: ``-1`` is a minus applied to 1."""
+    if value < 0:
+        return gast.UnaryOp(op=gast.USub(), operand=gast.Constant(-value, None))
+    return gast.Constant(value, None)
+
+
+def _call_of(expr, builtin):
+    if (
+        isinstance(expr, gast.Call)
+        and isinstance(expr.func, gast.Name)
+        and expr.func.id == builtin
+        and len(expr.args) >= 1
+        and not expr.keywords
+    ):
+        return expr
+    return None
+
+
+def _counter_kind(fn, v):
+    """The kind of a value of the derivation's own (a trip counter, ``trips = trips + 1``):
+    INT when every assignment of it is an int constant or adds one to it; else unknown."""
+    values = [st.value for st in walk(fn) if isinstance(st, gast.Assign) and _assigns(st, v)]
+
+    def counts(value):
+        if isinstance(value, gast.Constant):
+            return type(value.value) is int
+        return (
+            isinstance(value, gast.BinOp)
+            and isinstance(value.left, gast.Name)
+            and value.left.id == v
+            and counts(value.right)
+        )
+
+    return Kind(Tag.INT) if values and all(map(counts, values)) else UNKNOWN
+
+
+def _assigns(st, v):
+    return len(st.targets) == 1 and isinstance(st.targets[0], gast.Name) and st.targets[0].id == v
+
+
+def _appends(fn, tape):
+    return [
+        st
+        for st in walk(fn)
+        if isinstance(st, gast.Expr)
+        and isinstance(st.value, gast.Call)
+        and isinstance(st.value.func, gast.Attribute)
+        and st.value.func.attr == "append"
+        and isinstance(st.value.func.value, gast.Name)
+        and st.value.func.value.id == tape
+    ]
+
+
+def _counted_loop(fn, appends):
+    """The loop of ``fn``'s body that runs ``for i in range(n)`` (or ``range(0, n)``) to its
+    end (no break, no return) and holds every append directly (no loop between): then
+    iteration ``i`` appends once, as ``tape[i]``. None otherwise."""
+    for loop in fn.body:
+        if not isinstance(loop, gast.For) or not any(a is n for a in appends for n in walk(loop)):
+            continue
+        ranged = _call_of(loop.iter, "range")
+        counts_from_zero = ranged is not None and (
+            len(ranged.args) == 1
+            or (
+                len(ranged.args) == 2
+                and isinstance(ranged.args[0], gast.Constant)
+                and ranged.args[0].value == 0
+            )
+        )
+        if not counts_from_zero or not isinstance(loop.target, gast.Name):
+            return None
+        inner = [n for n in walk(loop) if n is not loop]
+        nested = [n for n in inner if isinstance(n, (gast.For, gast.While))]
+        if any(isinstance(n, gast.Return) for n in inner) or _breaks_out_of(loop.body):
+            return None
+        if any(a is n for loop_ in nested for a in appends for n in walk(loop_)):
+            return None
+        count_names = {n.id for n in walk(ranged.args[-1]) if isinstance(n, gast.Name)}
+        if count_names & (stored_names(loop.body) | {loop.target.id}):
+            return None
+        return loop
+    return None
+
+
+def _breaks_out_of(block):
+    """Does a ``break`` of ``block`` (not one of a loop inside it) end its loop?"""
+    for st in block:
+        if isinstance(st, gast.Break):
+            return True
+        if isinstance(st, (gast.If, gast.With, gast.Try)):
+            inner = [getattr(st, f, []) for f in ("body", "orelse", "finalbody")]
+            inner += [h.body for h in getattr(st, "handlers", [])]
+            if any(_breaks_out_of(b) for b in inner):
+                return True
+    return False
+
+
+def _surely_not_negative(expr):
+    """A count that cannot be negative: a constant, ``len(...)``, a shape's entry."""
+    if isinstance(expr, gast.Constant):
+        return isinstance(expr.value, int) and expr.value >= 0
+    if isinstance(expr, gast.Call):
+        return isinstance(expr.func, gast.Name) and expr.func.id == "len"
+    return (
+        isinstance(expr, gast.Subscript)
+        and isinstance(expr.value, gast.Attribute)
+        and expr.value.attr == "shape"
+    )
+
+
+def _hand_over_as_array(fn, tape, np_name):
+    """The forward sweep returns the tape ``np.asarray(tape)``: an array, not a list Numba
+    would convert element by element when it hands it to Python."""
+    returned = fn.body[-1]
+    for n in walk(returned):
+        if isinstance(n, gast.Tuple):
+            n.elts = [
+                gast.Call(func=attribute(np_name, "asarray"), args=[e], keywords=[])
+                if isinstance(e, gast.Name) and e.id == tape
+                else e
+                for e in n.elts
+            ]
+
+
+def _statements(fn):
+    return [n for n in walk(fn) if isinstance(n, gast.stmt) and n is not fn]
+
+
+def _own_expressions(st):
+    """The expressions of statement ``st``, not those of the statements it holds."""
+    for child in gast.iter_child_nodes(st):
+        if isinstance(child, gast.stmt):
+            continue
+        yield from walk(child)
+
+
+def _replace_statement(fn, old, new):
+    for block_owner in walk(fn):
+        for field in ("body", "orelse"):
+            block = getattr(block_owner, field, None)
+            if isinstance(block, list):
+                for i, st in enumerate(block):
+                    if st is old:
+                        gast.copy_location(new, old)
+                        block[i] = new
+                        return
+    raise AssertionError("statement not found")
