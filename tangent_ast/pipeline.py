@@ -496,7 +496,9 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         generated = [fwd, bwd]
         taped = {tape: v for saved, _ in tapes.values() for v, tape in saved.items()}
     if session.backend is Backend.NUMBA:
-        lowering = NumbaLowering(f.kinds, namespace, f.parsed.where_line, f.parsed.qualname)
+        lowering = NumbaLowering(
+            f.kinds, namespace, f.parsed.where_line, f.parsed.qualname, f.kinds.get(result, UNKNOWN)
+        )
         lowering.lower(generated, taped)
     derivatives = _float_derivatives(generated, result, floats, wrt, mode)
     for g, known in zip(generated, derivatives, strict=True):

@@ -104,7 +104,7 @@ def _lines_of(text, directory):
     """The generated line Numba points at, and the primal line it derives from (the comment
     ``# line N`` on it or on the nearest line above it in its function): a line of a module
     in ``directory`` (the rules' own) first, where Numba names several."""
-    found = _AT.findall(text) + _FILE.findall(text)
+    found = _FILE.findall(text) + _AT.findall(text)  # Numba names the innermost file first
     found.sort(key=lambda place: Path(place[0]).resolve().parent != directory.resolve())
     for path, number in found:
         file = Path(path)

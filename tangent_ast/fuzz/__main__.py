@@ -46,9 +46,11 @@ def run(
     second_order=False,
     limit=None,
     every=None,
+    backend=None,
 ):
     """Check the program of each seed (of ``lengths``: "equal", "mixed", or "both": two
-    programs a seed; with ``second_order``, its second derivatives too), ``limit``
+    programs a seed; with ``second_order``, its second derivatives too; with ``backend``,
+    that backend's rules against NumPy's), ``limit``
     programs at most, echoing the counts so far every ``every`` programs; the counts by
     outcome, the refusals by class and the failures."""
     echo = echo or functools.partial(print, flush=True)
@@ -64,7 +66,7 @@ def run(
         ):
             break
         program = generate(seed, lengths=kind)
-        result = check_program(program, second_order)
+        result = check_program(program, second_order, backend)
         counts[result.outcome] += 1
         if result.outcome is Outcome.REFUSED:
             refusals[_refusal_class(result.detail)] += 1
@@ -79,7 +81,7 @@ def run(
                 shrink(
                     program,
                     lambda p, outcome=result.outcome: (
-                        check_program(p, second_order).outcome is outcome
+                        check_program(p, second_order, backend).outcome is outcome
                     ),
                 )
                 if shrink_failures
@@ -152,6 +154,13 @@ def main(argv=None):
         action="store_true",
         help="verify each derived rule on its first call too (TANGENT_AST_VERIFY=1)",
     )
+    parser.add_argument(
+        "--backend",
+        choices=("numpy", "numba"),
+        default="numpy",
+        help="numba: also derive each program's rules for the Numba backend, compiled, and "
+        "check they give the NumPy backend's values",
+    )
     args = parser.parse_args(argv)
     if args.verify:
         os.environ["TANGENT_AST_VERIFY"] = "1"
@@ -165,6 +174,7 @@ def main(argv=None):
         second_order=args.second_order,
         limit=None if args.minutes is not None else args.count,
         every=args.every,
+        backend=args.backend,
     )
     return 1 if counts[Outcome.WRONG] or counts[Outcome.INTERNAL] else 0
 

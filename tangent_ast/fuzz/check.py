@@ -169,7 +169,22 @@ def _perturbed(args, seed):
     return tuple(_step(a, _direction(a, rng), 1e-3) for a in args)
 
 
-def _check_at(f, args, second_order=False):
+def _backend_checks(f, args, backend):
+    """The rules of another backend (``"numba"``) give the NumPy backend's values: the value
+    and gradient, and a tangent in every direction of ones."""
+    wrt = tuple(range(len(args)))
+    want = ta.value_and_grad(f, wrt=wrt)(*copy.deepcopy(args))
+    got = ta.value_and_grad(f, wrt=wrt, backend=backend)(*copy.deepcopy(args))
+    if not all(_close(g, w) for g, w in zip((got[0], *got[1]), (want[0], *want[1]), strict=True)):
+        raise GradientCheckError(f"backend={backend!r}: value_and_grad differs from NumPy's")
+    tangents = tuple(_ones(a) for a in args)
+    want = ta.jvp(f, copy.deepcopy(args), copy.deepcopy(tangents))
+    got = ta.jvp(f, copy.deepcopy(args), copy.deepcopy(tangents), backend=backend)
+    if not (_close(got[0], want[0]) and _close(got[1], want[1])):
+        raise GradientCheckError(f"backend={backend!r}: jvp differs from NumPy's")
+
+
+def _check_at(f, args, second_order=False, backend=None):
     check_grads(f, copy.deepcopy(args), modes=("forward", "reverse"), rtol=1e-4, atol=1e-6)
     # the other route to reverse mode: the forward rules transposed
     other = "direct" if os.environ.get("TANGENT_AST_ROUTE") == "transpose" else "transpose"
@@ -187,6 +202,8 @@ def _check_at(f, args, second_order=False):
     if second_order:
         # forward over reverse against differences of the gradient, and reverse over reverse
         check_second_order(f, copy.deepcopy(args), rtol=1e-3, atol=1e-5)
+    if backend not in (None, "numpy"):
+        _backend_checks(f, args, backend)
 
 
 PLAIN_SECONDS = 5  # a program runs as plain Python in far less
@@ -219,9 +236,10 @@ def _time_limit(seconds):
         signal.signal(signal.SIGALRM, previous)
 
 
-def check_program(program, second_order=False):
+def check_program(program, second_order=False, backend=None):
     """The :class:`Result` of ``program`` in every mode (and, with ``second_order``, its
-    Hessian-vector products by forward over reverse and by reverse over reverse)."""
+    Hessian-vector products by forward over reverse and by reverse over reverse; with
+    ``backend``, that backend's rules against the NumPy backend's)."""
     try:
         module = load(program)
     except SyntaxError as exc:
@@ -243,21 +261,21 @@ def check_program(program, second_order=False):
             return Result(
                 Outcome.SKIPPED, "the program's value is too large to check by differences"
             )
-        return _classify(f, args, program.seed, second_order)
+        return _classify(f, args, program.seed, second_order, backend)
 
 
-def _classify(f, args, seed, second_order=False):
+def _classify(f, args, seed, second_order=False, backend=None):
     try:
-        _check_at(f, args, second_order)
+        _check_at(f, args, second_order, backend)
         return Result(Outcome.PASS)
     except InternalError as exc:
         if str(exc).startswith("verifying"):  # the modes disagree: a bug, or a kink
-            return _numeric(f, args, seed, exc, second_order)
+            return _numeric(f, args, seed, exc, second_order, backend)
         return Result(Outcome.INTERNAL, str(exc).splitlines()[0])
     except TangentAstError as exc:
         return Result(Outcome.REFUSED, str(exc).splitlines()[0])
     except GradientCheckError as exc:
-        return _numeric(f, args, seed, exc, second_order)
+        return _numeric(f, args, seed, exc, second_order, backend)
     except Exception as exc:
         frames = traceback.extract_tb(exc.__traceback__)
         where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
@@ -279,7 +297,7 @@ def _too_steep(f, args, seed):
     return abs(float(derived)) > 1e6 and numeric > 1e6
 
 
-def _numeric(f, args, seed, exc, second_order=False):
+def _numeric(f, args, seed, exc, second_order=False, backend=None):
     """A disagreement that disappears a little way off was a kink, not a bug; one where
     the function is too steep for differences is not a test."""
     try:
@@ -292,7 +310,7 @@ def _numeric(f, args, seed, exc, second_order=False):
         value = f(*copy.deepcopy(nearby))
         if not _finite(value):
             return Result(Outcome.SKIPPED, "not finite nearby")
-        _check_at(f, nearby, second_order)
+        _check_at(f, nearby, second_order, backend)
     except (GradientCheckError, AssertionError):
         return Result(Outcome.WRONG, str(exc).splitlines()[0])
     except Exception:

@@ -35,13 +35,17 @@ power_derivative = elementwise.power_derivative
 getitem_vjp = arrays.getitem_vjp
 sum_vjp = reductions.sum_vjp
 mean_vjp = reductions.mean_vjp
+extremum_vjp = reductions.extremum_vjp
+real_like = tangents.real_like
 
 __all__ = [
     "broadcast_like",
+    "extremum_vjp",
     "getitem_vjp",
     "mean_vjp",
     "only_shape",
     "power_derivative",
+    "real_like",
     "safe_divide",
     "sum_vjp",
     "unbroadcast",
@@ -223,4 +227,30 @@ def _mean_vjp(ct, x, axis=None, keepdims=False):
         return lambda ct, x, axis=None, keepdims=False: np.full(x.shape, ct / x.size)
     if _number(x):
         return lambda ct, x, axis=None, keepdims=False: ct
+    return None
+
+
+@overload(extremum_vjp)
+def _extremum_vjp(ct, ans, x, axis=None, out=None, keepdims=False):
+    """``ct`` shared by the elements where ``x`` attains its extremum ``ans`` (no ``axis``)."""
+    if _array(x) and _no_axis(axis):
+
+        def shared(ct, ans, x, axis=None, out=None, keepdims=False):
+            at = x == ans
+            return np.where(at, ct / np.sum(at), 0.0)
+
+        return shared
+    if _number(x):
+        return lambda ct, ans, x, axis=None, out=None, keepdims=False: ct
+    return None
+
+
+@overload(real_like)
+def _real_like(ct, x):
+    if _complex(x):
+        return lambda ct, x: ct
+    if _number(x) and _complex(ct):
+        return lambda ct, x: ct.real
+    if _array(x) or _number(x):
+        return lambda ct, x: np.real(ct)
     return None

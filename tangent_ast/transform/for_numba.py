@@ -79,8 +79,9 @@ COMPILED_RUNTIME = ModuleReference("tangent_ast.runtime.compiled")
 # importing it: it imports Numba)
 COMPILED_HELPERS = frozenset(
     {
-        *("broadcast_like", "getitem_vjp", "mean_vjp", "only_shape", "power_derivative"),
-        *("safe_divide", "sum_vjp", "unbroadcast", "xlogy", "zero_tangent", "zeros_like"),
+        *("broadcast_like", "extremum_vjp", "getitem_vjp", "mean_vjp", "only_shape"),
+        *("power_derivative", "real_like", "safe_divide", "sum_vjp", "unbroadcast", "xlogy"),
+        *("zero_tangent", "zeros_like"),
     }
 )
 # the dtype of a tape of numbers of each kind (None: np.empty's own, float64)
@@ -97,6 +98,7 @@ class NumbaLowering:
     namespace: object  # emit.ModuleNamespace
     where: object  # line number -> "file:line"
     qualname: str
+    result: Kind = UNKNOWN  # the kind of the function's output
 
     def lower(self, functions, tapes=()):
         """Rewrite ``functions`` (in place); ``tapes``: the names of the forward sweep's
@@ -135,20 +137,40 @@ class NumbaLowering:
                     st.value = self._placeholder(v, st, kind)
 
     def _kind_of_name(self, fn, v):
-        """The kind of ``v``: known, or that of a value assigned to it elsewhere in ``fn``."""
-        if v in self.kinds:
-            return self.kinds[v]
+        """The kind of ``v``, or of a name it is copied to or from (the versions of one
+        variable that meet at a join must have one type): known, the output's (the first
+        value ``fn`` returns), or that of a value assigned to one of them."""
+        returned = fn.body[-1].value if isinstance(fn.body[-1], gast.Return) else None
+        output = (
+            returned.elts[0].id
+            if isinstance(returned, gast.Tuple) and isinstance(returned.elts[0], gast.Name)
+            else None
+        )
+        versions = _copies_of(fn, v)
+        for w in versions:
+            if self.kinds.get(w, UNKNOWN).tag is not Tag.UNKNOWN:
+                return self.kinds[w]
+            if w == output and self.result.tag is not Tag.UNKNOWN:
+                return self.result
         for st in walk(fn):
-            if isinstance(st, gast.Assign) and _assigns(st, v):
+            if isinstance(st, gast.Assign) and any(_assigns(st, w) for w in versions):
                 kind = self._kind_of(st.value)
                 if kind.tag is not Tag.UNKNOWN:
                     return kind
         return UNKNOWN
 
     def _kind_of(self, expr):
-        """The kind of an element of an array (``y[0]``, ``y[i, j]``) or of a name."""
+        """The kind of a name, of an element of an array (``y[0]``, ``y[i, j]``), or of
+        arithmetic of numbers of known kinds."""
         if isinstance(expr, gast.Name):
             return self.kinds.get(expr.id, UNKNOWN)
+        if isinstance(expr, gast.Constant) and type(expr.value) in (float, int, bool):
+            return Kind({float: Tag.FLOAT, int: Tag.INT, bool: Tag.BOOL}[type(expr.value)])
+        if isinstance(expr, gast.BinOp):
+            tags = {self._kind_of(expr.left).tag, self._kind_of(expr.right).tag}
+            if tags <= {Tag.FLOAT, Tag.INT, Tag.BOOL} and Tag.FLOAT in tags:
+                return Kind(Tag.FLOAT)
+            return UNKNOWN
         if not isinstance(expr, gast.Subscript) or not isinstance(expr.value, gast.Name):
             return UNKNOWN
         array = self.kinds.get(expr.value.id, UNKNOWN)
@@ -319,6 +341,28 @@ def _counter_kind(fn, v):
         )
 
     return Kind(Tag.INT) if values and all(map(counts, values)) else UNKNOWN
+
+
+def _copies_of(fn, v):
+    """``v`` and the names copied to or from it in ``fn`` (``w = v``, ``v = w``), and theirs."""
+    edges = {}
+    for st in walk(fn):
+        if (
+            isinstance(st, gast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], gast.Name)
+            and isinstance(st.value, gast.Name)
+        ):
+            a, b = st.targets[0].id, st.value.id
+            edges.setdefault(a, set()).add(b)
+            edges.setdefault(b, set()).add(a)
+    found, todo = {v}, [v]
+    while todo:
+        for w in edges.get(todo.pop(), ()):
+            if w not in found:
+                found.add(w)
+                todo.append(w)
+    return [v, *sorted(found - {v})]
 
 
 def _assigns(st, v):

@@ -169,3 +169,14 @@ def test_a_standalone_package_of_compiled_rules_runs_without_tangent_ast(tmp_pat
         sys.path.remove(str(work))
     want = ta.value_and_grad(looped_model.loss, wrt=(0, 1))(1.3, 2.5)
     assert _close(got, [want[0], *want[1]])
+
+
+def test_fuzzed_programs_compile_to_the_numpy_backends_values_or_are_refused():
+    """A slice of the program fuzzer's programs (python -m tangent_ast.fuzz --backend numba
+    runs any number): the Numba backend's value, gradient and tangent are the NumPy
+    backend's, or the program is refused; never a wrong number or an internal error."""
+    from tangent_ast.fuzz import Outcome, check_program, generate
+
+    outcomes = [check_program(generate(seed), backend="numba").outcome for seed in range(10)]
+    assert Outcome.WRONG not in outcomes and Outcome.INTERNAL not in outcomes
+    assert outcomes.count(Outcome.PASS) >= 1
