@@ -23,6 +23,7 @@
     checkpoint (reverse) checkpointed loops: binomial snapshots           transform/checkpoints.py
     recompute  (reverse) sizes, one-pass residuals: computed again        transform/recompute.py
     accumulate (reverse) cotangents of slices of an array added in place  transform/accumulate.py
+    hoist      (reverse) what a reverse loop computes the same, once before  optimize/hoisting.py
     numba      (backend="numba") written in what numba.njit compiles      transform/for_numba.py
     literals   ints that meet floats written as floats (2.0 * x)          optimize/float_literals.py
     emit       FunctionDefs -> module text with header and imports        emit/emit.py
@@ -102,6 +103,7 @@ from .front.resolve import Scope, resolve
 from .front.ssa import SSAInfo, to_ssa
 from .modes import Backend, Mode, Route
 from .optimize.float_literals import float_names, write_float_literals
+from .optimize.hoisting import hoist_invariants
 from .optimize.simplify import is_pure, restore_names, simplify
 from .transform.accumulate import accumulate_slices, fold_zero_starts
 from .transform.checkpoints import checkpoint_loops
@@ -493,6 +495,7 @@ def _derive_module(fn, mode, wrt, signature, session, trace, form):
         fwd = simplify(fwd, rewritable(fwd) - set(residuals), namespace, origin=origin)
         accumulate_slices(bwd, f.kinds, namespace)
         fold_zero_starts(bwd, f.kinds, namespace)
+        hoist_invariants(bwd, f.namer)
         generated = [fwd, bwd]
         taped = {tape: v for saved, _ in tapes.values() for v, tape in saved.items()}
     if session.backend is Backend.NUMBA:

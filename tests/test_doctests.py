@@ -48,6 +48,7 @@ STAGES = [
     "tangent_ast.transform.reverse",
     "tangent_ast.optimize.simplify",
     "tangent_ast.transform.tapes",
+    "tangent_ast.optimize.hoisting",
     "tangent_ast.transform.for_numba",
     "tangent_ast.emit.emit",
     "tangent_ast.cache.load",
