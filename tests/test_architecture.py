@@ -260,4 +260,5 @@ def test_the_compiled_runtime_imports_numpy_and_numba_only_and_nothing_imports_i
         assert "runtime.compiled" not in path.read_text() or module in (
             COMPILED_RUNTIME,
             "tangent_ast.transform.for_numba",  # names it for generated code to import
+            "tangent_ast.api.cli",  # generate --standalone: the package's copy of it
         ), module

@@ -335,8 +335,11 @@ def _link_runtime(directory, modules, standalone):
         copy = directory / "runtime"
         if copy.exists():
             shutil.rmtree(copy)
+        # the compiled helpers (they import Numba) only for modules of the Numba backend
+        compiled = any(COMPILED_RUNTIME_LINE.search(p.read_text()) for p, _ in modules)
+        skipped = ("__pycache__",) + (() if compiled else ("compiled.py",))
         shutil.copytree(
-            Path(runtime.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__")
+            Path(runtime.__file__).parent, copy, ignore=shutil.ignore_patterns(*skipped)
         )
     for path, _ in modules:  # the import line only: the body (and its hash) is untouched
         text = path.read_text()

@@ -71,7 +71,7 @@ from ..emit.emit import ModuleReference
 from ..errors import TangentAstError
 from ..vocabulary.kinds import UNKNOWN, Kind, Tag
 from ..vocabulary.syntax import assign, attribute, name, stored_names
-from ..vocabulary.trees import walk
+from ..vocabulary.trees import copy_tree, walk
 
 NUMBA = ModuleReference("numba")
 COMPILED_RUNTIME = ModuleReference("tangent_ast.runtime.compiled")
@@ -226,7 +226,10 @@ class NumbaLowering:
     def _preallocate(self, fn, creation, loop, appends, dtype):
         tape = creation.targets[0].id
         fn.body.remove(creation)
-        (count,) = loop.iter.args[-1:]
+        start = _start_of(loop)
+        count = loop.iter.args[-1]
+        if start is not None:  # range(a, b) runs b - a times
+            count = gast.BinOp(left=count, op=gast.Sub(), right=copy_tree(start))
         length = count
         if not _surely_not_negative(count):
             length = gast.Call(func=name("max"), args=[count, gast.Constant(0, None)], keywords=[])
@@ -238,10 +241,11 @@ class NumbaLowering:
         )
         fn.body.insert(fn.body.index(loop), allocation)
         for st in appends:
+            index = name(loop.target.id)
+            if start is not None:  # iteration k of range(a, b) has i == a + k
+                index = gast.BinOp(left=index, op=gast.Sub(), right=copy_tree(start))
             write = gast.Assign(
-                targets=[
-                    gast.Subscript(value=name(tape), slice=name(loop.target.id), ctx=gast.Store())
-                ],
+                targets=[gast.Subscript(value=name(tape), slice=index, ctx=gast.Store())],
                 value=st.value.args[0],
                 type_comment=None,
             )
@@ -383,22 +387,15 @@ def _appends(fn, tape):
 
 
 def _counted_loop(fn, appends):
-    """The loop of ``fn``'s body that runs ``for i in range(n)`` (or ``range(0, n)``) to its
+    """The loop of ``fn``'s body that runs ``for i in range(n)`` (or ``range(a, b)``) to its
     end (no break, no return) and holds every append directly (no loop between): then
-    iteration ``i`` appends once, as ``tape[i]``. None otherwise."""
+    iteration ``i`` appends once, as ``tape[i]`` (``tape[i - a]``). None otherwise."""
     for loop in fn.body:
         if not isinstance(loop, gast.For) or not any(a is n for a in appends for n in walk(loop)):
             continue
         ranged = _call_of(loop.iter, "range")
-        counts_from_zero = ranged is not None and (
-            len(ranged.args) == 1
-            or (
-                len(ranged.args) == 2
-                and isinstance(ranged.args[0], gast.Constant)
-                and ranged.args[0].value == 0
-            )
-        )
-        if not counts_from_zero or not isinstance(loop.target, gast.Name):
+        counts_by_one = ranged is not None and len(ranged.args) in (1, 2)
+        if not counts_by_one or not isinstance(loop.target, gast.Name):
             return None
         inner = [n for n in walk(loop) if n is not loop]
         nested = [n for n in inner if isinstance(n, (gast.For, gast.While))]
@@ -406,11 +403,20 @@ def _counted_loop(fn, appends):
             return None
         if any(a is n for loop_ in nested for a in appends for n in walk(loop_)):
             return None
-        count_names = {n.id for n in walk(ranged.args[-1]) if isinstance(n, gast.Name)}
+        count_names = {n.id for a in ranged.args for n in walk(a) if isinstance(n, gast.Name)}
         if count_names & (stored_names(loop.body) | {loop.target.id}):
             return None
         return loop
     return None
+
+
+def _start_of(loop):
+    """The first index of ``for i in range(a, b)``: ``a``; None for ``range(n)`` and
+    ``range(0, n)``."""
+    if len(loop.iter.args) == 1:
+        return None
+    start = loop.iter.args[0]
+    return None if isinstance(start, gast.Constant) and start.value == 0 else start
 
 
 def _breaks_out_of(block):

@@ -16,9 +16,11 @@ Takes the forward sweep and the simplified reverse sweep; guarantees that
   index and restored headers runs again in each reverse iteration, written into
   its only use there (``math.cos(a * x)``); a header is taped in place of what
   such statements compute from it only when that saves tapes;
-* each reverse loop runs as many times as its forward loop did: from the
-  length of a tape at top level, else from a trip counter that the forward
-  sweep keeps (itself saved on the enclosing loop's tape when nested);
+* each reverse loop runs as many times as its forward loop did: a loop over
+  ``range(n)`` or ``range(a, b)`` that never breaks runs down the same range (its
+  index is computed again, not taped; a tape at top level is read at ``i - a``),
+  another from the length of a tape at top level, else from a trip counter that
+  the forward sweep keeps (itself saved on the enclosing loop's tape when nested);
 * nothing else is saved: straight-line values stay plain residuals.
 
     for i in range(n):        forward sweep:             reverse sweep:
@@ -186,10 +188,11 @@ def install_tapes(
         ):
             needed.append(target)
         _insert_around(bwd, back, before=[copy_tree(st) for st in hoisted])
-        # ``for i in range(n)`` without break runs backwards as ``for i in reversed(range(n))``.
+        # ``for i in range(a, b)`` without break runs backwards as ``for i in
+        # reversed(range(a, b))``: its index is computed again, not taped
         counted = (
             isinstance(loop, gast.For)
-            and _counts_from_zero(loop)
+            and _counts_by_one(loop)
             and not _breaks(loop)
             and not {n.id for n in gast.walk(loop.iter) if isinstance(n, gast.Name)} & assigned
         )
@@ -213,8 +216,12 @@ def install_tapes(
         # may have no value yet when the first iteration tapes it: None, never read back.
         _insert_around(fwd, loop, before=unset_before(fwd, loop, at_start, unset))
         # Trip count: the range itself, the length of a tape, or a counter.
-        if counted:
-            trips = copy_tree(loop.iter.args[0])
+        start = None  # what the index of iteration 0 is, when not 0
+        if counted and len(loop.iter.args) == 2:
+            back.iter.args[0] = copy_tree(loop.iter)
+            start = loop.iter.args[0]
+        elif counted:
+            back.iter.args[0].args[0] = copy_tree(loop.iter.args[0])
         elif top and tapes:
             trips = gast.Call(func=name("len"), args=[name(tapes[needed[0]])], keywords=[])
         else:
@@ -228,13 +235,15 @@ def install_tapes(
             )
             _insert_around(fwd, loop, before=[assign(counter, gast.Constant(0, None))])
             trips = name(counter)
-        back.iter.args[0].args[0] = trips
+        if not counted:
+            back.iter.args[0].args[0] = trips
         # Reverse: restore by index (a cursor when the loop runs more than once), then recompute.
         if top:  # the reverse index is the iteration's index (tapes of nested loops use a cursor)
+            index = name(back.target.id)
+            if start is not None:
+                index = gast.BinOp(left=index, op=gast.Sub(), right=copy_tree(start))
             restores = [
-                assign(
-                    v, gast.Subscript(value=name(t), slice=name(back.target.id), ctx=gast.Load())
-                )
+                assign(v, gast.Subscript(value=name(t), slice=copy_tree(index), ctx=gast.Load()))
                 for v, t in tapes.items()
             ]
         elif tapes:
@@ -523,14 +532,16 @@ def _breaks(loop):
     return block(loop.body)
 
 
-def _counts_from_zero(loop):
-    """``for i in range(n)``: iteration k has i == k."""
+def _counts_by_one(loop):
+    """``for i in range(n)`` or ``range(a, b)``: iteration k has i == a + k."""
     it = loop.iter
     return (
         isinstance(it, gast.Call)
         and isinstance(it.func, gast.Name)
         and it.func.id == "range"
-        and len(it.args) == 1
+        and len(it.args) in (1, 2)
+        and not it.keywords
+        and not any(isinstance(a, gast.Starred) for a in it.args)
     )
 
 

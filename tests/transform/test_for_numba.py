@@ -103,10 +103,13 @@ def test_a_tape_of_arrays_is_a_typed_list():
     assert "for t in range(xs.shape[0] - 1, -1, -1):" in source
 
 
-def test_a_loop_from_a_start_runs_down_its_tapes():
+def test_a_loop_from_a_start_keeps_its_tape_by_the_index_less_the_start():
     source = body(ta.show(down_a_range, "reverse", args=(0.3, 2, 5), backend="numba"))
-    assert "return x_1, (np.asarray(x_1_tape), np.asarray(i_tape))" in source
-    assert "reversed" not in source
+    assert "x_1_tape = np.empty(max(b - a, 0))" in source
+    assert "x_1_tape[i - a] = x_1" in source
+    assert "for i in range(b - 1, a - 1, -1):" in source
+    assert "x = x_1_tape[i - a]" in source
+    assert "i_tape" not in source  # the index is not taped: it is the reverse loop's own
 
 
 def test_forward_rules_are_decorated_and_otherwise_the_numpy_backends():
