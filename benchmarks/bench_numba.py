@@ -148,7 +148,7 @@ def _jax_versions():
     return {
         "scalar loop (50 steps)": (scalar_loop_jax, (0, 1)),
         "RNN 32-64, T=50": (rnn_jax, (0, 1)),
-        "branchy loop (1000 steps)": (branchy_jax, 0),
+        "branchy loop (1000 steps)": (branchy_jax, 0),  # n static: fori_loop by scan
     }
 
 
@@ -211,7 +211,8 @@ def run(repeat):
         candidates["ta.grad numba"] = lambda g=derived: g(*args)
         if name in jax_versions:
             jf, argnums = jax_versions[name]
-            jitted = jax.jit(jax.grad(jf, argnums), static_argnums=() if argnums == 0 else ())
+            static = (1,) if argnums == 0 else ()  # the trip count, a Python int
+            jitted = jax.jit(jax.grad(jf, argnums), static_argnums=static)
             candidates["jax jit"] = lambda j=jitted: jax.block_until_ready(j(*args))
         times = {label: _per_call(call, repeat) for label, call in candidates.items()}
         rows.append((name, times))
