@@ -3,7 +3,6 @@ rounding), in both modes, through every public function that takes ``backend``; 
 cannot compile is refused with the line it could not, never with Numba's traceback."""
 
 import copy
-import math
 import sys
 
 import numpy as np
@@ -12,6 +11,7 @@ import pytest
 import tangent_ast as ta
 
 from ..corpus import control_flow, jumps, language, straight_line
+from ..transform.test_for_numba import loop_with_branch as branchy
 
 numba = pytest.importorskip("numba")
 
@@ -78,16 +78,6 @@ def test_both_modes_give_the_numpy_backends_values(case):
         value, pullback = ta.vjp(case.fn, *args, backend=backend)
         by_backend[backend] = (out, tangent, value, pullback(1.0), args)
     assert _close(by_backend["numba"], by_backend["numpy"]), case.id
-
-
-def branchy(x, n):
-    s = 0.0
-    for i in range(n):
-        if s > 1.0:
-            s = s * 0.5 + math.sin(x * i)
-        else:
-            s = s + x * x
-    return s
 
 
 def test_the_rules_are_compiled_functions():
