@@ -218,7 +218,26 @@ def _sum_vjp(ct, x, axis=None, keepdims=False):
         return lambda ct, x, axis=None, keepdims=False: np.full(x.shape, ct)
     if _number(x):
         return lambda ct, x, axis=None, keepdims=False: ct
+    if _array(x) and x.ndim in (1, 2) and isinstance(axis, types.Integer) and _array(ct):
+        return lambda ct, x, axis=None, keepdims=False: _spread_along(ct, x, axis)
+    if _array(x) and x.ndim == 1 and isinstance(axis, types.Integer) and _number(ct):
+        return lambda ct, x, axis=None, keepdims=False: np.full(x.shape, ct)
     return None
+
+
+@register_jitable
+def _spread_along(ct, x, axis):
+    """The cotangent of a 2-d ``x`` summed along ``axis`` (0, 1, -1 or -2): ``ct`` (its
+    sum's cotangent, the axis dropped or kept with length 1) repeated along the axis."""
+    result = np.empty(x.shape)
+    flat = ct.ravel()
+    if axis % x.ndim == 0:
+        for i in range(x.shape[0]):
+            result[i] = flat
+    else:
+        for j in range(x.shape[1]):
+            result[:, j] = flat
+    return result
 
 
 @overload(mean_vjp)

@@ -24,6 +24,7 @@ COMPILED = {
     "math_chain[all]",
     "np_elementwise[all]",
     "np_index[all]",
+    "np_sum_axis[all]",
     "range_loop[all]",
     "loop_over_array[all]",
     "nested_break[all]",
