@@ -76,8 +76,24 @@ def numba_refusal(rule, exc):
     return TangentAstError(
         f"backend='numba': Numba cannot compile the rule of {rule.fn.__qualname__}{at}: {what}",
         where=where,
-        hint="write that line with what Numba compiles (docs/numba.md), or derive with "
-        "backend='numpy'",
+        hint=_hint_for(what),
+    )
+
+
+_PYTHON_FUNCTION = re.compile(r"Untyped global name '(\w+)'.*<class 'function'>")
+
+
+def _hint_for(what):
+    """What to do about the failure Numba's message ``what`` tells."""
+    called = _PYTHON_FUNCTION.search(what)
+    if called:  # a user function whose value the rule needs, called as it is
+        return (
+            f"{called.group(1)} is a Python function the rule calls for its value alone (no "
+            "derivative flows through that call), and Numba compiles only compiled functions: "
+            "derive with backend='numpy', or differentiate with respect to what it is given"
+        )
+    return (
+        "write that line with what Numba compiles (docs/numba.md), or derive with backend='numpy'"
     )
 
 

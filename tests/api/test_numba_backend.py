@@ -115,6 +115,7 @@ def test_what_numba_cannot_compile_is_refused_with_its_line():
         ta.derive(calls_a_python_helper, "reverse", args=(0.5, 2.0), backend="numba")
     message = str(caught.value)
     assert f"{__file__}:{calls_a_python_helper.__code__.co_firstlineno + 1}" in message
+    assert "helper is a Python function the rule calls for its value alone" in message
     assert "Traceback" not in message
 
 
