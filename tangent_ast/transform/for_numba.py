@@ -70,8 +70,9 @@ from .. import runtime
 from ..emit.emit import ModuleReference
 from ..errors import TangentAstError
 from ..vocabulary.kinds import UNKNOWN, Kind, Tag
-from ..vocabulary.syntax import assign, attribute, name, stored_names
+from ..vocabulary.syntax import assign, attribute, name, replace_node, stored_names
 from ..vocabulary.trees import copy_tree, walk
+from .tapes import breaks_early
 
 NUMBA = ModuleReference("numba")
 COMPILED_RUNTIME = ModuleReference("tangent_ast.runtime.compiled")
@@ -249,7 +250,8 @@ class NumbaLowering:
                 value=st.value.args[0],
                 type_comment=None,
             )
-            _replace_statement(fn, st, write)
+            gast.copy_location(write, st)
+            replace_node(fn, st, write)
 
     def _refuse_runtime(self, fn):
         """Refuse a runtime helper with no compiled version; read the others from
@@ -399,7 +401,7 @@ def _counted_loop(fn, appends):
             return None
         inner = [n for n in walk(loop) if n is not loop]
         nested = [n for n in inner if isinstance(n, (gast.For, gast.While))]
-        if any(isinstance(n, gast.Return) for n in inner) or _breaks_out_of(loop.body):
+        if any(isinstance(n, gast.Return) for n in inner) or breaks_early(loop):
             return None
         if any(a is n for loop_ in nested for a in appends for n in walk(loop_)):
             return None
@@ -417,19 +419,6 @@ def _start_of(loop):
         return None
     start = loop.iter.args[0]
     return None if isinstance(start, gast.Constant) and start.value == 0 else start
-
-
-def _breaks_out_of(block):
-    """Does a ``break`` of ``block`` (not one of a loop inside it) end its loop?"""
-    for st in block:
-        if isinstance(st, gast.Break):
-            return True
-        if isinstance(st, (gast.If, gast.With, gast.Try)):
-            inner = [getattr(st, f, []) for f in ("body", "orelse", "finalbody")]
-            inner += [h.body for h in getattr(st, "handlers", [])]
-            if any(_breaks_out_of(b) for b in inner):
-                return True
-    return False
 
 
 def _surely_not_negative(expr):
@@ -469,16 +458,3 @@ def _own_expressions(st):
         if isinstance(child, gast.stmt):
             continue
         yield from walk(child)
-
-
-def _replace_statement(fn, old, new):
-    for block_owner in walk(fn):
-        for field in ("body", "orelse"):
-            block = getattr(block_owner, field, None)
-            if isinstance(block, list):
-                for i, st in enumerate(block):
-                    if st is old:
-                        gast.copy_location(new, old)
-                        block[i] = new
-                        return
-    raise AssertionError("statement not found")

@@ -193,7 +193,7 @@ def install_tapes(
         counted = (
             isinstance(loop, gast.For)
             and _counts_by_one(loop)
-            and not _breaks(loop)
+            and not breaks_early(loop)
             and not {n.id for n in gast.walk(loop.iter) if isinstance(n, gast.Name)} & assigned
         )
         if counted:
@@ -518,7 +518,7 @@ def _scalar_index(index, is_scalar):
     return True
 
 
-def _breaks(loop):
+def breaks_early(loop):
     """The loop has a break of its own (not one of a nested loop)."""
 
     def block(stmts):
