@@ -64,6 +64,7 @@ defvjp(
 # x.field on a dataclass, namedtuple or object: the tangent is the same kind of object.
 defjvp(builtins.getattr, lambda dx, ans, x, name: getattr(dx, name), None)
 defvjp(builtins.getattr, lambda ct, ans, x, name: runtime.getattr_vjp(ct, x, name), None)
+holds_for_complex(builtins.getattr)  # a field: linear, complex or not
 
 # sum(xs) of a list or tuple of numbers or arrays
 # (a constant start adds no derivative; a differentiable one is refused by the binding)

@@ -9,7 +9,6 @@ import numpy as np
 
 from .. import runtime
 from ..vocabulary.kinds import FLOAT, INT, NUMBER, UNKNOWN, Kind, Tag, real_reduction_kind
-from .binding import CallRefused
 from .registry import (
     broadcasting,
     def_linear,
@@ -150,19 +149,11 @@ primitive(np.linalg.eigvals).kind = lambda x: (
 )
 
 
-def _eigenvectors_refused(args, argnum, resolve):
-    """eig's eigenvectors of a general matrix are fixed only up to a complex phase, which
-    LAPACK chooses: their derivative is not implemented."""
-    raise CallRefused(
-        "the derivative of np.linalg.eig (its eigenvectors are fixed only up to a phase LAPACK "
-        "chooses) is not implemented",
-        "use np.linalg.eigvals for the eigenvalues, or np.linalg.eigh for a symmetric matrix",
-    )
-
-
-defjvp(np.linalg.eig, None)
-defvjp(np.linalg.eig, None)
-handles(np.linalg.eig, validate=_eigenvectors_refused)
+# eig of a general matrix: distinct eigenvalues; each eigenvector as LAPACK normalizes it
+# (unit length, its entry of largest modulus real), so its derivative is fixed too.
+defjvp(np.linalg.eig, lambda dx, ans, x: runtime.eig_jvp(dx, ans, x))
+defvjp(np.linalg.eig, lambda ct, ans, x: runtime.eig_vjp(ct, ans, x))
+holds_for_complex(np.linalg.eig)
 
 # lstsq of a matrix of full column rank: the solution and the residuals (from the normal
 # equations); the rank has no derivative, and the singular values' is refused.
@@ -239,6 +230,19 @@ def _lstsq_kind(a, b, *rest, **keywords):
 
 
 primitive(np.linalg.lstsq).kind = _lstsq_kind
+
+
+def _eig_kind(x):
+    """``eig(x)``'s (eigenvalues, eigenvectors): complex arrays (a real matrix's are complex
+    where it has complex eigenvalues; complex rules hold for real values too)."""
+    cls = type(np.linalg.eig(_EYE))
+    if x.tag is not Tag.ARRAY or x.ndim is None:
+        return Kind(Tag.RECORD, cls=cls, fields=cls._fields)
+    elements = (Kind(Tag.ARRAY, x.ndim - 1, "c"), Kind(Tag.ARRAY, x.ndim, "c"))
+    return Kind(Tag.RECORD, elements=elements, cls=cls, fields=cls._fields)
+
+
+primitive(np.linalg.eig).kind = _eig_kind
 primitive(np.linalg.eigh).kind = _result_kind(type(np.linalg.eigh(_EYE)), -1, 0, form_from=None)
 primitive(np.linalg.svd).kind = _result_kind(type(np.linalg.svd(_EYE)), 0, -1, 0, form_from=1)
 primitive(np.linalg.qr).kind = _result_kind(type(np.linalg.qr(_EYE)), 0, 0)

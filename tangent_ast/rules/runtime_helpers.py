@@ -15,8 +15,9 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..runtime.linalg import _check_qr, _check_svd
+from ..runtime.linalg import _check_qr
 from ..runtime.signal import _check_period, _gradient_form, _interp_index
+from ..runtime.spectral import _check_phase_free, _check_svd
 from ..runtime.statistics import _check_linear
 from ..vocabulary.kinds import FLOAT, INT, UNKNOWN, Kind, Tag
 from .registry import (
@@ -100,6 +101,7 @@ def_linear(runtime.getattr_vjp)
 defjvp(runtime.getattr_vjp, ZERO, argnum=1)
 
 defvjp(runtime.getattr_vjp, lambda ct, ans, g, x, name: getattr(ct, name), ZERO, None)
+holds_for_complex(runtime.getattr_vjp)  # a field placed: linear, complex or not
 
 # TangentTuple(items): the tangent of a tuple or list, item by item (of an array's rows, for
 # tuple(v): their cotangent is an array again)
@@ -288,7 +290,7 @@ primitive(_interp_index).kind = lambda x, xp: (
 nondifferentiable(_gradient_form)
 primitive(_gradient_form).kind = lambda *kinds, **keywords: Kind(Tag.TUPLE, elements=(INT, FLOAT))
 # the checks of what a rule supports (a refusal at run time), called for their effect
-checks_only(_check_linear, _check_period, _check_svd, _check_qr)
+checks_only(_check_linear, _check_period, _check_svd, _check_qr, _check_phase_free)
 primitive(runtime.inserted_at).kind = lambda xs, i: INT  # a position: an index
 # gather_list_vjp(ct, xs, fn, ...): fn places the entries (np.array, np.stack): a function,
 # no derivative

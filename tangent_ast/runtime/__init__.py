@@ -16,6 +16,7 @@ need no tangent_ast at all.
     elementwise  elementwise derivatives that need more than an expression
     sequences    functions of a list of arrays, or returning a tuple of them
     linalg       products, solves, factorizations, norms, einsum
+    spectral     eigenvalues and eigenvectors, singular values and vectors
     fourier      the discrete Fourier transforms
     statistics   NaN-aware reductions, quantiles, medians
     signal       integration, interpolation, convolution, polynomials
@@ -101,12 +102,6 @@ _EXPORTS = {
         "det_vjp",
         "dot_vjp_left",
         "dot_vjp_right",
-        "eigh_jvp",
-        "eigh_vjp",
-        "eigvals_jvp",
-        "eigvals_vjp",
-        "eigvalsh_jvp",
-        "eigvalsh_vjp",
         "einsum_jvp",
         "einsum_vjp",
         "inner_vjp_left",
@@ -135,15 +130,25 @@ _EXPORTS = {
         "solve_jvp_a",
         "solve_vjp_a",
         "solve_vjp_b",
-        "svd_jvp",
-        "svd_vjp",
-        "svdvals_jvp",
-        "svdvals_vjp",
         "tensordot_vjp_left",
         "tensordot_vjp_right",
         "vecdot_vjp",
         "vector_norm_jvp",
         "vector_norm_vjp",
+    ),
+    "spectral": (
+        "eig_jvp",
+        "eig_vjp",
+        "eigh_jvp",
+        "eigh_vjp",
+        "eigvals_jvp",
+        "eigvals_vjp",
+        "eigvalsh_jvp",
+        "eigvalsh_vjp",
+        "svd_jvp",
+        "svd_vjp",
+        "svdvals_jvp",
+        "svdvals_vjp",
     ),
     "reductions": (
         "average_jvp_weights",

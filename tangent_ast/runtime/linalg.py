@@ -13,11 +13,16 @@ from .errors import TangentAstError
 from .reductions import extremum_mask
 from .sequences import leaf_like
 from .shapes import as_floating, keep_reduced, reduced_axes, scalar_like
-from .tangents import TangentTuple, real_like, unbroadcast
+from .tangents import TangentTuple, unbroadcast
 
 
 def _T(a):
     return np.swapaxes(a, -1, -2)
+
+
+def _H(a):
+    """The conjugate transpose of the matrices in ``a``'s last two axes (``_T`` of a real one)."""
+    return np.conj(np.swapaxes(a, -1, -2)) if np.iscomplexobj(a) else np.swapaxes(a, -1, -2)
 
 
 def matmul_vjp_left(ct, x, y):
@@ -250,10 +255,10 @@ def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
     norms' is the conjugate of ``u v^H``."""
     kind, ax = _norm_kind(np.ndim(x), ord, axis)
     n = keep_reduced(ans, x, ax, keepdims) if np.ndim(x) else ans
-    if kind == "matrix" and ord in (2, "nuc") and ax in ((0, 1), (-2, -1)) and np.ndim(x) == 2:
-        u, _s, vt = np.linalg.svd(x, full_matrices=False)
-        g = np.conj(np.outer(u[:, 0], vt[0]) if ord == 2 else u @ vt)
-        return np.where(n == 0, 0.0, g)  # the singular vectors of 0 are arbitrary
+    if kind == "matrix" and ord not in (None, "fro"):
+        rows, cols = ax[0] % np.ndim(x), ax[1] % np.ndim(x)
+        g = _matrix_norm_grad_last(np.moveaxis(x, (rows, cols), (-2, -1)), ord)
+        return np.where(n == 0, 0.0, np.moveaxis(g, (-2, -1), (rows, cols)))
     if np.iscomplexobj(x):
         size = np.abs(x)
         return norm_grad(ans, size, ord, axis, keepdims) * safe_divide(np.conj(x), size)
@@ -272,6 +277,36 @@ def norm_grad(ans, x, ord=None, axis=None, keepdims=False):
         "has no derivative rule",
         hint="vector norms (any ord), and Frobenius, nuclear and spectral (2-D) matrix norms "
         "have one; write the norm out with np.sum/np.max otherwise",
+    )
+
+
+def _matrix_norm_grad_last(m, ord):
+    """``d norm(m, ord) / dm`` of the matrices in the last two axes of ``m`` (0 where the
+    norm is 0 is the caller's): for the spectral norms the conjugate of ``u_k v_k^H`` at the
+    largest (``2``) or smallest (``-2``) singular value, for the nuclear norm of ``u v^H``;
+    for the 1- and inf-norms the sign of the entries of the column (row) whose sum of
+    magnitudes is the extremum (ties share)."""
+    if ord in (2, -2, "nuc"):
+        u, _s, vt = np.linalg.svd(m, full_matrices=False)
+        if ord != "nuc":
+            k = 0 if ord == 2 else -1
+            u, vt = u[..., :, k, None], vt[..., k, None, :]
+        return np.conj(u @ vt)
+    if ord in (1, -1, np.inf, -np.inf):
+        # ord 1: the largest sum of magnitudes down a column (summed over the rows, axis -2,
+        # the extremum over the columns, axis -1); inf: along a row
+        summed, across = (-2, -1) if ord in (1, -1) else (-1, -2)
+        size = np.abs(m)
+        sums = np.sum(size, axis=summed, keepdims=True)
+        if ord > 0:
+            extreme = np.max(sums, axis=across, keepdims=True)
+        else:
+            extreme = np.min(sums, axis=across, keepdims=True)
+        mask = extremum_mask(extreme, sums, across, keepdims=True)
+        return mask * (safe_divide(np.conj(m), size) if np.iscomplexobj(m) else np.sign(m))
+    raise TangentAstError(
+        f"np.linalg.norm(..., ord={ord!r}) of a matrix has no derivative rule",
+        hint="matrix norms with ord None, 'fro', 'nuc', 1, -1, 2, -2, inf and -inf have one",
     )
 
 
@@ -343,36 +378,6 @@ def slogdet_vjp(ct, ans, x):
     if ct_log is None:
         return np.zeros(np.shape(x), dtype=np.result_type(x, float))
     return np.asarray(ct_log)[..., None, None] * _T(np.linalg.inv(x))
-
-
-def eigvalsh_jvp(dx, ans, x, UPLO="L"):
-    """Tangent of ``eigvalsh(x)`` (distinct eigenvalues): ``diag(V^T dx V)`` on the triangle
-    read."""
-    _, v = np.linalg.eigh(x, UPLO)
-    d = _symmetric_from_lower(dx) if UPLO == "L" else _T(_symmetric_from_lower(_T(dx)))
-    return np.einsum("...ji,...jk,...ki->...i", v, d, v)
-
-
-def eigvalsh_vjp(ct, ans, x, UPLO="L"):
-    """Cotangent of ``x`` for ``eigvalsh(x)``: ``V diag(ct) V^T`` on the triangle read."""
-    _, v = np.linalg.eigh(x, UPLO)
-    g = (v * np.asarray(ct)[..., None, :]) @ _T(v)
-    lower = np.tril(g + _T(g)) - np.eye(g.shape[-1]) * g
-    return lower if UPLO == "L" else _T(lower)
-
-
-def eigvals_jvp(dx, ans, x):
-    """Tangent of ``eigvals(x)`` (distinct eigenvalues): ``diag(V^-1 dA V)``, complex."""
-    _, v = np.linalg.eig(x)
-    return np.diagonal(np.linalg.solve(v, dx @ v), axis1=-2, axis2=-1)
-
-
-def eigvals_vjp(ct, ans, x):
-    """Cotangent of ``x`` for ``eigvals(x)``: the transpose ``(V diag(ct) V^-1)^T``, real for
-    a real ``x``."""
-    _, v = np.linalg.eig(x)
-    g = np.linalg.solve(_T(v), _T(v * np.asarray(ct)[..., None, :]))
-    return real_like(g, x)
 
 
 def _einsum_letters(subscripts, operands):
@@ -510,18 +515,6 @@ def matrix_norm_vjp(ct, ans, x, keepdims=False, ord="fro"):
     return _matrix_norm_grad(ans, x, keepdims, ord) * c
 
 
-def svdvals_jvp(dx, ans, x):
-    """Tangent of ``np.linalg.svdvals`` (distinct singular values): ``u_i^T dx v_i``."""
-    u, _s, vt = np.linalg.svd(x, full_matrices=False)
-    return np.einsum("...ji,...jk,...ik->...i", u, dx, vt)
-
-
-def svdvals_vjp(ct, ans, x):
-    """Cotangent of ``x`` for ``np.linalg.svdvals``: ``u diag(ct) v^T``."""
-    u, _s, vt = np.linalg.svd(x, full_matrices=False)
-    return (u * np.asarray(ct)[..., None, :]) @ vt
-
-
 def vecdot_vjp(ct, other, x, axis=-1, conjugated=False):
     """Cotangent of ``x`` for ``vecdot(other, x)`` over ``axis`` (``sum(conj(other) * x)``),
     or, ``conjugated``, for ``vecdot(x, other)``, conjugate-linear in ``x``: the conjugate of
@@ -586,96 +579,11 @@ def _parts(ct, n):
     return (None,) * n if ct is None else tuple(ct)
 
 
-def _from_triangle(dx, UPLO):
-    """The symmetric matrix built from the triangle of ``dx`` that ``eigh``/``eigvalsh`` read."""
-    return _symmetric_from_lower(dx) if UPLO == "L" else _T(_symmetric_from_lower(_T(dx)))
-
-
-def _onto_triangle(g, UPLO):
-    """The adjoint of :func:`_from_triangle`: ``g`` gathered onto the triangle read."""
-    lower = np.tril(g + _T(g)) - np.eye(g.shape[-1]) * g
-    return lower if UPLO == "L" else _T(lower)
-
-
 def _gap_inverse(w):
     """``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it (distinct ``w``)."""
     diff = w[..., None, :] - w[..., :, None]
     eye = np.eye(w.shape[-1], dtype=bool)
     return np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, diff))
-
-
-def eigh_jvp(dx, ans, x, UPLO="L"):
-    """Tangents ``(dw, dv)`` of ``eigh(x)`` (distinct eigenvalues): ``dw = diag(V^T dA V)``,
-    ``dv = V (F o V^T dA V)`` with ``dA`` the symmetric matrix of the triangle read."""
-    w, v = ans
-    p = _T(v) @ _from_triangle(dx, UPLO) @ v
-    dw = np.diagonal(p, axis1=-2, axis2=-1).copy()
-    dv = v @ (_gap_inverse(w) * p)
-    return _tuple_like(ans, (dw, dv))
-
-
-def eigh_vjp(ct, ans, x, UPLO="L"):
-    """Cotangent of ``x`` for ``eigh(x)``: ``V (diag(ct_w) + F o V^T ct_v) V^T`` on the triangle
-    read."""
-    w, v = ans
-    ct_w, ct_v = _parts(ct, 2)
-    inner = np.zeros(np.shape(x), dtype=np.result_type(x, float))
-    if ct_w is not None:
-        inner = inner + np.asarray(ct_w)[..., None, :] * np.eye(w.shape[-1])
-    if ct_v is not None:
-        inner = inner + _gap_inverse(w) * (_T(v) @ ct_v)
-    return _onto_triangle(v @ inner @ _T(v), UPLO)
-
-
-def _check_svd(x, full_matrices, compute_uv, hermitian):
-    if hermitian:
-        raise TangentAstError("svd derivatives support hermitian=False only")
-    m, n = np.shape(x)[-2:]
-    if compute_uv and full_matrices and m != n:
-        raise TangentAstError("svd derivatives of a non-square matrix need full_matrices=False")
-
-
-def svd_jvp(dx, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
-    """Tangents of ``svd(x)`` (distinct non-zero singular values), after Townsend (2016)."""
-    _check_svd(x, full_matrices, compute_uv, hermitian)
-    if not compute_uv:
-        return svdvals_jvp(dx, ans, x)
-    u, s, vt = ans
-    v = _T(vt)
-    p = _T(u) @ dx @ v
-    ds = np.diagonal(p, axis1=-2, axis2=-1).copy()
-    f = _gap_inverse(s**2)
-    ps = p * s[..., None, :]  # P S
-    sp = s[..., :, None] * p  # S P
-    du = u @ (f * (ps + _T(ps))) + (dx @ v - u @ p) / s[..., None, :]
-    dv = v @ (f * (sp + _T(sp))) + (_T(dx) @ u - v @ _T(p)) / s[..., None, :]
-    return _tuple_like(ans, (du, ds, _T(dv)))
-
-
-def svd_vjp(ct, ans, x, full_matrices=True, compute_uv=True, hermitian=False):
-    """Cotangent of ``x`` for ``svd(x)`` (distinct non-zero singular values)."""
-    _check_svd(x, full_matrices, compute_uv, hermitian)
-    if not compute_uv:
-        return svdvals_vjp(ct, ans, x)
-    u, s, vt = ans
-    v = _T(vt)
-    ct_u, ct_s, ct_vt = _parts(ct, 3)
-    f = _gap_inverse(s**2)
-    k = s.shape[-1]
-    inner = np.zeros(np.shape(s) + (k,))
-    g = np.zeros(np.shape(x), dtype=np.result_type(x, float))
-    if ct_s is not None:
-        inner = inner + np.asarray(ct_s)[..., None, :] * np.eye(k)
-    if ct_u is not None:
-        j = _T(u) @ ct_u
-        inner = inner + (f * (j - _T(j))) * s[..., None, :]
-        g = g + (ct_u - u @ j) / s[..., None, :] @ vt
-    if ct_vt is not None:
-        ct_v = _T(ct_vt)
-        j = _T(v) @ ct_v
-        inner = inner + s[..., :, None] * (f * (j - _T(j)))
-        g = g + u @ (_T(ct_v - v @ j) / s[..., :, None])
-    return g + u @ inner @ vt
 
 
 def _check_qr(x, mode):

@@ -80,6 +80,7 @@ holds_for_complex(
     np.arccos,
     np.arctan,
     np.arcsinh,
+    np.arccosh,
     np.arctanh,
     np.sinc,
     # holomorphic: products and matrix functions (transposes, no conjugates)
@@ -208,6 +209,13 @@ holds_for_complex(
     # part, then imaginary part; a permutation, fixed where the values are distinct)
     np.sort,
     np.partition,
+    # the extremum in that order: the entry picked (ties share), complex-linear in it
+    np.max,
+    np.min,
+    np.amax,
+    np.amin,
+    np.ndarray.max,
+    np.ndarray.min,
     # copies and conversions of one array
     np.array,
     np.asarray,
@@ -218,6 +226,12 @@ holds_for_complex(
     np.ndarray.copy,
     # not holomorphic, but their rules are the complex ones already
     np.linalg.norm,  # d|z| = Re(conj(z) dz) / |z| entry by entry; u v^H for ord 2 and "nuc"
+    # singular values and Hermitian eigenvalues: d s_i = Re(u_i^H dx v_i); the singular vectors
+    # of a complex matrix (fixed up to a phase only) are refused where svd is called
+    np.linalg.svdvals,
+    np.linalg.svd,
+    np.linalg.eigvalsh,
+    np.linalg.eigh,  # its eigenvectors in reverse mode only, where phase-independence is checked
     np.var,  # d var = Re(2 sum(conj(z - mean) dz)) / (N - ddof)
     np.ndarray.var,
     np.std,

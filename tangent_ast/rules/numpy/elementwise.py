@@ -35,7 +35,9 @@ ELEMENTWISE = [
     (np.cosh, lambda ans, x: np.sinh(x)),
     (np.tanh, lambda ans, x: 1 - ans**2),
     (np.arcsinh, lambda ans, x: 1 / np.sqrt(x**2 + 1)),
-    (np.arccosh, lambda ans, x: runtime.safe_divide(1, np.sqrt(x**2 - 1))),
+    # sqrt(x - 1) sqrt(x + 1), not sqrt(x ** 2 - 1): the same for real x, and the principal
+    # branch's derivative for complex x (of negative real part too)
+    (np.arccosh, lambda ans, x: runtime.safe_divide(1, np.sqrt(x - 1) * np.sqrt(x + 1))),
     (np.arctanh, lambda ans, x: 1 / (1 - x**2)),
     (np.exp, lambda ans, x: ans),
     (np.exp2, lambda ans, x: ans * np.log(2)),
