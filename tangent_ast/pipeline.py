@@ -11,6 +11,7 @@
     normalize  one operation per statement, structured returns            front/lowering/
     ssa        each name assigned once per path, explicit joins           front/ssa.py
     kinds      what each value is, from the signature                     analysis/kind_inference.py
+    write out  np.r_[...], np.c_[...], np.gradient of n-d: as NumPy does   analysis/written_out.py
     lists      a list given to a NumPy function: np.asarray of it first   analysis/list_arguments.py
     aliasing   a += b on a shared array followed, or refused              analysis/shared_updates.py
     views      views read after their base changes refused, or copied     analysis/views.py
@@ -59,6 +60,7 @@ from .analysis.kind_inference import infer
 from .analysis.list_arguments import arrays_from_lists
 from .analysis.shared_updates import check_augmented, follow_argument_aliases, follow_shared_updates
 from .analysis.views import check_views, copy_views
+from .analysis.written_out import write_out
 from .cache.cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
     DerivedRule,
     RuleCache,
@@ -120,7 +122,7 @@ from .vocabulary.calling import PLAIN, Spread, flat_params, flatten
 from .vocabulary.kinds import UNKNOWN, Kind, Tag, canonical, describe_signature
 from .vocabulary.naming import Namer, rule_base
 from .vocabulary.syntax import attribute, name, unparse, updated_arrays
-from .vocabulary.trees import copy_tree, walk
+from .vocabulary.trees import copy_tree, twins_by_id, walk
 
 MODES = tuple(mode.value for mode in Mode)
 STAGE_NAMES = (
@@ -190,12 +192,22 @@ def front(fn, signature, trace=False, form=PLAIN):
     # SSA rewrites the function in place; the normalized one is read again only to find
     # the loops to checkpoint in the copy, by their places
     ssa_fn = copy_tree(normalized) if normalizer.checkpoints else normalized
-    checkpoints = _same_loops(normalizer.checkpoints, normalized, ssa_fn)
+    checkpoints = twins_by_id(normalizer.checkpoints, normalized, ssa_fn, gast.For)
+    # each loop's item read, and whether its loop was over d.items() or the like
+    viewed = {id(s) for s in normalizer.dict_view_reads}
+    item_reads = {id(s): id(s) in viewed for s in normalizer.item_reads}
+    item_reads = twins_by_id(item_reads, normalized, ssa_fn)
     info = to_ssa(ssa_fn, namer, lambda: _runtime_attribute(scope, namer, "UNSET"))
     scope.locals |= set(info.origin) | temps
     if trace:
         snapshots["ssa"] = _source(ssa_fn)
     kinds = infer(ssa_fn, scope, signature, result_kind, info.unset)
+    while made := write_out(
+        parsed, ssa_fn, scope, kinds, namer, item_reads
+    ):  # np.r_[x, c] and the like
+        scope.locals |= set(made)
+        temps |= set(made)
+        kinds = infer(ssa_fn, scope, signature, result_kind, info.unset)
     made_arrays = arrays_from_lists(ssa_fn, scope, kinds, namer)
     if made_arrays:  # np.sum(b) of a list b: np.sum(b_array), b_array = np.asarray(b)
         scope.locals |= set(made_arrays)
@@ -233,22 +245,6 @@ def front(fn, signature, trace=False, form=PLAIN):
 def _runtime_attribute(scope, namer, attr):
     """``runtime.<attr>``, the runtime bound in ``scope`` under a name of its own."""
     return attribute(scope.bind(runtime, namer, "runtime"), attr)
-
-
-def _same_loops(by_loop, original, copied):
-    """``by_loop`` keyed by the loops of ``copied`` (a deep copy of ``original``), which
-    SSA keeps as they are while it renames inside them."""
-    if not by_loop:
-        return {}
-
-    def loops(fn):
-        return [n for n in walk(fn) if isinstance(n, gast.For)]
-
-    return {
-        id(twin): by_loop[id(loop)]
-        for loop, twin in zip(loops(original), loops(copied), strict=True)
-        if id(loop) in by_loop
-    }
 
 
 _RESULT_KINDS: dict[tuple, tuple] = {}

@@ -61,3 +61,31 @@ def test_the_std_of_equal_elements_has_derivative_zero(x):
 )
 def test_derived_and_right_at_second_order(fn, args):
     check_grads(fn, args, order=2)  # Hessian-vector products both ways: not refused
+
+
+@pytest.mark.parametrize("fn, args", trust.ITERATION, ids=lambda v: getattr(v, "__name__", ""))
+def test_a_loop_runs_over_what_python_iterates(fn, args):
+    """Over a dict's keys, and over the iterable as the loop started: derived, right."""
+    value, _ = ta.value_and_grad(fn)(*copy.deepcopy(args))
+    assert value == fn(*copy.deepcopy(args))
+    check_grads(fn, args)
+
+
+class Pairs:
+    def __init__(self, values):
+        self.values_ = values
+
+    def items(self):
+        return list(enumerate(self.values_))
+
+
+def items_of_an_object(p, x):
+    s = 0.0
+    for k, v in p.items():
+        s = s + v * x
+    return s
+
+
+def test_a_loop_over_items_of_what_is_not_a_dict_is_refused():
+    with pytest.raises(TangentAstError, match=r"a loop over .items\(\).* not known to be a dict"):
+        ta.grad(items_of_an_object, wrt=1)(Pairs([1.0, 2.0]), 0.5)

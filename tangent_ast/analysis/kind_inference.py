@@ -188,6 +188,13 @@ def _int_constant(node):
     return False
 
 
+def _keys_kind(tag, d):
+    """``list(d)`` of a dict: its keys (constants, so no derivative), in order where known."""
+    if d.fields is None:
+        return Kind(tag)
+    return Kind(tag, elements=tuple(kind_of(key) for key in d.fields))
+
+
 def _item_kind(base, index):
     if base.tag is Tag.DICT:
         if (
@@ -196,6 +203,8 @@ def _item_kind(base, index):
             and index.value in base.fields
         ):
             return base.elements[base.fields.index(index.value)]
+        if base.elements:  # a key not known: any entry's (a loop over the dict's keys)
+            return functools.reduce(join, base.elements)
         return UNKNOWN
     if isinstance(index, gast.Constant) and isinstance(index.value, int):
         try:
@@ -318,6 +327,8 @@ class KindInference:
             return like_kind(*args)  # same shape id as its argument
         if fn in (list, tuple) and len(args) == 1 and args[0].tag in (Tag.LIST, Tag.TUPLE):
             return replace(args[0], tag=Tag.LIST if fn is list else Tag.TUPLE)
+        if fn in (list, tuple) and len(args) == 1 and args[0].tag is Tag.DICT:
+            return _keys_kind(Tag.LIST if fn is list else Tag.TUPLE, args[0])
         if fn in (list, tuple) and len(args) == 1 and args[0].tag is Tag.ARRAY:
             return Kind(Tag.LIST if fn is list else Tag.TUPLE)  # the rows of an array
         if fn is list_with and args[0].tag is Tag.LIST:

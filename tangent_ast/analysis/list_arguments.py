@@ -28,24 +28,14 @@ import numpy as np
 from ..rules.registry import lookup
 from ..vocabulary.code_keys import is_library
 from ..vocabulary.kinds import Tag
-from ..vocabulary.syntax import assign, name
+from ..vocabulary.syntax import assign, expand_statements, name
 
 
 def arrays_from_lists(fn, scope, kinds, namer):
     """Write each list argument of differentiable values of a NumPy function as an array
     (see the module docstring). Returns the names made (the caller infers kinds again)."""
     made = []
-
-    def block(stmts):
-        out = []
-        for s in stmts:
-            for field in ("body", "orelse"):
-                if isinstance(getattr(s, field, None), list):
-                    setattr(s, field, block(getattr(s, field)))
-            out += _converted(s, scope, kinds, namer, made)
-        return out
-
-    fn.body = block(fn.body)
+    fn.body = expand_statements(fn.body, lambda s: _converted(s, scope, kinds, namer, made))
     return made
 
 

@@ -68,8 +68,9 @@ def _rebuild_like(x, parts):
         new = copy.copy(x)
         new.__dict__.update(zip(sorted(vars(x)), parts, strict=True))
         return new
-    if isinstance(x, dict):
-        return dict(zip(sorted(x, key=repr), parts, strict=True))
+    if isinstance(x, dict):  # in x's own order: a loop over the dict runs in it
+        by_key = dict(zip(sorted(x, key=repr), parts, strict=True))
+        return {k: by_key[k] for k in x}
     return type(x)(parts) if isinstance(x, list) else tuple(parts)
 
 

@@ -1,6 +1,6 @@
 """Python as people write it around NumPy: a ``with`` block around a computation, a list of
-values handed to a NumPy function, the function a call returns called at once. A block
-reads like this::
+values handed to a NumPy function, the function a call returns called at once, a loop over a
+dict's keys or over a list the loop rebinds. A block reads like this::
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -33,6 +33,39 @@ _FORMS = [
     ((), True, ["lst = [{a}, {a} * {b}, 1.5]", "{name} = np.sum(np.sin(lst)) * {b}"]),
     ((), False, ["lst = [{a}, {a} * {b}]", "{name} = np.sum(np.cos(lst), axis=0) + {b}"]),
     (("make_scale",), False, ["{name} = make_scale(1.5)({a}) * {b}"]),
+    # a loop over a dict runs over its keys (integer keys out of order: its items are not
+    # d[0], d[1]), and over the iterable as it was when the loop started
+    (
+        (),
+        False,
+        [
+            "d = {{1: {a}, 0: {b} * 2.0, 'w': {a} * {b}}}",
+            "{name} = 0.0 * {a}",
+            "for j, key in enumerate(d):",
+            "    {name} = {name} + d[key] * (j + 1.0)",
+        ],
+    ),
+    (
+        (),
+        False,
+        [
+            "d = {{1: {a}, 0: np.sin({b})}}",
+            "{name} = {b} * 1.0",
+            "for key in reversed(d):",
+            "    {name} = {name} * 0.5 + d[key] * (key + 1.0)",
+        ],
+    ),
+    (
+        (),
+        False,
+        [
+            "vals = [{a}, {b}]",
+            "{name} = 0.0 * {b}",
+            "for v in vals:",
+            "    {name} = {name} + v * {b}",
+            "    vals = [vals[1], vals[0] * 0.5]",
+        ],
+    ),
 ]
 
 

@@ -188,11 +188,12 @@ def _gradient_form(f, spacing, axis, edge_order):
             "np.gradient with edge_order=2 or with coordinates instead of one step has no rule",
             hint="write the differences out (x[2:] - x[:-2]) / (2 * h)",
         )
-    if axis is None and np.ndim(f) != 1:
+    if isinstance(axis, (tuple, list)) or (axis is None and np.ndim(f) != 1):
         raise TangentAstError(
-            "np.gradient of an array of several dimensions without axis= (it returns one array "
-            "per axis) has no rule",
-            hint="give the axis: np.gradient(f, axis=0)",
+            "np.gradient over several axes (it returns one array per axis) of an array whose "
+            "rank was not known when the rule was derived has no rule",
+            hint="derive with the arguments, so that their ranks are known, or give one axis at "
+            "a time: np.gradient(f, axis=0)",
         )
     return (0 if axis is None else axis), float(spacing[0]) if spacing else 1.0
 

@@ -46,6 +46,18 @@ def assign(target, value, at=None):
     return located(node, at) if at is not None else node
 
 
+def expand_statements(stmts, each):
+    """``stmts`` with each statement, at any depth of ``if`` and loop bodies, replaced by the
+    statements ``each`` gives for it (after its own bodies are expanded)."""
+    out = []
+    for s in stmts:
+        for field in ("body", "orelse"):
+            if isinstance(getattr(s, field, None), list):
+                setattr(s, field, expand_statements(getattr(s, field), each))
+        out += each(s)
+    return out
+
+
 def is_atom(expr, scope):
     if isinstance(expr, (gast.Name, gast.Constant)):
         return True

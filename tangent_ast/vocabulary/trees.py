@@ -190,3 +190,21 @@ def _owned(node, seen, kept, pending):
     seen.add(id(node))
     pending.append(node)
     return node
+
+
+def twins_by_id(by_id, original, copied, node_type=object):
+    """``by_id`` (keyed by ids of nodes of ``original``) keyed by the ids of their twins in
+    ``copied``, a deep copy of ``original`` (or ``original`` itself); the nodes are found
+    among those of ``node_type``, in the same order in both trees. SSA renames in place and
+    keeps statements and loops, so a node noted before it is found after by its twin."""
+    if copied is original or not by_id:
+        return dict(by_id)
+
+    def nodes(tree):
+        return [n for n in walk(tree) if isinstance(n, node_type)]
+
+    return {
+        id(twin): by_id[id(node)]
+        for node, twin in zip(nodes(original), nodes(copied), strict=True)
+        if id(node) in by_id
+    }

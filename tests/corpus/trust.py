@@ -599,6 +599,102 @@ def cumprod_through_a_zero(x):
 CASES += [(list_item_reshaped, (V[:3].copy(), M)), (cumprod_through_a_zero, (V,))]
 
 
+# A loop over a dict runs over its keys: it read d[0], d[1] (the values, where the keys are
+# 0 and 1; a KeyError else).
+def loop_over_int_keys(d, x):
+    s = 0.0
+    for k in d:
+        s = s + k * d[k] * x
+    return s
+
+
+def loop_over_keys_enumerated(d, x):
+    s = 0.0
+    for j, k in enumerate(d):
+        s = s + (j + 1.0) * d[k] * x
+    return s
+
+
+def loop_over_keys_zipped(d, xs):
+    s = 0.0
+    for k, x in zip(d, xs):
+        s = s + d[k] * x
+    return s
+
+
+def loop_over_keys_reversed(d):
+    s = 0.0
+    for k in reversed(d):
+        s = s * 2.0 + d[k]
+    return s
+
+
+# A loop runs over what its iterable was when it started: rebinding the name in the body
+# changed what the loop read.
+def loop_rebinding_its_list(xs):
+    s = 0.0
+    for x in xs:
+        s = s + x * x
+        xs = [2.0 * xs[0], xs[1]]
+    return s
+
+
+def loop_rebinding_its_dict(d):
+    s = 0.0
+    for k in d:
+        s = s + d[k] ** 2
+        d = {"a": d["a"] * 2.0, "b": d["b"]}
+    return s
+
+
+def loop_over_items(d, x):
+    s = 0.0
+    for k, v in d.items():
+        s = s + v * x * (k + 1.0)
+    return s
+
+
+def loop_over_values(d):
+    s = 0.0
+    for v in d.values():
+        s = s * 2.0 + v**2
+    return s
+
+
+def sum_over_values(d):
+    return sum(v**2 for v in d.values()) + np.sum([d[k] for k in d.keys()])
+
+
+def loop_over_sorted_keys(d):
+    s = 0.0
+    for k in sorted(d):
+        s = s * 2.0 + d[k]
+    return s
+
+
+def sorted_values(xs):
+    ys = sorted(xs)
+    return ys[0] * 2.0 + ys[1]
+
+
+ITERATION = [
+    (loop_over_items, ({1: 2.0, 0: 3.0}, 1.5)),
+    (loop_over_values, ({1: 2.0, 0: 3.0},)),
+    (sum_over_values, ({"b": 1.5, "a": 2.0},)),
+    (loop_over_sorted_keys, ({"b": 1.5, "a": 2.0},)),
+    (sorted_values, ([3.0, 1.0, 2.0],)),
+    (sorted_values, (np.array([3.0, 1.0, 2.0]),)),
+    (loop_over_int_keys, ({0: 1.0, 1: 0.5}, 1.5)),
+    (loop_over_int_keys, ({1: 2.0, 0: 3.0}, 1.5)),
+    (loop_over_keys_enumerated, ({"b": 1.5, "a": 2.0}, 0.7)),
+    (loop_over_keys_zipped, ({"b": 1.5, "a": 2.0}, [1.0, 2.0])),
+    (loop_over_keys_reversed, ({"b": 1.5, "a": 2.0},)),
+    (loop_rebinding_its_list, ([1.0, 2.0],)),
+    (loop_rebinding_its_dict, ({"b": 1.5, "a": 2.0},)),
+]
+CASES += ITERATION
+
+
 # two partials of one function, bound to other values, through tangent_ast's API: their
 # wrapper modules were one (the loader's values were not in the rules' module names), so
 # both gradients read one partial's exponent; and the exponent's zero tangent times the

@@ -70,6 +70,8 @@ class HigherOrderLowering:
             return self.comprehension(comp, at)
         if fn in (builtins.sorted, builtins.min, builtins.max) and "key" in keys:
             return self.ordered(fn, call, keys, at)
+        if fn is builtins.sorted:  # sorted(xs): by the items themselves
+            return self.ordered(fn, call, keys, at)
         return None
 
     def applied(self, func, args, at):
@@ -140,13 +142,15 @@ class HigherOrderLowering:
 
     def ordered(self, fn, call, keys, at):
         """``sorted(xs, key=f)`` -> the items at the positions ``runtime.sorted_order`` gives
-        for ``[f(x) for x in xs]``; ``min``/``max(xs, key=f)`` the first of those positions."""
+        for ``[f(x) for x in xs]`` (``[x for x in xs]`` without ``key``); ``min``/``max(xs,
+        key=f)`` the first of those positions. The items are ``list(xs)``, what iterating
+        ``xs`` gives: the keys of a dict."""
         if fn is builtins.sorted and len(call.args) != 1:
             return None
         if set(keys) - ({"key", "reverse"} if fn is builtins.sorted else {"key"}):
             return None
         items = (
-            call.args[0]
+            gast.Call(func=self.builtin("list"), args=[call.args[0]], keywords=[])
             if len(call.args) == 1
             else gast.List(elts=list(call.args), ctx=gast.Load())
         )
@@ -158,7 +162,7 @@ class HigherOrderLowering:
             )
         )
         key_of = gast.ListComp(
-            elt=self.applied(keys["key"], [name(item)], at),
+            elt=self.applied(keys["key"], [name(item)], at) if "key" in keys else name(item),
             generators=[
                 gast.comprehension(
                     target=name(item, gast.Store()), iter=name(xs), ifs=[], is_async=0

@@ -34,7 +34,7 @@ import copy
 import gast
 
 from ...runtime.checkpoints import checkpointed
-from ...vocabulary.syntax import assign, call_name, located, name
+from ...vocabulary.syntax import assign, call_name, located, name, stored_names
 from ..checks import unsupported
 from .jumps import append_fallthrough, loop_level, mark_breaks
 from .operations import temp_base
@@ -77,11 +77,16 @@ class LoopLowering:
         """``for x in <iterable>`` -> ``for i in range(...)`` with ``x = xs[i]`` first in the
         body. ``for t in checkpointed(range(T), snapshots=k)`` is ``for t in range(T)``,
         its loop noted in ``self.checkpoints`` with ``k``."""
+        s, viewed = self.over_dict_view(s)
         iterable, snapshots = self.checkpoint_marker(s.iter, s)
         pre, header, prefix, range_args = self.loop_header(s.target, iterable, s)
         before, s, orelse = self.loop_else(s)
         pre += before
         body = self.loop_body(prefix + s.body)
+        reads = _items_read(body, prefix)
+        self.item_reads += reads
+        if viewed:
+            self.dict_view_reads += reads
         loop = located(
             gast.For(
                 target=name(header, gast.Store()),
@@ -96,6 +101,57 @@ class LoopLowering:
         if snapshots is not None:
             self.checkpoints[id(loop)] = snapshots
         return pre + range_pre + [loop] + self.block(orelse)
+
+    def over_dict_view(self, s):
+        """``for k, v in d.items()`` -> ``for k in d: v = d[k]``; ``for v in d.values()`` ->
+        ``for key in d: v = d[key]``; ``for k in d.keys()`` -> ``for k in d`` (a loop over a
+        dict runs over its keys: analysis/written_out.py). ``(the loop, whether it was
+        over a view)``; that ``d`` is a dict is checked once kinds are known."""
+        it = s.iter
+        if not (
+            isinstance(it, gast.Call)
+            and isinstance(it.func, gast.Attribute)
+            and it.func.attr in ("items", "values", "keys")
+            and not it.args
+            and not it.keywords
+        ):
+            return s, False
+        view, owner = it.func.attr, it.func.value
+        if isinstance(owner, gast.Name) and owner.id in stored_names(s.body):
+            raise unsupported(
+                self.parsed,
+                s,
+                f"assigning {owner.id} in a loop over {owner.id}.{view}()",
+                f"loop over a copy: for ... in dict({owner.id}).{view}()",
+            )
+        target, first = s.target, []
+        if view == "items":
+            if not (isinstance(target, gast.Tuple) and len(target.elts) == 2):
+                raise unsupported(
+                    self.parsed,
+                    s,
+                    "a loop over d.items() whose variable is not a pair (k, v)",
+                    "write for k, v in d.items():",
+                )
+            target, value = target.elts
+            if not isinstance(target, gast.Name):
+                key = self.namer.fresh("key")
+                first.append(
+                    located(gast.Assign(targets=[target], value=name(key), type_comment=None), s)
+                )
+                target = name(key, gast.Store())
+            read = gast.Subscript(
+                value=copy.deepcopy(owner), slice=name(target.id), ctx=gast.Load()
+            )
+            first.insert(0, located(gast.Assign(targets=[value], value=read, type_comment=None), s))
+        elif view == "values":
+            key = self.namer.fresh("key")
+            read = gast.Subscript(value=copy.deepcopy(owner), slice=name(key), ctx=gast.Load())
+            first.append(located(gast.Assign(targets=[target], value=read, type_comment=None), s))
+            target = name(key, gast.Store())
+        loop = copy.copy(s)
+        loop.target, loop.iter, loop.body = target, owner, first + s.body
+        return loop, True
 
     def checkpoint_marker(self, iterable, at):
         """``(the iterable, the number of snapshots)`` of ``checkpointed(iterable, k)``;
@@ -154,7 +210,7 @@ class LoopLowering:
             and len(target.elts) == 2
             and isinstance(target.elts[0], gast.Name)
         ):
-            pre, seq = self.atom(iterable.args[0], at)
+            pre, seq = self.iterated(iterable.args[0], at)
             index = target.elts[0].id
             return pre, index, [self._item(target.elts[1], seq, index, at)], [self._len(seq)]
         strict = _zip_strict(iterable.keywords) if kind == "zip" else None
@@ -166,7 +222,7 @@ class LoopLowering:
         ):
             pre, seqs = [], []
             for a in iterable.args:
-                more, seq = self.atom(a, at)
+                more, seq = self.iterated(a, at)
                 pre += more
                 seqs.append(seq)
             lengths = [self._len(q) for q in seqs]
@@ -182,7 +238,7 @@ class LoopLowering:
             items = [self._item(t, q, index, at) for t, q in zip(target.elts, seqs, strict=True)]
             return pre, index, items, [count]
         if kind == "reversed" and len(iterable.args) == 1:
-            pre, seq = self.atom(iterable.args[0], at)
+            pre, seq = self.iterated(iterable.args[0], at)
             last = gast.BinOp(left=self._len(seq), op=gast.Sub(), right=gast.Constant(1, None))
             return (
                 pre,
@@ -197,8 +253,19 @@ class LoopLowering:
                 f"this use of {kind} in a for loop",
                 "loop over range(len(...)) and index explicitly",
             )
-        pre, seq = self.atom(iterable, at)
+        pre, seq = self.iterated(iterable, at)
         return pre, index, [self._item(target, seq, index, at)], [self._len(seq)]
+
+    def iterated(self, iterable, loop):
+        """(statements, atom) for what ``loop`` iterates over: the object the iterable is
+        when the loop starts, as Python's ``for`` takes it, under a name of its own where
+        the loop assigns the name it is read from (``for x in xs: ... xs = ...``)."""
+        pre, seq = self.atom(iterable, loop)
+        if isinstance(seq, gast.Name) and seq.id in stored_names(loop.body):
+            kept = self.namer.fresh(f"{seq.id}_iterated")
+            pre.append(located(assign(kept, name(seq.id)), loop))
+            seq = name(kept)
+        return pre, seq
 
     def _len(self, seq):
         return gast.Call(func=self.builtin("len"), args=[copy.deepcopy(seq)], keywords=[])
@@ -211,14 +278,19 @@ class LoopLowering:
                 "unpacking the loop variable",
                 "assign the element to a name and index it in the body",
             )
-        return located(
-            gast.Assign(
-                targets=[name(target.id, gast.Store())],
-                value=gast.Subscript(value=copy.deepcopy(seq), slice=name(index), ctx=gast.Load()),
-                type_comment=None,
-            ),
-            at,
-        )
+        read = gast.Subscript(value=copy.deepcopy(seq), slice=name(index), ctx=gast.Load())
+        return located(assign(target.id, read), at)
+
+
+def _items_read(body, prefix):
+    """The statements of the lowered ``body`` that are those of ``prefix``, the reads of the
+    loop's items it starts with (each lowers to itself)."""
+    lowered = body[: len(prefix)]
+    assert all(
+        isinstance(s, gast.Assign) and s.targets[0].id == p.targets[0].id
+        for s, p in zip(lowered, prefix, strict=True)
+    ), "a loop's item reads start its lowered body"
+    return lowered
 
 
 def _zip_strict(keywords):

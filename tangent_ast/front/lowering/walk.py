@@ -83,6 +83,10 @@ class Normalizer(
         self.augmented: set[tuple[int, int, str]] = set()
         self.handlers: list[int] = []  # lines of the except clauses left to the primal
         self.checkpoints: dict[int, int] = {}  # id of a checkpointed loop -> its snapshots
+        # the statements reading a loop's item (x = xs[i]): a dict's item is a key, known
+        # once kinds are (analysis/written_out.py)
+        self.item_reads: list[gast.Assign] = []
+        self.dict_view_reads: list[gast.Assign] = []  # of a loop over d.items() and the like
         # names made for calls of tangent_ast's API -> what they stand for (api_calls.py), and
         # the pullbacks (linear maps) of vjp (linearize) -> the name their calls call
         self.made: dict[str, object] = {}
