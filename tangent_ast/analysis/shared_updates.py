@@ -498,11 +498,14 @@ def check_helper_updates(parsed, fn, origin, kinds, unsure):
         if found is None or kind.tag is Tag.LIST or (kind.tag is Tag.ARRAY and kind.ndim):
             continue
         helper, param = found
+        known = kind.tag is not Tag.UNKNOWN or kind.ndim == 0
+        what = f"is {kind.describe()}" if known else "may be a number (its kind is not known)"
         raise unsupported(
             parsed,
             n,
             f"passing {user!r} to {helper}, which updates its argument {param!r} with +=, "
-            f"while {user!r} is {kind.describe()} there: += would rebind {param!r} in {helper} "
-            f"alone, and {user!r} would not change",
-            f"have {helper} return the new value ({user} = {helper}(...)), or pass an array",
+            f"while {user!r} {what} there: += rebinds a number's {param!r} in {helper} "
+            f"alone, and {user!r} does not change",
+            f"have {helper} return the new value ({user} = {helper}(...)), or pass an array"
+            + ("" if known else "; or derive the rule with the arguments (args=...)"),
         )
