@@ -2,6 +2,8 @@
 right (finite differences, dot-product test, argument state) or refused clearly."""
 
 import copy
+
+import numpy as np
 import pytest
 
 import tangent_ast as ta
@@ -89,3 +91,19 @@ def items_of_an_object(p, x):
 def test_a_loop_over_items_of_what_is_not_a_dict_is_refused():
     with pytest.raises(TangentAstError, match=r"a loop over .items\(\).* not known to be a dict"):
         ta.grad(items_of_an_object, wrt=1)(Pairs([1.0, 2.0]), 0.5)
+
+
+def gradient_of_a_dict_read_again(d):
+    """A gradient made inside differentiated code, a dict: its cotangent adds entry by
+    entry (it was added with +, which dicts do not have)."""
+    g = ta.grad(_dict_loss)(d)
+    return np.sum(g["a"]) + np.sum(np.sin(g["a"])) + np.sum(np.sin(g["b"]))
+
+
+def _dict_loss(d):
+    return np.sum(np.sin(d["a"])) + np.sum(np.cos(d["b"]))
+
+
+def test_a_dict_gradient_inside_differentiated_code():
+    d = {"a": np.array([0.3, -1.2]), "b": np.array([[0.5], [2.0]])}
+    check_grads(gradient_of_a_dict_read_again, (d,))

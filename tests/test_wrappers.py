@@ -36,6 +36,26 @@ CASES = [
 ]
 
 
+T = np.random.default_rng(0).standard_normal((3, 4, 5))
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 1), (0, -1), (2, 0, 1)])
+def test_a_primitive_given_keywords_is_derived_for_their_values(axis):
+    """check_grads(np.gradient, ..., kwargs={"axis": a}) for each a in turn: the def around
+    it writes a constant keyword as its value (it was a global, and the rule derived for the
+    first value was reused for the others)."""
+    check_grads(np.gradient, (T,), kwargs={"axis": axis})
+    check_grads(functools.partial(np.gradient, axis=axis), (T,))
+
+
+def calls_with_a_slice_of_its_args(*args):
+    return weighted_loss(np.sin(args[0]), *args[1:]) + weighted_loss(*args[:-1])
+
+
+def test_a_starred_slice_of_args_is_the_arguments_it_holds():
+    check_grads(calls_with_a_slice_of_its_args, (V, A, 0.5))
+
+
 @pytest.mark.parametrize("fn, args", CASES, ids=lambda c: getattr(c, "__name__", None) or repr(c)[:40])
 def test_a_primitive_given_directly_differentiates(fn, args):
     check_grads(fn, args, modes=("forward", "reverse"))

@@ -11,6 +11,8 @@ Runs on the SSA function with kinds known; guarantees that
 * a loop over a dict runs over its keys (``for k in d``, ``enumerate(d)``, ``zip(d, ...)``,
   ``reversed(d)``): the loop's item read ``k = d[i]`` is ``k = d_keys[i]`` with
   ``d_keys = list(d)``;
+* ``d.items()``, ``d.values()``, ``d.keys()`` of a dict whose keys the kinds know: the
+  list of its entries, ``[("a", d_a), ("b", d_b)]``;
 * ``np.gradient(f)`` of an array of several dimensions (no ``axis=``, or a tuple of axes),
   which returns one array per axis, is the tuple of one ``np.gradient(f, axis=i)`` per axis,
   each with its step.
@@ -87,7 +89,7 @@ def write_out(parsed, fn, scope, kinds, namer, item_reads=None):
         for s in walk(fn)
         if isinstance(s, gast.Assign)
         and isinstance(s.targets[0], gast.Name)
-        and (value := _literal(s.value)) is not None
+        and (value := _literal(s.value)) is not _NOT_CONSTANT
     }
     writer = _Writer(parsed, scope, namer, KindInference(scope, kinds).of, constants)
 
@@ -96,7 +98,7 @@ def write_out(parsed, fn, scope, kinds, namer, item_reads=None):
             return writer.keys_of_dicts(s, item_reads or {})  # the names it makes: in writer.made
         if not isinstance(s, gast.Assign) or not isinstance(s.targets[0], gast.Name):
             return [s]
-        written = writer.concatenation(s) or writer.gradients(s)
+        written = writer.concatenation(s) or writer.gradients(s) or writer.dict_view(s)
         if written is None:
             return [s]
         writer.made.extend(t.targets[0].id for t in written[:-1])
@@ -239,6 +241,38 @@ class _Writer:
         loop.body = body
         return [*before, loop]
 
+    def dict_view(self, s):
+        """``t = d.items()`` (``.values()``, ``.keys()``) of a dict whose keys the kinds
+        know: the list it holds, ``t = [("a", d_a), ("b", d_b)]`` with ``d_a = d["a"]``;
+        None where ``s`` is not such a statement."""
+        call = s.value
+        if not (
+            isinstance(call, gast.Call)
+            and isinstance(call.func, gast.Attribute)
+            and call.func.attr in ("items", "values", "keys")
+            and isinstance(call.func.value, gast.Name)
+            and not call.args
+            and not call.keywords
+        ):
+            return None
+        owner = call.func.value
+        kind = self.of(owner)
+        if kind.tag is not Tag.DICT or kind.fields is None:
+            return None
+        before, entries = [], []
+        for key in kind.fields:
+            if call.func.attr != "keys":
+                read = gast.Subscript(
+                    value=name(owner.id), slice=gast.Constant(key, None), ctx=gast.Load()
+                )
+                value = self.assigned(before, read, f"{owner.id}_{key}", s)
+            if call.func.attr == "items":
+                pair = gast.Tuple(elts=[gast.Constant(key, None), value], ctx=gast.Load())
+                value = self.assigned(before, pair, "pair", s)
+            entries.append(gast.Constant(key, None) if call.func.attr == "keys" else value)
+        listed = gast.List(elts=entries, ctx=gast.Load())
+        return [*before, assign(s.targets[0].id, listed, s)]
+
     def builtin(self, fn):
         """A builtin by its own name (never shadowed: see vocabulary.naming.Namer)."""
         self.scope.free.setdefault(fn.__name__, fn)
@@ -255,9 +289,10 @@ class _Writer:
         if not call.args or any(isinstance(a, gast.Starred) for a in call.args):
             return None
         kind = self.of(call.args[0])
-        axis = next((k.value for k in call.keywords if k.arg == "axis"), None)
-        if axis is not None:
-            axis = self.constants.get(axis.id) if isinstance(axis, gast.Name) else _literal(axis)
+        given = next((k.value for k in call.keywords if k.arg == "axis"), None)
+        axis = None if given is None else self.constant(given)
+        if axis is _NOT_CONSTANT:
+            return None  # computed: refused by the rule unless it is one axis
         axes = _gradient_axes(axis, kind.ndim if kind.tag is Tag.ARRAY else None)
         spacing = call.args[1:]
         if axes is None or len(spacing) not in (0, 1, len(axes)):
@@ -271,9 +306,19 @@ class _Writer:
             parts.append(self.assigned(before, one, f"{s.targets[0].id}_axis{axis}", s))
         return [*before, assign(s.targets[0].id, gast.Tuple(elts=parts, ctx=gast.Load()), s)]
 
+    def constant(self, atom):
+        """The value of a literal or of a local name assigned one; else ``_NOT_CONSTANT``
+        (a global's value is not folded into a rule: the rule follows it as it changes)."""
+        if isinstance(atom, gast.Name):
+            return self.constants.get(atom.id, _NOT_CONSTANT)
+        return _literal(atom)
+
     def np_call(self, function, args, keywords=()):
         numpy = self.scope.bind(np, self.namer, "np")
         return gast.Call(func=attribute(numpy, function), args=list(args), keywords=list(keywords))
+
+
+_NOT_CONSTANT = object()
 
 
 def _directive(items):
@@ -297,11 +342,11 @@ def _gradient_axes(axis, ndim):
 
 
 def _literal(expr):
-    """The value of a literal expression (``(-1, 0)``), or None."""
+    """The value of a literal expression (``(-1, 0)``), or ``_NOT_CONSTANT``."""
     try:
         return ast.literal_eval(gast.gast_to_ast(expr))
     except (ValueError, TypeError, SyntaxError, AttributeError):
-        return None
+        return _NOT_CONSTANT
 
 
 def _named(item, word):

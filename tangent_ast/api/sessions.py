@@ -183,8 +183,13 @@ def as_function(f, directory):
 
 
 def _wrapper(fn, bound_args, bound_keywords, directory):
-    key = (fn, len(bound_args), tuple(bound_keywords))
+    # a bound constant (axis=(0, 1)) is written in the def, so that its rules are derived
+    # for it (each value a def of its own); any other value is a global the def reads
+    written = {k: repr(v) for k, v in bound_keywords.items() if _literal(v)}
+    written |= {f"bound_{i}": repr(v) for i, v in enumerate(bound_args) if _literal(v)}
+    key = (fn, len(bound_args), tuple(bound_keywords), tuple(sorted(written.items())))
     values = {f"bound_{i}": v for i, v in enumerate(bound_args)} | dict(bound_keywords)
+    values = {n: v for n, v in values.items() if n not in written}
     known = _WRAPPERS.get(key)
     if known is not None and all(
         getattr(known, "__globals__", {}).get(n, _NONE) is v for n, v in values.items()
@@ -193,8 +198,8 @@ def _wrapper(fn, bound_args, bound_keywords, directory):
     params = _free_parameters(fn, len(bound_args), bound_keywords)
     callee = _reference(fn)
     name = sanitize(getattr(fn, "__name__", "primitive"))
-    arguments = [f"bound_{i}" for i in range(len(bound_args))] + params
-    arguments += [f"{k}={k}" for k in bound_keywords]
+    arguments = [written.get(f"bound_{i}", f"bound_{i}") for i in range(len(bound_args))]
+    arguments += params + [f"{k}={written.get(k, k)}" for k in bound_keywords]
     bindings = values | ({} if callee.module else {callee.text: fn})
     source = (
         f'"""{name}: a def around {callee.text}, written by tangent_ast to derive its rule."""\n'
@@ -209,6 +214,14 @@ def _wrapper(fn, bound_args, bound_keywords, directory):
 
 
 _NONE = object()
+
+
+def _literal(value):
+    """Whether ``value`` is a constant its ``repr`` writes exactly (numbers, strings, None,
+    tuples of them)."""
+    if isinstance(value, tuple):
+        return all(_literal(v) for v in value)
+    return value is None or type(value) in (bool, int, float, str)
 
 
 def _rules_wrapper(fn, directory):

@@ -141,6 +141,7 @@ for _copy in (builtins.list, builtins.tuple):
     defjvp(_copy, lambda dx, ans, x: runtime.TangentTuple(dx))
     defvjp(_copy, lambda ct, ans, x: runtime.list_vjp(ct, x))
     specialize(_copy, Mode.REVERSE, lambda x: x.tag in (Tag.LIST, Tag.TUPLE), lambda ct, ans, x: ct)
+holds_for_complex(builtins.list, builtins.tuple)  # copies: linear, complex or not
 
 # dict(d): a copy of a dict (a dict argument the function updates by key is copied first,
 # so that what the reverse sweep reads of it is the dict as given); another form of dict(...)

@@ -191,11 +191,13 @@ handles(np.linalg.qr, "mode")
 handles(np.linalg.multi_dot, sequences=True)
 
 
-def _result_kind(cls, *ranks, form_from=0):
+def _result_kind(cls, *ranks, form_from=0, real=()):
     """The kind of a NumPy result namedtuple whose fields have rank ``ndim(x) + r`` (a
     float where that is 0). Positional arguments from the ``form_from``-th after ``x`` on may
     change the result (``svd(x, False, False)``'s ``compute_uv``, ``qr(x, "r")``'s ``mode``):
-    its kind is then unknown; None: none does (``eigh``'s ``UPLO``)."""
+    its kind is then unknown; None: none does (``eigh``'s ``UPLO``). ``real``: the fields
+    that are real of a complex ``x`` too (``eigh``'s eigenvalues, ``svd``'s singular values);
+    the others are then complex."""
 
     def kind(x, *rest, **keywords):
         if form_from is not None and len(rest) > form_from:
@@ -204,7 +206,12 @@ def _result_kind(cls, *ranks, form_from=0):
             return UNKNOWN
         if x.tag is not Tag.ARRAY or x.ndim is None:
             return Kind(Tag.RECORD, cls=cls, fields=cls._fields)
-        if x.dtype != "f":  # complex (or not known): which fields are real is not said here
+        if x.dtype == "c" and real:
+            elements = tuple(
+                (Kind(Tag.ARRAY, x.ndim + r, "f" if i in real else "c") if x.ndim + r else FLOAT)
+                for i, r in enumerate(ranks)
+            )
+        elif x.dtype != "f":  # complex or not known, fields not said real: not known
             elements = tuple(Kind(Tag.ARRAY, x.ndim + r) if x.ndim + r else NUMBER for r in ranks)
         else:
             elements = tuple(
@@ -243,7 +250,11 @@ def _eig_kind(x):
 
 
 primitive(np.linalg.eig).kind = _eig_kind
-primitive(np.linalg.eigh).kind = _result_kind(type(np.linalg.eigh(_EYE)), -1, 0, form_from=None)
-primitive(np.linalg.svd).kind = _result_kind(type(np.linalg.svd(_EYE)), 0, -1, 0, form_from=1)
+primitive(np.linalg.eigh).kind = _result_kind(
+    type(np.linalg.eigh(_EYE)), -1, 0, form_from=None, real=(0,)
+)
+primitive(np.linalg.svd).kind = _result_kind(
+    type(np.linalg.svd(_EYE)), 0, -1, 0, form_from=1, real=(1,)
+)
 primitive(np.linalg.qr).kind = _result_kind(type(np.linalg.qr(_EYE)), 0, 0)
 primitive(np.linalg.slogdet).kind = _result_kind(type(np.linalg.slogdet(_EYE)), -2, -2)

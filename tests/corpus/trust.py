@@ -5,6 +5,7 @@ import collections
 import dataclasses
 import functools
 import math
+import operator
 import types
 
 import numpy as np
@@ -677,6 +678,25 @@ def sorted_values(xs):
     return ys[0] * 2.0 + ys[1]
 
 
+def loop_unpacking_pairs(xs):
+    s = 0.0
+    for i, (a, b) in enumerate(xs):
+        s = s + a * b * (i + 1.0)
+    return s
+
+
+def loop_over_sorted_items(d):
+    s = 0.0
+    for i, (k, v) in enumerate(sorted(d.items(), key=operator.itemgetter(0))):
+        s = s + np.sum(np.sin(v)) * (i + 1.0)
+    return s
+
+
+def dict_built_by_dict(x):
+    d = dict([("a", x)], b=x * 2.0)
+    return d["a"] * d["b"] + dict({"c": x}, c=x * 3.0)["c"]
+
+
 ITERATION = [
     (loop_over_items, ({1: 2.0, 0: 3.0}, 1.5)),
     (loop_over_values, ({1: 2.0, 0: 3.0},)),
@@ -684,6 +704,9 @@ ITERATION = [
     (loop_over_sorted_keys, ({"b": 1.5, "a": 2.0},)),
     (sorted_values, ([3.0, 1.0, 2.0],)),
     (sorted_values, (np.array([3.0, 1.0, 2.0]),)),
+    (loop_unpacking_pairs, ([(1.0, 2.0), (0.5, 3.0)],)),
+    (loop_over_sorted_items, ({"b": np.ones(2), "a": np.array([0.3, 0.2])},)),
+    (dict_built_by_dict, (1.5,)),
     (loop_over_int_keys, ({0: 1.0, 1: 0.5}, 1.5)),
     (loop_over_int_keys, ({1: 2.0, 0: 3.0}, 1.5)),
     (loop_over_keys_enumerated, ({"b": 1.5, "a": 2.0}, 0.7)),

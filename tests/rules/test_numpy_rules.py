@@ -187,6 +187,9 @@ def m_squeeze(x): return x.squeeze()
 def m_transpose(x): return x.transpose()
 def m_reshape(x): return x.reshape(2, 6)
 def m_astype(x): return x.astype(float)
+def f_float64(x): return np.float64(x) * 2.0
+def f_float32(x): return np.float32(x) * np.float64(x)
+def f_int_cast_as_index(x): return x[np.int64(x[0] > 0.0)] * np.sum(x)
 def m_cumsum(x): return x.cumsum(axis=0)
 def m_cumprod(x): return x.cumprod(axis=1)
 def m_trace(x): return x.trace()
@@ -649,6 +652,9 @@ RULE_TEST_CASES = [
     c(m_transpose, (M,), "ndarray.transpose"),
     c(m_reshape, (M,), "ndarray.reshape"),
     c(m_astype, (M,), "ndarray.astype"),
+    c(f_float64, (M,), "numpy.float64"),
+    c(f_float64, (0.7,), "numpy.float64"),
+    c(f_float32, (0.7,), "numpy.float32"),
     c(m_cumsum, (M,), "ndarray.cumsum"),
     c(m_cumprod, (PM,), "ndarray.cumprod"),
     c(m_trace, (S,), "ndarray.trace"),
@@ -862,3 +868,10 @@ def test_every_matrix_norm_over_any_two_axes(ord, shape, axis, keepdims, dtype):
     if dtype is complex:
         x = x + 1j * np.random.default_rng(3).standard_normal(shape)
     check_grads(_matrix_norm(ord, axis, keepdims), (x.astype(dtype),))
+
+
+@pytest.mark.parametrize("x", [V, -V])
+def test_a_cast_to_numpy_ints_has_no_derivative(x):
+    """np.int64(...) and the other integer and bool types: a value without a derivative, as
+    int(...) is (it was a missing rule)."""
+    check_grads(f_int_cast_as_index, (x,))

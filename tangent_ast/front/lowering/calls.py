@@ -281,18 +281,36 @@ class CallLowering:
         return call
 
     def spread_items(self, items, what=None, hint=None):
-        """``f(x, *rest)`` with ``rest`` a ``*args`` parameter: ``f(x, rest0, rest1)``."""
+        """``f(x, *rest)`` with ``rest`` a ``*args`` parameter: ``f(x, rest0, rest1)``; a
+        constant slice of it, ``f(*rest[1:])``, the names it holds."""
         out = []
         for a in items:
             if not isinstance(a, gast.Starred):
                 out.append(a)
             elif isinstance(a.value, gast.Name) and self.spread.items(a.value.id) is not None:
                 out += [name(n) for n in self.spread.items(a.value.id)]
+            elif (sliced := self.spread_slice(a.value)) is not None:
+                out += [name(n) for n in sliced]
             elif isinstance(a.value, (gast.Tuple, gast.List)):
                 out += self.spread_items(a.value.elts, what, hint)
             else:
                 raise unsupported(self.parsed, a, what, hint)
         return out
+
+    def spread_slice(self, value):
+        """The names of ``rest[a:b:c]``, a slice of constant bounds of a ``*args``
+        parameter ``rest``; else None."""
+        if not (
+            isinstance(value, gast.Subscript)
+            and isinstance(value.value, gast.Name)
+            and isinstance(value.slice, gast.Slice)
+        ):
+            return None
+        names = self.spread.items(value.value.id)
+        bounds = [_int_literal(b) for b in (value.slice.lower, value.slice.upper, value.slice.step)]
+        if names is None or False in bounds:
+            return None
+        return names[slice(*bounds)]
 
     def spread_keywords(self, call):
         """``f(x, **options)`` with ``options`` a ``**kwargs`` parameter: ``f(x,
@@ -416,3 +434,14 @@ def _numpy_effect(target, func, locals_in_args):
 
 # a with block's enter and exit (contexts.py): kept for their effect, on a manager object
 _CONTEXTS = (runtime.enter_context, runtime.exit_context)
+
+
+def _int_literal(bound):
+    """A slice bound written as an int (``1``, ``-1``) or left out (None); else False."""
+    if bound is None:
+        return None
+    negated = isinstance(bound, gast.UnaryOp) and isinstance(bound.op, gast.USub)
+    number = bound.operand if negated else bound
+    if not (isinstance(number, gast.Constant) and type(number.value) is int):
+        return False
+    return -number.value if negated else number.value

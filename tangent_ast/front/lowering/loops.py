@@ -212,7 +212,7 @@ class LoopLowering:
         ):
             pre, seq = self.iterated(iterable.args[0], at)
             index = target.elts[0].id
-            return pre, index, [self._item(target.elts[1], seq, index, at)], [self._len(seq)]
+            return pre, index, self._item(target.elts[1], seq, index, at), [self._len(seq)]
         strict = _zip_strict(iterable.keywords) if kind == "zip" else None
         if (
             kind == "zip"
@@ -235,7 +235,11 @@ class LoopLowering:
                 if len(lengths) == 1
                 else gast.Call(func=self.builtin("min"), args=lengths, keywords=[])
             )
-            items = [self._item(t, q, index, at) for t, q in zip(target.elts, seqs, strict=True)]
+            items = [
+                s
+                for t, q in zip(target.elts, seqs, strict=True)
+                for s in self._item(t, q, index, at)
+            ]
             return pre, index, items, [count]
         if kind == "reversed" and len(iterable.args) == 1:
             pre, seq = self.iterated(iterable.args[0], at)
@@ -243,7 +247,7 @@ class LoopLowering:
             return (
                 pre,
                 index,
-                [self._item(target, seq, index, at)],
+                self._item(target, seq, index, at),
                 [last, gast.Constant(-1, None), gast.Constant(-1, None)],
             )
         if kind in ("enumerate", "zip", "reversed"):
@@ -254,7 +258,7 @@ class LoopLowering:
                 "loop over range(len(...)) and index explicitly",
             )
         pre, seq = self.iterated(iterable, at)
-        return pre, index, [self._item(target, seq, index, at)], [self._len(seq)]
+        return pre, index, self._item(target, seq, index, at), [self._len(seq)]
 
     def iterated(self, iterable, loop):
         """(statements, atom) for what ``loop`` iterates over: the object the iterable is
@@ -271,26 +275,43 @@ class LoopLowering:
         return gast.Call(func=self.builtin("len"), args=[copy.deepcopy(seq)], keywords=[])
 
     def _item(self, target, seq, index, at):
-        if not isinstance(target, gast.Name):
+        """The statements starting the loop's body: ``x = xs[i]``; for a target that
+        unpacks (``for k, (a, b) in ...``), ``item = xs[i]`` and then ``k, (a, b) = item``,
+        which the assignment's lowering unpacks."""
+        read = gast.Subscript(value=copy.deepcopy(seq), slice=name(index), ctx=gast.Load())
+        if isinstance(target, gast.Name):
+            return [located(assign(target.id, read), at)]
+        if not isinstance(target, (gast.Tuple, gast.List)):
             raise unsupported(
                 self.parsed,
                 at,
-                "unpacking the loop variable",
+                "a loop variable that is not a name or a tuple of names",
                 "assign the element to a name and index it in the body",
             )
-        read = gast.Subscript(value=copy.deepcopy(seq), slice=name(index), ctx=gast.Load())
-        return located(assign(target.id, read), at)
+        item = self.namer.fresh("item")
+        unpacked = gast.Assign(targets=[target], value=name(item), type_comment=None)
+        return [located(assign(item, read), at), located(unpacked, at)]
 
 
 def _items_read(body, prefix):
-    """The statements of the lowered ``body`` that are those of ``prefix``, the reads of the
-    loop's items it starts with (each lowers to itself)."""
-    lowered = body[: len(prefix)]
-    assert all(
-        isinstance(s, gast.Assign) and s.targets[0].id == p.targets[0].id
-        for s, p in zip(lowered, prefix, strict=True)
-    ), "a loop's item reads start its lowered body"
-    return lowered
+    """The statements of the lowered ``body`` that read the loop's items: the lowering of
+    each read of ``prefix`` (``x = xs[i]``), found by its target among the statements the
+    prefix lowers to, which start the body."""
+    reads = [
+        p.targets[0].id
+        for p in prefix
+        if isinstance(p.targets[0], gast.Name) and isinstance(p.value, gast.Subscript)
+    ]
+    found = [
+        s
+        for s in body
+        if isinstance(s, gast.Assign)
+        and isinstance(s.targets[0], gast.Name)
+        and s.targets[0].id in reads
+        and isinstance(s.value, gast.Subscript)
+    ][: len(reads)]
+    assert [s.targets[0].id for s in found] == reads, "a loop's item reads start its body"
+    return found
 
 
 def _zip_strict(keywords):

@@ -168,6 +168,9 @@ class OperationLowering:
         got = self.known_key(expr, at)
         if got is not None:
             return got
+        literal = self.dict_literal_of(expr)
+        if literal is not None:  # dict([("a", x)], b=y) -> {"a": x, "b": y}
+            return self.dict_literal(literal, at)
         expr = self.lists_as_arrays(self.einsum_subscripts(self.api_call(expr, at)))
         pre, func = self.callee(expr.func, at)
         args = []
@@ -194,6 +197,34 @@ class OperationLowering:
             pre += more
             elts.append(a)
         return pre, type(expr)(elts=elts, ctx=gast.Load())
+
+    def dict_literal_of(self, call):
+        """``dict(pairs, **keywords)`` written as the dict literal it builds, where ``pairs``
+        (if given) is a literal list or tuple of ``(constant key, value)`` pairs or a dict
+        literal; else None."""
+        if self.scope.lookup(call.func) is not builtins.dict or len(call.args) > 1:
+            return None
+        keys, values = [], []
+        for item in call.args:
+            if isinstance(item, gast.Dict):
+                keys, values = list(item.keys), list(item.values)
+            elif isinstance(item, (gast.List, gast.Tuple)) and all(
+                isinstance(p, gast.Tuple) and len(p.elts) == 2 for p in item.elts
+            ):
+                keys = [p.elts[0] for p in item.elts]
+                values = [p.elts[1] for p in item.elts]
+            else:
+                return None
+        if any(kw.arg is None for kw in call.keywords):
+            return None
+        keys += [gast.Constant(kw.arg, None) for kw in call.keywords]
+        values += [kw.value for kw in call.keywords]
+        if not all(isinstance(k, gast.Constant) for k in keys):
+            return None
+        merged = dict(zip((k.value for k in keys), values))  # a later entry wins, as dict's
+        return gast.Dict(
+            keys=[gast.Constant(k, None) for k in merged], values=list(merged.values())
+        )
 
     def dict_literal(self, expr, at):
         """``{"w": a * b}`` -> ``{"w": t}`` with ``t = a * b`` first (constant keys only)."""

@@ -265,3 +265,25 @@ pure(
 # Questions about a value's type and shape: no derivative (the runtime's helpers ask them,
 # and are differentiated again for second derivatives).
 nondifferentiable(np.result_type, np.iscomplexobj, np.isrealobj, np.broadcast_shapes)
+
+# Conversions to NumPy's integer and bool types (np.int64(x), np.bool_(x)): values without a
+# derivative, as builtins.int's; kinds of their results as the conversions say.
+_INTEGER_TYPES = (
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.intp,
+    np.bool_,
+)
+nondifferentiable(*dict.fromkeys(_INTEGER_TYPES))
+
+# Conversions to NumPy's float types (np.float64(x), np.float32(x)): the identity, its
+# tangent in the type converted to, its cotangent in the argument's (as x.astype's)
+for _fn in (np.float64, np.float32, np.float16):
+    def_linear(_fn)
+    defvjp(_fn, lambda ct, ans, x: runtime.astype_vjp(ct, x))
