@@ -231,12 +231,17 @@ def source_of(f, signature):
 
 
 def _check_scalar(f, out):
+    """The cotangent the reverse sweep of ``grad`` starts from, for ``f``'s output ``out``:
+    1.0 for a real number, ones for a real array of one element (the gradient of that
+    element, as autograd's ``grad`` gives); else the refusal."""
     if (
         type(out) is float
         or isinstance(out, np.floating)
         or (isinstance(out, np.ndarray) and out.ndim == 0 and out.dtype.kind == "f")
     ):
-        return
+        return 1.0
+    if isinstance(out, np.ndarray) and out.size == 1 and out.dtype.kind == "f":
+        return np.ones_like(out)
     if isinstance(out, (complex, np.complexfloating)) or (
         isinstance(out, np.ndarray) and out.ndim == 0 and out.dtype.kind == "c"
     ):
@@ -440,10 +445,9 @@ class _Gradient(Made):
         except Exception as exc:
             _raise_for(self._f, args, reverse.rule, exc)
         out, saved = result
-        if type(out) not in _REAL_SCALARS:
-            _check_scalar(self._f, out)
+        seed = 1.0 if type(out) in _REAL_SCALARS else _check_scalar(self._f, out)
         try:
-            cts = reverse.bwd(saved, 1.0)
+            cts = reverse.bwd(saved, seed)
         except TangentAstError:
             raise
         except Exception as exc:

@@ -518,3 +518,14 @@ def test_a_gradient_has_its_input_type(route):
         assert gradient.dtype == np.float32
         np.testing.assert_allclose(gradient, np.cos(x32.astype(np.float64)), rtol=1e-6)
     assert ta.grad(sine_in_double, route=route)(x32.astype(np.float64)).dtype == np.float64
+
+
+def one_element(x):
+    return np.sum(x**2, axis=0, keepdims=True)[:, :1] * 3.0
+
+
+def test_grad_of_an_array_of_one_element_is_that_elements():
+    x = np.arange(6.0).reshape(3, 2)
+    value, g = ta.value_and_grad(one_element)(x)
+    assert value.shape == (1, 1) and value[0, 0] == 3.0 * np.sum(x[:, 0] ** 2)
+    np.testing.assert_array_equal(g, np.stack([6.0 * x[:, 0], np.zeros(3)], axis=1))
