@@ -90,7 +90,10 @@ def check_grads(
     if order == 2:
         return check_second_order(f, args, wrt=wrt, rtol=rtol, atol=atol, seed=seed, cache=cache)
     directory = Session().directory if cache is None else cache_dir(cache)
-    f = as_function(f, directory)
+    fixed = None
+    if not inspect.isfunction(f):  # a primitive: its constant arguments written in its def
+        f, args, wrt, fixed = _constants_bound(f, tuple(args), wrt)
+    f = as_function(f, directory, arity=len(args) + len(fixed or ()), fixed=fixed)
     if not kwargs and hasattr(f, "tangent_ast_source_for"):  # grad(g): its gradient's source
         f = source_of(f, signature_of(tuple(args)))
     return check_first_order(
@@ -106,6 +109,47 @@ def check_grads(
         route=route,
         derive=derive,
     )
+
+
+def _constants_bound(f, args, wrt):
+    """A primitive ``f`` given directly and called with ``args``: the constants among them
+    (strings, numbers, tuples of them; no derivative taken) bound, so that its def writes
+    them as values (``np.einsum('ii->i', x)``, ``np.pad(x, 2, 'edge')``, whose rules take
+    constants there): the leading ones by position, the trailing ones by their parameter's
+    name, the others where they are (``fixed``). Returns ``(f or a partial, the arguments the
+    def takes, wrt among them, {position among those given: constant})``."""
+    from .api.sessions import _literal
+
+    wrt_given = wrt
+    if wrt is None:
+        wrt = tuple(i for i, a in enumerate(args) if not _literal(a))
+    wrt = wrt if isinstance(wrt, tuple) else (wrt,)
+    constant = [i not in wrt and _literal(a) for i, a in enumerate(args)]
+    lead = next((i for i, c in enumerate(constant) if not c), len(args))
+    try:
+        params = [
+            p
+            for p in inspect.signature(f).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        params = []
+    tail = len(args)
+    while (
+        tail > lead
+        and constant[tail - 1]
+        and tail - 1 < len(params)
+        and params[tail - 1].kind is not params[tail - 1].POSITIONAL_ONLY
+    ):
+        tail -= 1
+    between = range(lead, tail)
+    fixed = {i - lead: args[i] for i in between if constant[i]}
+    if lead == 0 and tail == len(args) and not fixed:
+        return f, args, wrt_given, None
+    keywords = {params[i].name: args[i] for i in range(tail, len(args))}
+    bound = functools.partial(f, *args[:lead], **keywords) if lead or keywords else f
+    kept = [i for i in between if not constant[i]]
+    return bound, tuple(args[i] for i in kept), tuple(kept.index(i) for i in wrt), fixed
 
 
 def check_second_order(f, args, *, wrt=None, rtol=1e-4, atol=1e-6, seed=0, cache=None):

@@ -131,3 +131,21 @@ def test_a_user_function_with_rules_keeps_the_parameters_they_take():
     assert ta.grad(tempered)(0.0) == pytest.approx(0.5)
     with pytest.raises(TangentAstError, match="does not fit tempered"):
         ta.grad(tempered)(0.0, 2.0)
+
+
+@pytest.mark.parametrize(
+    "fn, args, wrt",
+    [
+        (np.einsum, ("ij->ji", A), (1,)),
+        (np.einsum, ("k,nk->", V, A), (1, 2)),
+        (np.einsum, (A, (0, 1), (1, 0)), (0,)),
+        (np.einsum, (A, (Ellipsis, 0, 1), A, (Ellipsis, 1, 2), (Ellipsis, 0, 2)), (0, 2)),
+        (np.pad, (A, ((1, 0), (0, 2)), "constant"), (0,)),
+        (np.atleast_2d, (V,), (0,)),
+    ],
+)
+def test_a_primitive_given_constants_writes_them_in_its_def(fn, args, wrt):
+    """check_grads of a primitive called with constants (subscripts, a pad mode) and with
+    *operands: a def of as many parameters, the constants written in it, where its rules take
+    constants (they were parameters, or too many for the def)."""
+    check_grads(fn, args, wrt=wrt)

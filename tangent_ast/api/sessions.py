@@ -164,12 +164,17 @@ def verify_first_call(rule, args, kwargs, cache, verify):
 _WRAPPERS: dict = {}  # (function, bound positions, bound keywords) -> its def
 
 
-def as_function(f, directory):
+def as_function(f, directory, arity=None, fixed=None):
     """``f`` itself when it is a Python function to differentiate from its source; else a
     def calling it (a primitive with rules, or a ``functools.partial``); ``f`` unchanged
-    when neither applies (the pipeline then says why it cannot be differentiated)."""
+    when neither applies (the pipeline then says why it cannot be differentiated).
+    ``arity``: how many positional arguments the def is called with, where known (a
+    primitive taking ``*operands`` or optional ones: a def of that many), else its required
+    parameters; ``fixed``: of those, the positions given a constant, written in the def
+    (``{1: (0, 1)}``: ``np.einsum(x, (0, 1))``)."""
     if isinstance(f, functools.partial):
-        return _wrapper(f.func, f.args, f.keywords, directory)
+        total = None if arity is None else arity + len(f.args)
+        return _wrapper(f.func, f.args, f.keywords, directory, total, fixed)
     if inspect.isfunction(f) and not is_library(f.__module__):
         # A function of the user's with registered rules: differentiated through a call, so
         # that its rules are used, as they are where other code calls it (its body may be
@@ -178,16 +183,18 @@ def as_function(f, directory):
     from ..rules.registry import lookup
 
     if lookup(f) is not None and not isinstance(f, tuple):
-        return _wrapper(f, (), {}, directory)
+        return _wrapper(f, (), {}, directory, arity, fixed)
     return f
 
 
-def _wrapper(fn, bound_args, bound_keywords, directory):
+def _wrapper(fn, bound_args, bound_keywords, directory, arity=None, fixed=None):
     # a bound constant (axis=(0, 1)) is written in the def, so that its rules are derived
     # for it (each value a def of its own); any other value is a global the def reads
     written = {k: repr(v) for k, v in bound_keywords.items() if _literal(v)}
     written |= {f"bound_{i}": repr(v) for i, v in enumerate(bound_args) if _literal(v)}
-    key = (fn, len(bound_args), tuple(bound_keywords), tuple(sorted(written.items())))
+    fixed = {j: repr(v) for j, v in (fixed or {}).items()}
+    key = (fn, len(bound_args), tuple(bound_keywords), tuple(sorted(written.items())), arity)
+    key += (tuple(sorted(fixed.items())),)
     values = {f"bound_{i}": v for i, v in enumerate(bound_args)} | dict(bound_keywords)
     values = {n: v for n, v in values.items() if n not in written}
     known = _WRAPPERS.get(key)
@@ -195,11 +202,13 @@ def _wrapper(fn, bound_args, bound_keywords, directory):
         getattr(known, "__globals__", {}).get(n, _NONE) is v for n, v in values.items()
     ):
         return known
-    params = _free_parameters(fn, len(bound_args), bound_keywords)
+    free = _free_parameters(fn, len(bound_args), bound_keywords, arity)
+    params = [p for j, p in enumerate(free) if j not in fixed]
     callee = _reference(fn)
     name = sanitize(getattr(fn, "__name__", "primitive"))
     arguments = [written.get(f"bound_{i}", f"bound_{i}") for i in range(len(bound_args))]
-    arguments += params + [f"{k}={written.get(k, k)}" for k in bound_keywords]
+    arguments += [fixed.get(j, p) for j, p in enumerate(free)]
+    arguments += [f"{k}={written.get(k, k)}" for k in bound_keywords]
     bindings = values | ({} if callee.module else {callee.text: fn})
     source = (
         f'"""{name}: a def around {callee.text}, written by tangent_ast to derive its rule."""\n'
@@ -221,7 +230,7 @@ def _literal(value):
     tuples of them)."""
     if isinstance(value, tuple):
         return all(_literal(v) for v in value)
-    return value is None or type(value) in (bool, int, float, str)
+    return value is None or value is Ellipsis or type(value) in (bool, int, float, str)
 
 
 def _rules_wrapper(fn, directory):
@@ -315,9 +324,10 @@ def _reference(fn):
     return _Reference(None, "wrapped")
 
 
-def _free_parameters(fn, n_bound, bound_keywords):
+def _free_parameters(fn, n_bound, bound_keywords, arity=None):
     """The parameters a call must still give: required ones, after the bound positions and
-    without the bound keywords."""
+    without the bound keywords; with ``arity``, that many positions in all (optional ones
+    named as the signature names them, those of ``*operands`` ``operands_1``, ...)."""
     from ..rules.binding import signature_of
     from ..rules.registry import lookup, qualified_name
 
@@ -332,11 +342,21 @@ def _free_parameters(fn, n_bound, bound_keywords):
             )
         names = ["x"] if n_inputs == 1 else [f"x{i + 1}" for i in range(n_inputs)]
         return names[n_bound:]
-    required = [
-        p.name
+    positional = [
+        p
         for p in signature.parameters.values()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
+    if arity is not None and arity > n_bound:
+        names = [p.name for p in positional]
+        rest = next(
+            (p.name for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL), None
+        )
+        if rest is not None:
+            names += [f"{rest}_{i + 1}" for i in range(arity - len(names))]
+        if len(names) >= arity and not set(names[n_bound:arity]) & set(bound_keywords):
+            return names[n_bound:arity]
+    required = [p.name for p in positional if p.default is p.empty]
     return [p for p in required[n_bound:] if p not in bound_keywords]
 
 
