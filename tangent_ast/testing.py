@@ -118,13 +118,11 @@ def _constants_bound(f, args, wrt):
     constants there): the leading ones by position, the trailing ones by their parameter's
     name, the others where they are (``fixed``). Returns ``(f or a partial, the arguments the
     def takes, wrt among them, {position among those given: constant})``."""
-    from .api.sessions import _literal
-
     wrt_given = wrt
     if wrt is None:
-        wrt = tuple(i for i, a in enumerate(args) if not _literal(a))
+        wrt = tuple(i for i, a in enumerate(args) if not _constant(a))
     wrt = wrt if isinstance(wrt, tuple) else (wrt,)
-    constant = [i not in wrt and _literal(a) for i, a in enumerate(args)]
+    constant = [i not in wrt and _constant(a) for i, a in enumerate(args)]
     lead = next((i for i, c in enumerate(constant) if not c), len(args))
     try:
         params = [
@@ -150,6 +148,14 @@ def _constants_bound(f, args, wrt):
     bound = functools.partial(f, *args[:lead], **keywords) if lead or keywords else f
     kept = [i for i in between if not constant[i]]
     return bound, tuple(args[i] for i in kept), tuple(kept.index(i) for i in wrt), fixed
+
+
+def _constant(value):
+    """A value with no derivative that a def can write: a string, an int, a bool, None,
+    ``...``, or a tuple of them."""
+    if isinstance(value, tuple):
+        return all(_constant(v) for v in value)
+    return value is None or value is Ellipsis or type(value) in (bool, int, str)
 
 
 def check_second_order(f, args, *, wrt=None, rtol=1e-4, atol=1e-6, seed=0, cache=None):
