@@ -58,12 +58,7 @@ from . import runtime
 from .analysis.activity import analyze
 from .analysis.kind_inference import infer
 from .analysis.list_arguments import arrays_from_lists
-from .analysis.shared_updates import (
-    check_augmented,
-    check_helper_updates,
-    follow_argument_aliases,
-    follow_shared_updates,
-)
+from .analysis.shared_updates import check_augmented, follow_argument_aliases, follow_shared_updates
 from .analysis.views import check_views, copy_views
 from .analysis.written_out import write_out
 from .cache.cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
@@ -171,8 +166,7 @@ def front(fn, signature, trace=False, form=PLAIN):
     list_params = {p for p, k in zip(params, signature or ()) if k.tag is Tag.LIST}
     namer = Namer(scope.locals | set(scope.free))
     param_kinds = dict(zip(params, signature or ()))
-    unsure_updates: list = []  # a helper's a += b on a name of ours: checked by kinds
-    parsed = inline_updating_helpers(parsed, scope, namer, param_kinds, unsure_updates)
+    parsed = inline_updating_helpers(parsed, scope, namer, param_kinds)
     parsed = rename_rebound_arguments(parsed, scope, namer, param_kinds)
     rewritten = follow_argument_aliases(
         parsed.node, None if signature is None else dict(zip(params, signature))
@@ -223,7 +217,6 @@ def front(fn, signature, trace=False, form=PLAIN):
     bind_made(ssa_fn, scope, kinds, normalizer.made)
     follow_shared_updates(ssa_fn, info.origin, kinds, scope, normalizer.augmented, namer)
     check_augmented(parsed, ssa_fn, info.origin, kinds, scope, normalizer.augmented)
-    check_helper_updates(parsed, ssa_fn, info.origin, kinds, unsure_updates)
     if updated:
         # every SSA version of an array updated in place (v1_1 = v1.copy(); v1_1[1] = ...)
         versions = updated | {v for v, user in info.origin.items() if user in updated}

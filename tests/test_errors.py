@@ -176,14 +176,3 @@ def test_field_assignment_refused_where_it_cannot_be_followed(fn, construct, tex
         ta.grad(fn)(np.ones(3), record)
     assert f"{BAD_FILE}:{line_of(fn, text)}" in str(info.value)
     assert construct in str(info.value)
-
-
-@pytest.mark.parametrize("mode", ["forward", "reverse"])
-def test_a_helper_adding_into_a_number_is_refused_at_the_call(mode):
-    """Inlined, the helper's out += v would change the caller's s; in Python it does not."""
-    with pytest.raises(UnsupportedSyntaxError) as info:
-        ta.derive(bad.adds_into_a_number, mode, args=(np.ones(3),))
-    message = str(info.value)
-    assert f"{BAD_FILE}:{line_of(bad.adds_into_a_number, 'add_into(s')}" in message
-    assert "passing 's' to add_into, which updates its argument 'out' with +=" in message
-    assert "hint:" in message

@@ -474,38 +474,3 @@ def _view_reason(value, scope, kinds):
             "depending on kinds not known here)"
         )
     return f"it is a view of {base!r}"
-
-
-def check_helper_updates(parsed, fn, origin, kinds, unsure):
-    """A helper's ``a += b``, inlined with the caller's name for ``a`` (front/helper_inlining.py
-    ``unsure``), is the caller's own update only where that name is an array of one or more
-    axes, or a list, which ``+=`` changes in place: of a number (a 0-d array too) ``+=``
-    rebinds the helper's parameter alone, and the caller's value stays. Refuse it there."""
-    if not unsure:
-        return
-    helpers = {key: (helper, param) for key, helper, param in unsure}
-    for n in walk(fn):
-        if not (
-            isinstance(n, gast.Assign)
-            and isinstance(n.targets[0], gast.Name)
-            and isinstance(n.value, gast.BinOp)
-            and isinstance(n.value.left, gast.Name)
-        ):
-            continue
-        user = origin.get(n.targets[0].id, n.targets[0].id)
-        found = helpers.get((getattr(n, "lineno", None), getattr(n, "col_offset", None), user))
-        kind = kinds.get(n.value.left.id, UNKNOWN)
-        if found is None or kind.tag is Tag.LIST or (kind.tag is Tag.ARRAY and kind.ndim):
-            continue
-        helper, param = found
-        known = kind.tag is not Tag.UNKNOWN or kind.ndim == 0
-        what = f"is {kind.describe()}" if known else "may be a number (its kind is not known)"
-        raise unsupported(
-            parsed,
-            n,
-            f"passing {user!r} to {helper}, which updates its argument {param!r} with +=, "
-            f"while {user!r} {what} there: += rebinds a number's {param!r} in {helper} "
-            f"alone, and {user!r} does not change",
-            f"have {helper} return the new value ({user} = {helper}(...)), or pass an array"
-            + ("" if known else "; or derive the rule with the arguments (args=...)"),
-        )

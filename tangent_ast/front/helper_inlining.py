@@ -82,27 +82,16 @@ _NOT_INLINED = (
 )
 
 
-def inline_updating_helpers(parsed, scope, namer, param_kinds, unsure=None):
+def inline_updating_helpers(parsed, scope, namer, param_kinds):
     """``parsed`` with the qualifying calls inlined (see the module docstring), or
     ``parsed`` itself when there is none. ``scope`` gains the helpers' renamed names and
-    the globals they read; ``param_kinds``: the signature's kind of each parameter.
-
-    ``unsure``: a list that gains, for each ``a += b`` of a helper inlined with a caller's
-    name not surely an array or a list, ``((line, column, the caller's name), helper,
-    parameter)``: exact where the kinds, once known, say it is one (analysis/shared_updates.py
-    checks)."""
+    the globals they read; ``param_kinds``: the signature's kind of each parameter."""
     inliner = _Inliner(parsed, scope, namer, param_kinds)
     node = copy.deepcopy(parsed.node)
     node.body = inliner.block(node.body, (), top_level=True)
     if not inliner.inlined:
         return parsed
-    inlined = replace(parsed, node=node, line_map=_renumber(node, parsed.line_map))
-    if unsure is not None:
-        unsure += [
-            ((n.lineno, n.col_offset, n.target.id), helper, param)
-            for n, helper, param in inliner.unsure
-        ]
-    return inlined
+    return replace(parsed, node=node, line_map=_renumber(node, parsed.line_map))
 
 
 class _Inliner:
@@ -113,9 +102,6 @@ class _Inliner:
         self.param_kinds = param_kinds
         self.inlined = False
         self.top = 0
-        # (a += b of an inlined helper, the helper's name, its parameter) where the caller's
-        # name for the parameter is not surely an array or a list
-        self.unsure: list = []
 
     def block(self, stmts, chain, top_level=False):
         out = []
@@ -308,35 +294,23 @@ class _Plan:
         ):
             return None  # nothing of ours changes: the helper's own rule is derived
         stores = _name_stores(body)
-        stands_for, bound_first, unsure = {}, [], []
+        stands_for, bound_first = {}, []
         for p, a in given.items():
             kinds = stores.get(p, set())
             named = isinstance(a, gast.Name) and caller.is_local(a.id)
             # the caller's name stands for a parameter the helper never rebinds, or only
-            # updates with ``+=``: exact when the name is an array or a list, which is
-            # checked once kinds are known where the syntax does not say
-            if named and (not kinds or kinds == {gast.AugAssign}):
+            # updates with ``+=`` when the name is surely an array or a list
+            if named and (
+                not kinds or (kinds == {gast.AugAssign} and inliner.surely_mutable(a.id))
+            ):
                 stands_for[p] = a.id
-                if kinds and not inliner.surely_mutable(a.id):
-                    unsure.append(p)
             elif p in updated and (named or kinds):
                 return None  # the helper's update would reach the caller's value by a second name
             elif isinstance(a, gast.Constant) and not kinds:
                 stands_for[p] = a  # a number (a default's): written where the helper reads it
             else:
                 bound_first.append((p, a))
-        plan = cls(h, body, result, stands_for, bound_first).renamed(inliner, h_scope)
-        if plan is not None:
-            inliner.unsure += [
-                (n, helper.__qualname__, p)
-                for p in unsure
-                for b in plan.body
-                for n in walk(b)
-                if isinstance(n, gast.AugAssign)
-                and isinstance(n.target, gast.Name)
-                and n.target.id == stands_for[p]
-            ]
-        return plan
+        return cls(h, body, result, stands_for, bound_first).renamed(inliner, h_scope)
 
     def renamed(self, inliner, h_scope):
         """The plan with the helper's names made the caller's (None if a global of the

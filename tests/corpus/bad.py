@@ -231,13 +231,3 @@ CALLS = {"n": 0}
 def counts_its_calls(x):
     CALLS["n"] += 1
     return np.sum(x**2)
-
-
-def add_into(out, v):
-    out += v
-
-
-def adds_into_a_number(x):
-    s = np.sum(x) * 1.0
-    add_into(s, 2.0)  # += rebinds add_into's out alone: s stays
-    return s * x[0]
