@@ -214,7 +214,9 @@ def front(fn, signature, trace=False, form=PLAIN):
         temps |= set(made_arrays)
         kinds = infer(ssa_fn, scope, signature, result_kind, info.unset)
     # the names made for calls of tangent_ast's API: the functions they stand for, by name
-    bind_made(ssa_fn, scope, kinds, normalizer.made)
+    if normalizer.made:  # bound, the calls of what the API made have their results' kinds
+        bind_made(ssa_fn, scope, kinds, normalizer.made)
+        kinds = infer(ssa_fn, scope, signature, result_kind, info.unset)
     follow_shared_updates(ssa_fn, info.origin, kinds, scope, normalizer.augmented, namer)
     check_augmented(parsed, ssa_fn, info.origin, kinds, scope, normalizer.augmented)
     if updated:

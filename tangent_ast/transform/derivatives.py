@@ -349,10 +349,9 @@ class Derivation(ComplexValues):
 
     def total(self, target, terms):
         """The sum of (co)tangent ``terms`` of ``target``: ``+``, or ``add_tangents``
-        for containers, whose ``+`` would concatenate (or fail: a dict's), and for values
-        of a kind not known, which may be one. A term that occurs twice (``x * x`` gives
-        ``dx * x + x * dx``) is written once, doubled."""
-        if not _may_be_container(self.kinds.get(target, UNKNOWN)):
+        for containers, whose ``+`` would concatenate. A term that occurs twice
+        (``x * x`` gives ``dx * x + x * dx``) is written once, doubled."""
+        if not self.kinds.get(target, UNKNOWN).container:
             return functools.reduce(
                 lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), merged(terms)
             )
@@ -360,7 +359,7 @@ class Derivation(ComplexValues):
 
     def summands(self, target, terms):
         """The terms :meth:`total` adds, equal ones merged (not for containers)."""
-        return terms if _may_be_container(self.kinds.get(target, UNKNOWN)) else merged(terms)
+        return terms if self.kinds.get(target, UNKNOWN).container else merged(terms)
 
     def is_pack(self, site):
         return isinstance(site.fn, Pack)
@@ -740,9 +739,3 @@ def _missing(derivation, node, site, mode, argnum=None):
 
 def unsupported_call(derivation, node, what, hint=None):
     return UnsupportedSyntaxError(what, where=derivation.where(node), hint=hint)
-
-
-def _may_be_container(kind):
-    """A tuple, list, dict, record or object, or a value of a kind not known that may be one
-    (not known to be a number or an array)."""
-    return kind.container or (kind.tag is Tag.UNKNOWN and kind.ndim is None)
