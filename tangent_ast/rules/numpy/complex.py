@@ -37,6 +37,7 @@ import numpy as np
 from ... import runtime
 from ...vocabulary.kinds import UNKNOWN, Kind, Tag, element_kind, real_kind
 from ..registry import ZERO, defcomplex, defjvp, defvjp, holds_for_complex, primitive
+from .reductions import EXTREMA
 
 _fn: Any  # the loop variable of the tables below: functions of many types
 
@@ -210,12 +211,7 @@ holds_for_complex(
     np.sort,
     np.partition,
     # the extremum in that order: the entry picked (ties share), complex-linear in it
-    np.max,
-    np.min,
-    np.amax,
-    np.amin,
-    np.ndarray.max,
-    np.ndarray.min,
+    *EXTREMA,
     # copies and conversions of one array
     np.array,
     np.asarray,

@@ -45,7 +45,9 @@ for _fn in (np.sum, np.mean, np.ndarray.sum, np.ndarray.mean):
     primitive(_fn).kind = reduction_kind
 
 # --- reductions -----------------------------------------------------------------------
-for _fn in (np.max, np.min, np.amax, np.amin, np.ndarray.max, np.ndarray.min):
+# the extrema of an array (their rules hold for complex values too: rules/numpy/complex.py)
+EXTREMA = (np.max, np.min, np.amax, np.amin, np.ndarray.max, np.ndarray.min)
+for _fn in EXTREMA:
     defjvp(_fn, lambda dx, ans, x, *args, **kw: runtime.extremum_jvp(dx, ans, x, *args, **kw))
     defvjp(_fn, lambda ct, ans, x, *args, **kw: runtime.extremum_vjp(ct, ans, x, *args, **kw))
 
@@ -87,17 +89,7 @@ defvjp(
     ),
 )
 
-for _fn in (
-    np.max,
-    np.min,
-    np.amax,
-    np.amin,
-    np.ndarray.max,
-    np.ndarray.min,
-    np.ptp,
-    np.prod,
-    np.ndarray.prod,
-):
+for _fn in (*EXTREMA, np.ptp, np.prod, np.ndarray.prod):
     primitive(_fn).kind = reduction_kind
 for _fn in (np.var, np.ndarray.var, np.std, np.ndarray.std, np.nanvar, np.nanstd):
     primitive(_fn).kind = real_reduction_kind  # real for complex values too
