@@ -107,3 +107,19 @@ def _dict_loss(d):
 def test_a_dict_gradient_inside_differentiated_code():
     d = {"a": np.array([0.3, -1.2]), "b": np.array([[0.5], [2.0]])}
     check_grads(gradient_of_a_dict_read_again, (d,))
+
+
+def _gradient_of(f):
+    return ta.grad(f)
+
+
+def dict_gradient_by_a_function_value(d):
+    """The same, the gradient made by a function of the user's (its kind not known where it
+    is read): its cotangent was added with +, an internal error."""
+    g = _gradient_of(_dict_loss)(d)
+    return np.sum(g["a"]) + np.sum(np.sin(g["a"])) + np.sum(np.sin(g["b"]))
+
+
+def test_a_dict_gradient_made_by_a_function_value():
+    d = {"a": np.array([0.3, -1.2]), "b": np.array([[0.5], [2.0]])}
+    check_grads(dict_gradient_by_a_function_value, (d,))

@@ -350,8 +350,10 @@ class Derivation(ComplexValues):
     def total(self, target, terms):
         """The sum of (co)tangent ``terms`` of ``target``: ``+``, or ``add_tangents``
         for containers, whose ``+`` would concatenate. A term that occurs twice
-        (``x * x`` gives ``dx * x + x * dx``) is written once, doubled."""
-        if not self.kinds.get(target, UNKNOWN).container:
+        (``x * x`` gives ``dx * x + x * dx``) is written once, doubled. A value of a kind
+        not known whose cotangent places an item (``getitem_vjp``) may be a container (a
+        dict, made by a function value): added by ``add_tangents`` too."""
+        if not _adds_as_container(self.kinds.get(target, UNKNOWN), terms):
             return functools.reduce(
                 lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), merged(terms)
             )
@@ -359,7 +361,8 @@ class Derivation(ComplexValues):
 
     def summands(self, target, terms):
         """The terms :meth:`total` adds, equal ones merged (not for containers)."""
-        return terms if self.kinds.get(target, UNKNOWN).container else merged(terms)
+        kind = self.kinds.get(target, UNKNOWN)
+        return terms if _adds_as_container(kind, terms) else merged(terms)
 
     def is_pack(self, site):
         return isinstance(site.fn, Pack)
@@ -739,3 +742,19 @@ def _missing(derivation, node, site, mode, argnum=None):
 
 def unsupported_call(derivation, node, what, hint=None):
     return UnsupportedSyntaxError(what, where=derivation.where(node), hint=hint)
+
+
+def _adds_as_container(kind, terms):
+    """Whether (co)tangents of a value of ``kind`` are added as a container's: a container,
+    or a value of a kind not known one of whose ``terms`` places an item or a field in it."""
+    if kind.container:
+        return True
+    return kind.tag is Tag.UNKNOWN and kind.ndim is None and any(map(_places_an_item, terms))
+
+
+def _places_an_item(term):
+    return (
+        isinstance(term, gast.Call)
+        and isinstance(term.func, gast.Attribute)
+        and term.func.attr in ("getitem_vjp", "getattr_vjp")
+    )
