@@ -342,19 +342,23 @@ def _arguments(call):
 
 
 def _kept_arguments(call, scope):
-    """The arguments of ``call`` it may keep: all but those a runtime helper reads the
-    shape of only (``unbroadcast(g, x)``'s ``x``; a shape an update in place keeps)."""
-    shape_only = _SHAPE_ONLY.get(scope.lookup(call.func), ())
-    return [a for i, a in enumerate(_arguments(call)) if i not in shape_only]
+    """The arguments of ``call`` it may keep: all but those a runtime helper never keeps
+    (``unbroadcast(g, x)``'s ``x``, whose shape only it reads: a shape an update in place
+    keeps)."""
+    not_kept = _NOT_KEPT.get(scope.lookup(call.func), ())
+    return [a for i, a in enumerate(_arguments(call)) if i not in not_kept]
 
 
-# runtime helpers -> the positions of the arguments they (and their rules) read the shape of
-_SHAPE_ONLY = {
+# runtime helpers -> the positions of the arguments neither they nor their rules keep: read
+# for their shape only, or read into a new array before the call returns (and a rule of the
+# helper, linear in it, needs only its shape)
+_NOT_KEPT = {
     runtime.unbroadcast: (1,),
     runtime.broadcast_like: (1,),
     runtime.getitem_vjp: (1,),
     runtime.zeros_like: (0,),
     runtime.zero_tangent: (0,),
+    runtime.written_slots: (0,),
 }
 
 

@@ -434,6 +434,10 @@ def _update(w, name, shape):
             [f"{name} += {a}"],
             [f"{name} *= 0.5"],
             [f"{name}[1] = {name}[1] * 2.0"],
+            # an index naming a place twice: NumPy keeps one write (the last)
+            [f"{name}[[0, -1, 0]] = {a}[[0, 0, -1]] * 1.5"],
+            [f"{name}[[0, -1, 0]] += {a}[[-1, 0, 0]] * 2.0"],
+            [f"{name}[np.array([-1, -1])] = {s or 0.5}"],
         ]
     )
     if s is not None and rng.random() < 0.3:  # on one branch only

@@ -52,6 +52,7 @@ _EXPORTS = {
         "tile_vjp",
         "trace_vjp",
         "transpose_vjp",
+        "written_slots",
     ),
     "batched": (
         "ArrayMethods",

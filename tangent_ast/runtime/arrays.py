@@ -73,6 +73,24 @@ def getitem_vjp(ct, x, index):
     return result
 
 
+def written_slots(ct, index):
+    """Cotangent of ``v`` in ``a[index] = v``: ``ct[index]``, except where the index names
+    a place twice. NumPy keeps one of those writes (the last); the others are lost, so
+    their cotangent is zero. Which write NumPy keeps is asked of NumPy itself, by the
+    same assignment of each slot's position.
+
+    >>> written_slots(np.array([1.0, 2.0, 3.0]), np.array([0, 0, 2]))
+    array([0., 1., 3.])
+    """
+    slots = ct[index].copy()
+    if _basic(index) or (isinstance(index, np.ndarray) and index.dtype == bool):
+        return slots  # no place is named twice
+    position = np.arange(np.size(slots)).reshape(np.shape(slots))
+    kept = np.full(np.shape(ct), -1)
+    kept[index] = position
+    return np.where(kept[index] == position, slots, 0)
+
+
 def moveaxis_vjp(ct, source, destination):
     return np.moveaxis(ct, destination, source)
 

@@ -40,6 +40,7 @@ import gast
 import numpy as np
 
 from ..analysis.activity import assignments
+from ..analysis.indexing import Indexing, indexing
 from ..analysis.kind_inference import KindInference
 from ..front.aliasing import first_copy
 from ..modes import Mode
@@ -268,6 +269,24 @@ class Reverse:
             func=gast.Attribute(value=slot, attr="copy", ctx=gast.Load()), args=[], keywords=[]
         )
 
+    def index_value(self, target):
+        """The index of ``a[index]`` as a value to pass: ``np.s_[:, i]`` where it has a slice."""
+        index = copy_tree(target.slice)
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        if not any(isinstance(p, gast.Slice) for p in parts):
+            return index
+        np_s = gast.Attribute(value=name(self.d.bind("np", np)), attr="s_", ctx=gast.Load())
+        return gast.Subscript(value=np_s, slice=index, ctx=gast.Load())
+
+    def may_name_twice(self, target):
+        """Whether ``a[index]`` may name one place twice: an advanced index (``a[[0, 0]]``),
+        or one whose kinds are not known."""
+        kind = self.d.kind(target.value)
+        if kind.tag is not Tag.ARRAY:
+            return False
+        found = indexing(target.slice, kind.ndim, self.d.kinds.get)
+        return found in (Indexing.COPY, Indexing.UNKNOWN)
+
     def slot_kind(self, target):
         inference = KindInference(self.d.scope, self.d.kinds)
         return inference.getitem(self.d.kind(target.value), target.slice)
@@ -286,16 +305,20 @@ class Reverse:
         ct = self.ct(array)
         out = self.own(array, pending, accumulated, s)
         if self.d.is_active(s.value):
-            slot = self.slot_copy(ct, target)
             value_kind, slot_kind = self.d.kind(s.value), self.slot_kind(target)
-            if (
-                value_kind.tag is Tag.FLOAT and slot_kind.tag is not Tag.FLOAT
-            ):  # a number spread over the slot
+            spread = value_kind.tag is Tag.FLOAT and slot_kind.tag is not Tag.FLOAT
+            if self.may_name_twice(target):
+                slot = self.d.call_runtime("written_slots", [name(ct), self.index_value(target)])
+            else:
+                slot = self.slot_copy(ct, target)
+                if spread and isinstance(slot, gast.Call):
+                    slot = slot.func.value  # summed at once: no copy needed
+            if spread:  # a number spread over the slot
                 slot = gast.Call(
                     func=gast.Attribute(
                         value=name(self.d.bind("np", np)), attr="sum", ctx=gast.Load()
                     ),
-                    args=[slot.func.value if isinstance(slot, gast.Call) else slot],
+                    args=[slot],
                     keywords=[],
                 )
             elif (

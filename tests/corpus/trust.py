@@ -819,3 +819,22 @@ def dict_argument_gains_an_unused_entry(a, entries):
 
 
 CASES += [(dict_argument_gains_an_unused_entry, (V[:3].copy(), {"w": V[:3].copy(), "s": 0.5}))]
+
+
+# Writes through an index that names a place twice: NumPy keeps one write (the last), so
+# the lost writes' values have no effect; the reverse rule gave them the slot's cotangent
+def write_twice_by_index(x):
+    y = np.zeros(3)
+    y[np.array([0, 0, 2])] += x
+    return np.sum(y * np.arange(1.0, 4.0))
+
+
+def write_twice_spread_and_sliced(x):
+    m = np.ones((3, 3))
+    m[np.array([1, 1])] = x[0]
+    m[[0, 0, 1], [1, 1, 2]] = x * x
+    m[:, [2, 2]] += x[:, None] * np.ones(2)
+    return np.sum(m * np.arange(9.0).reshape(3, 3))
+
+
+CASES += [(write_twice_by_index, (V[:3].copy(),)), (write_twice_spread_and_sliced, (V[:3].copy(),))]
