@@ -38,7 +38,7 @@ from .api.gradient_checks import (
     numerical_jvp,
 )
 from .api.higher_order import hvp
-from .api.sessions import as_function, derive
+from .api.sessions import as_function, derive, paired
 from .cache.load import cache_dir
 from .errors import TangentAstError
 from .modes import Mode
@@ -87,7 +87,8 @@ def check_grads(
     if kwargs and (order == 2 or not inspect.isfunction(f)):
         # a primitive's keywords, or a second derivative's: bound (f of the arguments alone)
         f, kwargs = functools.partial(f, **kwargs), None
-    if order == 2:
+    if order == 2:  # derivatives up to the second: the first ones too
+        check_grads(f, args, modes, wrt=wrt, rtol=rtol, atol=atol, seed=seed, cache=cache)
         return check_second_order(f, args, wrt=wrt, rtol=rtol, atol=atol, seed=seed, cache=cache)
     directory = Session().directory if cache is None else cache_dir(cache)
     fixed = None
@@ -159,13 +160,16 @@ def _constant(value):
 
 
 def check_second_order(f, args, *, wrt=None, rtol=1e-4, atol=1e-6, seed=0, cache=None):
-    """Check ``hvp(f)`` of a scalar-valued ``f`` at ``args``: ``H v`` against central
-    differences of the gradient along ``v`` (several step sizes; one must agree), against
-    reverse over reverse (the pullback of ``grad(f)`` along ``v``), and the symmetry of the
-    Hessian, ``<u, H v> == <v, H u>``. Returns the two products checked."""
+    """Check ``hvp(f)`` at ``args``: ``H v`` against central differences of the gradient
+    along ``v`` (several step sizes; one must agree), against reverse over reverse (the
+    pullback of ``grad(f)`` along ``v``), and the symmetry of the Hessian, ``<u, H v> ==
+    <v, H u>``. An ``f`` returning an array (or a complex number) is checked through
+    ``<w, f>`` for a random ``w`` of its output's shape: every second derivative of every
+    output takes part. Returns the two products checked."""
     args = tuple(args)
     wrt = _differentiable(args) if wrt is None else (wrt if isinstance(wrt, tuple) else (wrt,))
     rng = _rng(seed)
+    f = _real_number_valued(f, f(*copy.deepcopy(args)), rng, len(args), cache)
     v = tuple(_random_like(args[i], rng) for i in wrt)
     u = tuple(_random_like(args[i], rng) for i in wrt)
     # one argument by its index: the gradient itself, which can be differentiated again
@@ -201,6 +205,23 @@ def check_second_order(f, args, *, wrt=None, rtol=1e-4, atol=1e-6, seed=0, cache
             f"<u, H v> = {left:.6g}, <v, H u> = {right:.6g}"
         )
     return hv, hu
+
+
+def _real_number_valued(f, out, rng, arity, cache):
+    """``f`` if it returns a real number; else ``x -> <w, f(x)>`` for a random ``w`` of the
+    shape of ``f``'s output ``out`` (the pairing of cotangents and tangents)."""
+    if isinstance(out, (float, int, np.floating, np.integer)) or (
+        isinstance(out, np.ndarray) and out.ndim == 0 and out.dtype.kind in "fiu"
+    ):
+        return f
+    if not isinstance(out, (complex, np.complexfloating, np.ndarray)):
+        raise TangentAstError(
+            f"check_grads(order=2) checks functions returning a number or an array; "
+            f"{getattr(f, '__qualname__', f)} returns {type(out).__name__}",
+            hint="check a function returning one of its parts (or a sum of them)",
+        )
+    directory = Session().directory if cache is None else cache_dir(cache)
+    return paired(f, _random_like(np.asarray(out), rng), arity, directory)
 
 
 # the checks, called in a function being differentiated, are refused (lowering/api_calls.py)

@@ -225,6 +225,22 @@ def _wrapper(fn, bound_args, bound_keywords, directory, arity=None, fixed=None):
 _NONE = object()
 
 
+def paired(fn, w, arity, directory):
+    """A def of ``arity`` parameters returning ``Re sum(w * fn(...))``: a real number whose
+    derivatives are those of every output of ``fn``, weighted by ``w`` (how second
+    derivatives of a function returning an array are checked)."""
+    params = ", ".join(f"x{i}" for i in range(arity))
+    source = (
+        '"""<w, f>: f\'s outputs weighed by w, written by tangent_ast to check its second\n'
+        'derivatives."""\n'
+        + _bound_line({"f": fn, "w": w})
+        + "import numpy as np\n"
+        + f"\n\ndef paired_with_w({params}):\n"
+        + f"    return np.real(np.sum(w * f({params})))\n"
+    )
+    return _load(directory, source, {"f": fn, "w": w}, "paired_with_w")
+
+
 def _literal(value):
     """Whether ``value`` is a constant its ``repr`` writes exactly (numbers, strings, None,
     tuples of them)."""
