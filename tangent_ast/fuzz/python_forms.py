@@ -1,6 +1,7 @@
 """Python as people write it around NumPy: a ``with`` block around a computation, a list of
 values handed to a NumPy function, the function a call returns called at once, a loop over a
-dict's keys or over a list the loop rebinds. A block reads like this::
+dict's keys or over a list the loop rebinds, loops over ``enumerate``, ``zip`` and
+``reversed`` nested in one another. A block reads like this::
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -53,6 +54,27 @@ _FORMS = [
             "{name} = {b} * 1.0",
             "for key in reversed(d):",
             "    {name} = {name} * 0.5 + d[key] * (key + 1.0)",
+        ],
+    ),
+    # enumerate, zip and reversed nested in one another, enumerate from 1
+    (
+        (),
+        False,
+        [
+            "vals = [{a}, {b} * 0.5, {a} * {b}]",
+            "{name} = 0.0 * {b}",
+            "for k, (u, v) in enumerate(zip(vals, reversed(vals)), 1):",
+            "    {name} = {name} + u * v * k",
+        ],
+    ),
+    (
+        (),
+        False,
+        [
+            "vals = [{a}, np.cos({b})]",
+            "{name} = {b} * 1.0",
+            "for (k, u), v in zip(enumerate(reversed(vals)), vals):",
+            "    {name} = {name} * 0.5 + u * (k + 1.0) - v",
         ],
     ),
     (

@@ -67,6 +67,15 @@ def loop_zip_strict(xs, ys):
     return s
 
 
+def loop_enumerate_zip_reversed(xs, ys):
+    s = 0.0
+    for k, (x, y) in enumerate(zip(xs, reversed(ys)), start=1):
+        s = s + k * x * np.sin(y)
+    for (i, x), y in zip(enumerate(reversed(xs)), ys):
+        s = 0.5 * s + (i + 1.0) * x * y
+    return s
+
+
 def loop_reversed(xs):
     s = 0.0
     for x in reversed(xs):
@@ -349,6 +358,7 @@ CASES = [
     Case(loop_zip, (X, Y)),
     Case(loop_zip_strict, (X, Y)),
     Case(loop_reversed, (X,)),
+    Case(loop_enumerate_zip_reversed, (X, Y)),
     Case(loop_list, (0.3, -0.8)),
     Case(while_doubling, (0.7,)),
     Case(while_doubling, (25.0,)),

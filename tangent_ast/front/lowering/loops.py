@@ -201,7 +201,6 @@ class LoopLowering:
             if not isinstance(target, gast.Name):
                 raise unsupported(self.parsed, at, "unpacking the variable of a range loop")
             return [], target.id, [], list(iterable.args)
-        index = self.namer.fresh("i")
         if (
             kind == "enumerate"
             and len(iterable.args) == 1
@@ -209,47 +208,45 @@ class LoopLowering:
             and isinstance(target, gast.Tuple)
             and len(target.elts) == 2
             and isinstance(target.elts[0], gast.Name)
-        ):
-            pre, seq = self.iterated(iterable.args[0], at)
+        ):  # the loop's own counter is the index: ``for i in range(len_xs): x = xs[i]``
+            pre, count, read = self.sequence(iterable.args[0], at)
             index = target.elts[0].id
-            return pre, index, self._item(target.elts[1], seq, index, at), [self._len(seq)]
-        strict = _zip_strict(iterable.keywords) if kind == "zip" else None
-        if (
-            kind == "zip"
-            and isinstance(target, gast.Tuple)
-            and len(target.elts) == len(iterable.args)
-            and strict is not None
-        ):
-            pre, seqs = [], []
-            for a in iterable.args:
-                more, seq = self.iterated(a, at)
-                pre += more
-                seqs.append(seq)
-            lengths = [self._len(q) for q in seqs]
-            if strict and len(seqs) > 1:
-                lengths_again = [self._len(q) for q in seqs]
-                check = _unequal_lengths_raise(lengths_again, self.builtin("ValueError"))
-                pre.append(located(check, at))
-            count = (
-                lengths[0]
-                if len(lengths) == 1
-                else gast.Call(func=self.builtin("min"), args=lengths, keywords=[])
-            )
-            items = [
-                s
-                for t, q in zip(target.elts, seqs, strict=True)
-                for s in self._item(t, q, index, at)
-            ]
-            return pre, index, items, [count]
-        if kind == "reversed" and len(iterable.args) == 1:
-            pre, seq = self.iterated(iterable.args[0], at)
-            last = gast.BinOp(left=self._len(seq), op=gast.Sub(), right=gast.Constant(1, None))
-            return (
-                pre,
-                index,
-                self._item(target, seq, index, at),
-                [last, gast.Constant(-1, None), gast.Constant(-1, None)],
-            )
+            return pre, index, self._item(target.elts[1], read(name(index)), at), [count]
+        index = self.namer.fresh("i")
+        if kind == "zip" and isinstance(target, gast.Tuple):
+            pre, count, reads = self.zipped(iterable, at)
+            if reads is not None and len(reads) == len(target.elts):  # ``a = xs[i]; b = ys[i]``
+                items = [
+                    s
+                    for t, read in zip(target.elts, reads, strict=True)
+                    for s in self._item(t, read(name(index)), at)
+                ]
+                return pre, index, items, [count]
+        if kind == "reversed" and len(iterable.args) == 1 and not iterable.keywords:
+            pre, count, read = self.sequence(iterable.args[0], at)
+            last = gast.BinOp(left=count, op=gast.Sub(), right=_one())
+            down = [last, gast.Constant(-1, None), gast.Constant(-1, None)]
+            return pre, index, self._item(target, read(name(index)), at), down
+        pre, count, read = self.sequence(iterable, at)
+        return pre, index, self._item(target, read(name(index)), at), [count]
+
+    def sequence(self, iterable, at):
+        """(statements, how many items, the item at an index) of what a for loop iterates
+        over: ``enumerate``, ``zip`` and ``reversed`` of such sequences, nested as they come
+        (``enumerate(zip(xs, ys))``: ``(i, (xs[i], ys[i]))``), or any other value, indexed."""
+        kind = call_name(iterable, self.scope)
+        start = _enumerate_start(iterable) if kind == "enumerate" else None
+        if start is not None:
+            pre, count, read = self.sequence(iterable.args[0], at)
+            return pre, count, lambda i: _tuple([_plus(i, start), read(i)])
+        if kind == "zip":
+            pre, count, reads = self.zipped(iterable, at)
+            if reads is not None:
+                return pre, count, lambda i: _tuple([read(i) for read in reads])
+        if kind == "reversed" and len(iterable.args) == 1 and not iterable.keywords:
+            pre, count, read = self.sequence(iterable.args[0], at)
+            more, last = self.atom(gast.BinOp(copy.deepcopy(count), gast.Sub(), _one()), at)
+            return pre + more, count, lambda i: read(gast.BinOp(copy.deepcopy(last), gast.Sub(), i))
         if kind in ("enumerate", "zip", "reversed"):
             raise unsupported(
                 self.parsed,
@@ -258,7 +255,31 @@ class LoopLowering:
                 "loop over range(len(...)) and index explicitly",
             )
         pre, seq = self.iterated(iterable, at)
-        return pre, index, self._item(target, seq, index, at), [self._len(seq)]
+        return pre, self._len(seq), lambda i: _index(seq, i)
+
+    def zipped(self, iterable, at):
+        """(statements, how many items, the reads of each zipped sequence) of
+        ``zip(...)``; the reads are None for keywords other than a constant ``strict=``."""
+        strict = _zip_strict(iterable.keywords)
+        if strict is None:
+            return [], None, None
+        pre, counts, reads = [], [], []
+        for a in iterable.args:
+            more, count, read = self.sequence(a, at)
+            pre += more
+            counts.append(count)
+            reads.append(read)
+        if strict and len(counts) > 1:
+            check = _unequal_lengths_raise(
+                [copy.deepcopy(c) for c in counts], self.builtin("ValueError")
+            )
+            pre.append(located(check, at))
+        count = (
+            counts[0]
+            if len(counts) == 1
+            else gast.Call(func=self.builtin("min"), args=counts, keywords=[])
+        )
+        return pre, count, reads
 
     def iterated(self, iterable, loop):
         """(statements, atom) for what ``loop`` iterates over: the object the iterable is
@@ -274,13 +295,20 @@ class LoopLowering:
     def _len(self, seq):
         return gast.Call(func=self.builtin("len"), args=[copy.deepcopy(seq)], keywords=[])
 
-    def _item(self, target, seq, index, at):
+    def _item(self, target, read, at):
         """The statements starting the loop's body: ``x = xs[i]``; for a target that
         unpacks (``for k, (a, b) in ...``), ``item = xs[i]`` and then ``k, (a, b) = item``,
         which the assignment's lowering unpacks."""
-        read = gast.Subscript(value=copy.deepcopy(seq), slice=name(index), ctx=gast.Load())
         if isinstance(target, gast.Name):
             return [located(assign(target.id, read), at)]
+        if (
+            isinstance(target, (gast.Tuple, gast.List))
+            and isinstance(read, gast.Tuple)
+            and len(target.elts) == len(read.elts)
+        ):  # ``a, b = xs[i], ys[i]``: each its own read
+            return [
+                s for t, r in zip(target.elts, read.elts, strict=True) for s in self._item(t, r, at)
+            ]
         if not isinstance(target, (gast.Tuple, gast.List)):
             raise unsupported(
                 self.parsed,
@@ -291,6 +319,33 @@ class LoopLowering:
         item = self.namer.fresh("item")
         unpacked = gast.Assign(targets=[target], value=name(item), type_comment=None)
         return [located(assign(item, read), at), located(unpacked, at)]
+
+
+def _enumerate_start(call):
+    """The ``start`` of ``enumerate(xs)``, ``enumerate(xs, k)`` or ``enumerate(xs, start=k)``
+    (0 by default), or None for another form."""
+    given = list(call.args[1:]) + [k.value for k in call.keywords if k.arg == "start"]
+    if len(call.args) + len(call.keywords) != 1 + len(given) or len(given) > 1:
+        return None
+    return given[0] if given else gast.Constant(0, None)
+
+
+def _plus(i, start):
+    if isinstance(start, gast.Constant) and start.value == 0:
+        return i
+    return gast.BinOp(left=i, op=gast.Add(), right=copy.deepcopy(start))
+
+
+def _index(seq, i):
+    return gast.Subscript(value=copy.deepcopy(seq), slice=i, ctx=gast.Load())
+
+
+def _tuple(elts):
+    return gast.Tuple(elts=elts, ctx=gast.Load())
+
+
+def _one():
+    return gast.Constant(1, None)
 
 
 def _items_read(body, prefix):
