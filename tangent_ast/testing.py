@@ -87,29 +87,21 @@ def check_grads(
     if kwargs and (order == 2 or not inspect.isfunction(f)):
         # a primitive's keywords, or a second derivative's: bound (f of the arguments alone)
         f, kwargs = functools.partial(f, **kwargs), None
-    if order == 2:  # derivatives up to the second: the first ones too
-        check_grads(f, args, modes, wrt=wrt, rtol=rtol, atol=atol, seed=seed, cache=cache)
-        return check_second_order(f, args, wrt=wrt, rtol=rtol, atol=atol, seed=seed, cache=cache)
     directory = Session().directory if cache is None else cache_dir(cache)
     fixed = None
     if not inspect.isfunction(f):  # a primitive: its constant arguments written in its def
         f, args, wrt, fixed = _constants_bound(f, tuple(args), wrt)
     f = as_function(f, directory, arity=len(args) + len(fixed or ()), fixed=fixed)
+    tolerances = {"rtol": rtol, "atol": atol, "seed": seed, "cache": cache}
+    checked = f
     if not kwargs and hasattr(f, "tangent_ast_source_for"):  # grad(g): its gradient's source
-        f = source_of(f, signature_of(tuple(args)))
-    return check_first_order(
-        f,
-        args,
-        modes,
-        kwargs=kwargs,
-        wrt=wrt,
-        rtol=rtol,
-        atol=atol,
-        seed=seed,
-        cache=cache,
-        route=route,
-        derive=derive,
+        checked = source_of(f, signature_of(tuple(args)))
+    rules = check_first_order(
+        checked, args, modes, kwargs=kwargs, wrt=wrt, route=route, derive=derive, **tolerances
     )
+    if order == 2:  # derivatives up to the second: the first ones too
+        return check_second_order(f, args, wrt=wrt, **tolerances)
+    return rules
 
 
 def _constants_bound(f, args, wrt):
@@ -209,19 +201,33 @@ def check_second_order(f, args, *, wrt=None, rtol=1e-4, atol=1e-6, seed=0, cache
 
 def _real_number_valued(f, out, rng, arity, cache):
     """``f`` if it returns a real number; else ``x -> <w, f(x)>`` for a random ``w`` of the
-    shape of ``f``'s output ``out`` (the pairing of cotangents and tangents)."""
+    structure of ``f``'s output ``out`` (the pairing of cotangents and tangents), summed
+    over its parts where it is a tuple, list or dict."""
     if isinstance(out, (float, int, np.floating, np.integer)) or (
         isinstance(out, np.ndarray) and out.ndim == 0 and out.dtype.kind in "fiu"
     ):
         return f
-    if not isinstance(out, (complex, np.complexfloating, np.ndarray)):
+    weights = [(path, _random_like(part, rng)) for path, part in _differentiable_parts(out)]
+    if not weights:
         raise TangentAstError(
-            f"check_grads(order=2) checks functions returning a number or an array; "
-            f"{getattr(f, '__qualname__', f)} returns {type(out).__name__}",
-            hint="check a function returning one of its parts (or a sum of them)",
+            f"check_grads(order=2): {getattr(f, '__qualname__', f)} returns no number or "
+            f"array of floats ({type(out).__name__})",
+            hint="check a function returning floats",
         )
     directory = Session().directory if cache is None else cache_dir(cache)
-    return paired(f, _random_like(np.asarray(out), rng), arity, directory)
+    return paired(f, weights, arity, directory)
+
+
+def _differentiable_parts(out, path=""):
+    """``(path, part)`` of each float or complex number or array in ``out``, ``path`` the
+    text that reads it (``"[0]['a']"``)."""
+    if isinstance(out, dict):
+        return [p for k, v in out.items() for p in _differentiable_parts(v, f"{path}[{k!r}]")]
+    if isinstance(out, (tuple, list)):
+        return [p for i, v in enumerate(out) for p in _differentiable_parts(v, f"{path}[{i}]")]
+    if np.result_type(out).kind in "fc" and not isinstance(out, (bool, str)):
+        return [(path, np.asarray(out) if np.ndim(out) else out)]
+    return []
 
 
 # the checks, called in a function being differentiated, are refused (lowering/api_calls.py)

@@ -225,18 +225,25 @@ def _wrapper(fn, bound_args, bound_keywords, directory, arity=None, fixed=None):
 _NONE = object()
 
 
-def paired(fn, w, arity, directory):
-    """A def of ``arity`` parameters returning ``Re sum(w * fn(...))``: a real number whose
-    derivatives are those of every output of ``fn``, weighted by ``w`` (how second
-    derivatives of a function returning an array are checked)."""
+def paired(fn, weights, arity, directory):
+    """A def of ``arity`` parameters returning ``Re sum(w * out)`` summed over the parts of
+    ``out = fn(...)``: ``weights`` is a list of ``(path, w)``, ``path`` the text reading one
+    part (``""`` for ``out`` itself, ``"[0]['a']"``). A real number whose derivatives are
+    those of every output of ``fn``, weighted (how second derivatives of a function
+    returning arrays are checked)."""
     params = ", ".join(f"x{i}" for i in range(arity))
+    terms = " + ".join(
+        f"np.real(np.sum(w[{i}] * out{path}))" for i, (path, _) in enumerate(weights)
+    )
+    w = [weight for _, weight in weights]
     source = (
         '"""<w, f>: f\'s outputs weighed by w, written by tangent_ast to check its second\n'
         'derivatives."""\n'
         + _bound_line({"f": fn, "w": w})
         + "import numpy as np\n"
         + f"\n\ndef paired_with_w({params}):\n"
-        + f"    return np.real(np.sum(w * f({params})))\n"
+        + f"    out = f({params})\n"
+        + f"    return {terms}\n"
     )
     return _load(directory, source, {"f": fn, "w": w}, "paired_with_w")
 

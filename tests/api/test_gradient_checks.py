@@ -125,3 +125,25 @@ def test_check_grads_of_a_gradient_checks_its_rules():
     """grad(f) is checked as the function its source on disk is (it was refused: not a
     Python function)."""
     check_grads(ta.grad(scaled_sines), (np.arange(6.0).reshape(2, 3),))
+
+
+def rounded_cube(x):
+    return x**3
+
+
+# a forward rule right to 1e-12 at first order whose own derivative is wrong: np.round's is 0
+ta.defjvp(rounded_cube, lambda dx, ans, x: 3.0 * np.round(x, 12) ** 2 * dx)
+ta.defvjp(rounded_cube, lambda ct, ans, x: 3.0 * np.round(x, 12) ** 2 * ct)
+
+
+def test_second_order_of_a_function_returning_arrays_and_containers():
+    """order=2 checks the first derivatives too, and a function returning an array (or a
+    tuple, a list, a dict of them) through <w, f> for a random w: every output takes part."""
+    x = np.array([0.3, -1.2, 2.1])
+    check_grads(lambda a: np.sin(a) * a, (x,), order=2)
+    check_grads(lambda a: {"u": a * a, "v": (np.exp(a), 3)}, (x,), order=2)
+    check_grads(np.exp, (x,), order=2)  # a primitive
+    check_grads(np.einsum, ("ij,j->i", np.full((2, 3), 0.5), x), order=2)  # its constant
+    check_grads(lambda a: np.exp(1j * a), (x,), order=2)  # complex outputs
+    with pytest.raises(GradientCheckError, match="first.*derivatives|central differences"):
+        check_grads(lambda a: rounded_cube(a) * 1.0, (x,), order=2)
