@@ -31,18 +31,23 @@ def _fit(a, length, axis):
 
 
 def _fit_to(a, shape, axes):
-    for axis in axes:
-        a = _fit(a, shape[axis], axis)
-    return a
+    """``a`` cut or padded with zeros to ``shape`` along each of ``axes`` (one cut, then
+    one pad: no value carried through a loop, whose join of kinds second derivatives
+    would need)."""
+    fitted = [i in axes for i in range(np.ndim(a))]
+    kept = a[tuple(slice(0, shape[i]) if fitted[i] else slice(None) for i in range(np.ndim(a)))]
+    widths = [(0, max(shape[i] - np.shape(a)[i], 0) if fitted[i] else 0) for i in range(np.ndim(a))]
+    return np.pad(kept, widths)
 
 
-def _axes_of(x, s, axes, default):
-    """The axes an n-dimensional transform runs over, as NumPy resolves them."""
+def _axes_of(ndim, s, axes, default):
+    """The axes an n-dimensional transform of an array of ``ndim`` axes runs over, as NumPy
+    resolves them (of the rank, not the array: their derivative is nothing)."""
     if axes is not None:
-        return tuple(a % np.ndim(x) for a in axes)
+        return tuple(a % ndim for a in axes)
     if s is not None:
-        return tuple(range(np.ndim(x) - len(s), np.ndim(x)))
-    return tuple(range(np.ndim(x))) if default is None else tuple(a % np.ndim(x) for a in default)
+        return tuple(range(ndim - len(s), ndim))
+    return tuple(range(ndim)) if default is None else tuple(a % ndim for a in default)
 
 
 def fft_vjp(ct, x, n=None, axis=-1, norm=None):
@@ -58,13 +63,13 @@ def ifft_vjp(ct, x, n=None, axis=-1, norm=None):
 def fftn_vjp(ct, x, s=None, axes=None, norm=None, default_axes=None):
     """Cotangent of ``x`` for ``np.fft.fftn`` (and ``fft2``, whose ``default_axes`` are the
     last two)."""
-    axes = _axes_of(x, s, axes, default_axes)
+    axes = _axes_of(np.ndim(x), s, axes, default_axes)
     return real_like(_fit_to(np.fft.fftn(ct, axes=axes, norm=norm), np.shape(x), axes), x)
 
 
 def ifftn_vjp(ct, x, s=None, axes=None, norm=None, default_axes=None):
     """Cotangent of ``x`` for ``np.fft.ifftn`` (and ``ifft2``)."""
-    axes = _axes_of(x, s, axes, default_axes)
+    axes = _axes_of(np.ndim(x), s, axes, default_axes)
     return real_like(_fit_to(np.fft.ifftn(ct, axes=axes, norm=norm), np.shape(x), axes), x)
 
 
@@ -79,7 +84,7 @@ def rfft_vjp(ct, x, n=None, axis=-1, norm=None):
 def rfftn_vjp(ct, x, s=None, axes=None, norm=None, default_axes=None):
     """Cotangent of the real ``x`` for ``np.fft.rfftn`` (and ``rfft2``): rfft along the last
     axis after a complex fft along the others."""
-    axes = _axes_of(x, s, axes, default_axes)
+    axes = _axes_of(np.ndim(x), s, axes, default_axes)
     lengths = [np.shape(x)[a] for a in axes] if s is None else list(s)
     full = _fit(np.asarray(ct), lengths[-1], axes[-1])
     full = np.fft.fftn(full, s=lengths, axes=axes, norm=norm)
@@ -89,14 +94,14 @@ def rfftn_vjp(ct, x, s=None, axes=None, norm=None, default_axes=None):
 def _half_spectrum_transpose(ct, n, axis, norm):
     """The transpose of ``irfft(z, n, axis, norm)`` with respect to ``z``: ``conj(rfft(ct))``
     scaled as irfft scales, interior frequencies counted twice."""
-    spectrum = np.conj(np.fft.rfft(ct, axis=axis))
+    spectrum = np.conj(np.fft.rfft(np.real(ct), axis=axis))  # irfft's output is real
     weights = np.full(n // 2 + 1, 2.0)
     weights[0] = 1.0
     if n % 2 == 0:
         weights[-1] = 1.0
     shape = [1] * spectrum.ndim
     shape[axis] = n // 2 + 1
-    scale = {None: 1.0 / n, "backward": 1.0 / n, "ortho": 1.0 / np.sqrt(n), "forward": 1.0}[norm]
+    scale = 1.0 if norm == "forward" else (1.0 / np.sqrt(n) if norm == "ortho" else 1.0 / n)
     return spectrum * np.reshape(weights, shape) * scale
 
 
@@ -111,11 +116,10 @@ def irfft_vjp(ct, z, n=None, axis=-1, norm=None):
 def irfftn_vjp(ct, z, s=None, axes=None, norm=None, default_axes=None):
     """Cotangent of ``z`` for ``np.fft.irfftn`` (and ``irfft2``): irfft along the last axis
     after a complex ifft along the others, so the transpose of one, then of the other."""
-    axes = _axes_of(z, s, axes, default_axes)
+    axes = _axes_of(np.ndim(z), s, axes, default_axes)
     ct = np.asarray(ct)
     g = _half_spectrum_transpose(ct, ct.shape[axes[-1]], axes[-1], norm)
-    if len(axes) > 1:
-        g = np.fft.ifftn(g, axes=axes[:-1], norm=norm)
+    g = np.fft.ifftn(g, axes=axes[:-1], norm=norm)  # over no axes: g itself
     return real_like(_fit_to(g, np.shape(z), axes), z)
 
 

@@ -1006,3 +1006,28 @@ def test_second_derivatives_through_the_complex_cotangents_of_the_fft():
     # the helpers take the real part of a cotangent for a real argument with real_like, not
     # an if on the type, whose two paths' kinds the transformer cannot join
     check_second_order(_power_spectrum, (np.array([0.3, -0.7, 1.1, 0.5]),))
+
+
+_X34 = rng.standard_normal((3, 4))
+_SPECTRUM = np.fft.rfftn(_X34)
+
+
+@pytest.mark.parametrize(
+    "fn, arg",
+    [
+        (lambda v: np.fft.fftn(v, s=(5, 3), axes=(0, 1)), _X34),
+        (lambda v: np.fft.ifftn(v, axes=(0,)), _X34),
+        (lambda v: np.fft.fft2(v, norm="ortho"), _X34),
+        (lambda v: np.fft.rfftn(v, s=(2, 6), axes=(0, 1), norm="ortho"), _X34),
+        (lambda v: np.fft.rfft(v, n=3, axis=0), _X34),
+        (lambda v: np.fft.irfftn(v, s=(3, 4), axes=(0, 1), norm="forward"), _SPECTRUM),
+        (lambda v: np.fft.irfft2(v), _SPECTRUM),
+        (lambda v: np.fft.irfft(v, n=7), _SPECTRUM),
+    ],
+    ids=["fftn-s", "ifftn-axes", "fft2-ortho", "rfftn-s", "rfft-n", "irfftn-s", "irfft2", "irfft-n"],
+)
+def test_second_derivatives_of_the_transforms(fn, arg):
+    """The rules of np.fft, derived again: their helpers are in the language derived (the
+    axes of a transform were taken for values of the array, a norm's scale read from a
+    dict keyed by None, a cut-and-pad carried through a loop of unknown kind)."""
+    check_grads(fn, (arg,), order=2)
