@@ -1024,7 +1024,7 @@ _SPECTRUM = np.fft.rfftn(_X34)
         (lambda v: np.fft.irfft2(v), _SPECTRUM),
         (lambda v: np.fft.irfft(v, n=7), _SPECTRUM),
     ],
-    ids=["fftn-s", "ifftn-axes", "fft2-ortho", "rfftn-s", "rfft-n", "irfftn-s", "irfft2", "irfft-n"],
+    ids=["fftn-s", "ifftn-axes", "fft2", "rfftn-s", "rfft-n", "irfftn-s", "irfft2", "irfft-n"],
 )
 def test_second_derivatives_of_the_transforms(fn, arg):
     """The rules of np.fft, derived again: their helpers are in the language derived (the
