@@ -60,7 +60,7 @@ from .analysis.kind_inference import infer
 from .analysis.list_arguments import arrays_from_lists
 from .analysis.shared_updates import check_augmented, follow_argument_aliases, follow_shared_updates
 from .analysis.views import check_views, copy_views
-from .analysis.written_out import write_out
+from .analysis.written_out import drop_decided_branches, write_out
 from .cache.cached import (  # noqa: F401  (DerivedRule, rule_prefix: what a rule is, named here too)
     DerivedRule,
     RuleCache,
@@ -202,6 +202,8 @@ def front(fn, signature, trace=False, form=PLAIN):
     if trace:
         snapshots["ssa"] = _source(ssa_fn)
     kinds = infer(ssa_fn, scope, signature, result_kind, info.unset)
+    if drop_decided_branches(ssa_fn, scope, kinds):  # `if np.iscomplexobj(x):` of a known x
+        kinds = infer(ssa_fn, scope, signature, result_kind, info.unset)
     while made := write_out(
         parsed, ssa_fn, scope, kinds, namer, item_reads
     ):  # np.r_[x, c] and the like

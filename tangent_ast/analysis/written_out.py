@@ -62,7 +62,7 @@ import gast
 import numpy as np
 
 from ..front.checks import unsupported
-from ..vocabulary.kinds import Tag
+from ..vocabulary.kinds import Tag, is_complex, is_real_or_int
 from ..vocabulary.syntax import (
     assign,
     attribute,
@@ -76,6 +76,65 @@ from .kind_inference import KindInference
 
 # what each concatenator does by default: (axis, ndmin, trans1d), as NumPy's AxisConcatenator
 _CONCATENATORS = ((np.r_, (0, 1, -1)), (np.c_, (-1, 2, 0)))
+
+
+def drop_decided_branches(fn, scope, kinds):
+    """``if t:`` where ``t = np.iscomplexobj(x)`` (or ``np.isrealobj(x)``) and the kinds
+    know whether ``x`` is complex: the branch taken, the other dropped. A helper written for
+    both real and complex values (``np.conj(a) if np.iscomplexobj(a) else a``) is then
+    derived for the one it is given, with no join of a real and a complex value. Returns
+    whether a branch was dropped (kinds are inferred again).
+
+    >>> import numpy as np, tangent_ast as ta
+    >>> def f(a):
+    ...     return np.conj(a) if np.iscomplexobj(a) else a
+    >>> print(ta.show(f, "forward", stage="simplify", args=(np.ones(2),)))
+    def f_jvp(a, da):
+        return (a, da)
+    <BLANKLINE>
+    """
+    stores = {}
+    for n in walk(fn):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    of = KindInference(scope, kinds).of
+    decided = {}
+    for s in walk(fn):
+        if (
+            isinstance(s, gast.Assign)
+            and isinstance(s.targets[0], gast.Name)
+            and stores.get(s.targets[0].id) == 1
+            and (answer := _complex_test(s.value, scope, of)) is not None
+        ):
+            decided[s.targets[0].id] = answer
+    dropped = []
+
+    def each(s):
+        if isinstance(s, gast.If) and isinstance(s.test, gast.Name) and s.test.id in decided:
+            dropped.append(s)
+            return s.body if decided[s.test.id] else s.orelse
+        return [s]
+
+    fn.body = expand_statements(fn.body, each)
+    return bool(dropped)
+
+
+def _complex_test(value, scope, of):
+    """What ``np.iscomplexobj(x)`` or ``np.isrealobj(x)`` gives, where the kind of ``x``
+    decides it; else None."""
+    if not (isinstance(value, gast.Call) and len(value.args) == 1 and not value.keywords):
+        return None
+    test = scope.lookup(value.func)
+    if test is not np.iscomplexobj and test is not np.isrealobj:
+        return None
+    kind = of(value.args[0])
+    if is_complex(kind):
+        is_complex_value = True
+    elif is_real_or_int(kind):
+        is_complex_value = False
+    else:
+        return None
+    return is_complex_value if test is np.iscomplexobj else not is_complex_value
 
 
 def write_out(parsed, fn, scope, kinds, namer, item_reads=None):

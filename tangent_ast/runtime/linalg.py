@@ -322,7 +322,7 @@ def norm_vjp(ct, ans, x, ord=None, axis=None, keepdims=False):
     """Cotangent of ``x`` for ``np.linalg.norm``."""
     _kind, ax = _norm_kind(np.ndim(x), ord, axis)
     g = norm_grad(ans, x, ord, axis, keepdims)
-    return scalar_like(g * (keep_reduced(ct, x, ax, keepdims) if np.ndim(x) else ct), x)
+    return scalar_like(g * keep_reduced(ct, x, ax, keepdims), x)
 
 
 def matrix_power_jvp(dx, ans, x, n):

@@ -100,7 +100,7 @@ def var_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False,
     """Tangent of ``np.var``: ``2 <x - mean, dx> / (N - ddof)`` (of complex values,
     ``Re(2 sum(conj(x - mean) dx)) / (N - ddof)``), and 0 where ``N <= ddof`` (the variance
     is NaN there: a path that does not use it must not take a NaN from it)."""
-    centered = _conj_if_complex(x - np.mean(x, axis=axis, keepdims=True))
+    centered = _conj_if_complex(x - np.mean(x, axis=axis, keepdims=True), x)
     t = safe_divide(
         2 * np.sum(centered * dx, axis=reduced_axes(axis, np.ndim(x)), keepdims=keepdims),
         max(reduce_count(x, axis) - ddof, 0),
@@ -111,14 +111,15 @@ def var_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False,
 def var_vjp(ct, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """Cotangent of ``x`` for ``np.var`` (0 where ``N <= ddof``, as its tangent); of complex
     values ``2 conj(x - mean) ct / (N - ddof)``."""
-    centered = _conj_if_complex(x - np.mean(x, axis=axis, keepdims=True))
+    centered = _conj_if_complex(x - np.mean(x, axis=axis, keepdims=True), x)
     count = max(reduce_count(x, axis) - ddof, 0)
     return scalar_like(safe_divide(2 * centered * keep_reduced(ct, x, axis, keepdims), count), x)
 
 
-def _conj_if_complex(a):
-    """``np.conj(a)``, without the copy it makes of a real array."""
-    return np.conj(a) if np.iscomplexobj(a) else a
+def _conj_if_complex(a, x):
+    """``np.conj(a)`` of ``a`` computed from ``x``, without the copy it makes of a real
+    array. (Decided by ``x``, whose kind the rule derived from this one knows.)"""
+    return np.conj(a) if np.iscomplexobj(x) else a
 
 
 def std_jvp(dx, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):

@@ -37,11 +37,8 @@ import operator
 from dataclasses import dataclass
 
 import gast
-import numpy as np
 
 from ..analysis.activity import assignments
-from ..analysis.indexing import Indexing, indexing
-from ..analysis.kind_inference import KindInference
 from ..front.aliasing import first_copy
 from ..modes import Mode
 from ..optimize.line_lengths import longer_than
@@ -54,6 +51,7 @@ from ..vocabulary.syntax import assign, name
 from ..vocabulary.trees import copy_tree, walk
 from .checkpoints import check_recomputable_call
 from .derivatives import unsupported_call
+from .slots import slot_copy, slot_cotangent
 
 
 def _at(new, old):
@@ -253,43 +251,7 @@ class Reverse:
             return [s]
         old = self.d.namer.fresh(f"{array}_old")
         self.old_values[id(s)] = old
-        return [_at(assign(old, self.slot_copy(array, target)), s), s]
-
-    def slot_copy(self, array, target):
-        """``array[index]``, copied if it is a view (``a[i]`` of a vector is a number; ``a[...]``
-        is ``a.copy()``)."""
-        index = target.slice
-        if isinstance(index, gast.Constant) and index.value is Ellipsis:
-            slot = name(array)
-        else:
-            slot = gast.Subscript(value=name(array), slice=copy_tree(index), ctx=gast.Load())
-            if self.slot_kind(target).tag is Tag.FLOAT:
-                return slot
-        return gast.Call(
-            func=gast.Attribute(value=slot, attr="copy", ctx=gast.Load()), args=[], keywords=[]
-        )
-
-    def index_value(self, target):
-        """The index of ``a[index]`` as a value to pass: ``np.s_[:, i]`` where it has a slice."""
-        index = copy_tree(target.slice)
-        parts = index.elts if isinstance(index, gast.Tuple) else [index]
-        if not any(isinstance(p, gast.Slice) for p in parts):
-            return index
-        np_s = gast.Attribute(value=name(self.d.bind("np", np)), attr="s_", ctx=gast.Load())
-        return gast.Subscript(value=np_s, slice=index, ctx=gast.Load())
-
-    def may_name_twice(self, target):
-        """Whether ``a[index]`` may name one place twice: an advanced index (``a[[0, 0]]``),
-        or one whose kinds are not known."""
-        kind = self.d.kind(target.value)
-        if kind.tag is not Tag.ARRAY:
-            return False
-        found = indexing(target.slice, kind.ndim, self.d.kinds.get)
-        return found in (Indexing.COPY, Indexing.UNKNOWN)
-
-    def slot_kind(self, target):
-        inference = KindInference(self.d.scope, self.d.kinds)
-        return inference.getitem(self.d.kind(target.value), target.slice)
+        return [_at(assign(old, slot_copy(self.d, array, target)), s), s]
 
     def adjoint_update(self, s, pending, accumulated):
         """``a[i] = v`` backwards: the slot's cotangent goes to ``v``, the slot's
@@ -305,30 +267,7 @@ class Reverse:
         ct = self.ct(array)
         out = self.own(array, pending, accumulated, s)
         if self.d.is_active(s.value):
-            value_kind, slot_kind = self.d.kind(s.value), self.slot_kind(target)
-            spread = value_kind.tag is Tag.FLOAT and slot_kind.tag is not Tag.FLOAT
-            if self.may_name_twice(target):
-                slot = self.d.call_runtime("written_slots", [name(ct), self.index_value(target)])
-            else:
-                slot = self.slot_copy(ct, target)
-                if spread and isinstance(slot, gast.Call):
-                    slot = slot.func.value  # summed at once: no copy needed
-            if spread:  # a number spread over the slot
-                slot = gast.Call(
-                    func=gast.Attribute(
-                        value=name(self.d.bind("np", np)), attr="sum", ctx=gast.Load()
-                    ),
-                    args=[slot],
-                    keywords=[],
-                )
-            elif (
-                not (
-                    value_kind.tag == slot_kind.tag is Tag.ARRAY
-                    and value_kind.ndim == slot_kind.ndim
-                )
-                and slot_kind.tag is not Tag.FLOAT
-            ):
-                slot = self.d.call_runtime("unbroadcast", [slot, name(s.value.id)])
+            slot = slot_cotangent(self.d, ct, target, s.value)
             ct_value = self.d.namer.fresh(f"ct_{array}_slot")
             out.append(_at(assign(ct_value, slot), s))
             self.add_term(s.value.id, name(ct_value), pending)
