@@ -76,6 +76,8 @@ def run(
         if out is not None:  # a run stopped early still tells what it checked
             Path(out).mkdir(parents=True, exist_ok=True)
             (Path(out) / "progress.txt").write_text(progress + "\n")
+        if result.outcome is Outcome.SLOW:  # too slow to shrink: listed as it is
+            failures.append((seed, result, program))
         if result.failed:
             small = (
                 shrink(

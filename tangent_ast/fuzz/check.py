@@ -2,13 +2,14 @@
 
 ``check_program`` writes the program to a real module (tangent_ast reads source), runs
 it as plain Python first (a program that raises, gives a non-finite value or runs for
-seconds is ``SKIPPED``), then checks ``check_grads`` in both modes (finite differences at several
-steps, the dot-product test, the arguments' state) and the public API: ``grad``,
-``value_and_grad`` and ``jvp`` against the function's value, ``vjp`` with its pullback
-called twice; with ``second_order``, ``check_second_order`` too (``hvp`` against differences
-of the gradient and against reverse over reverse). A numeric disagreement is checked
-again at a nearby point: one that goes away there was a kink the point happened to sit
-on (``SKIPPED``), one that stays is ``WRONG``.
+seconds is ``SKIPPED``; one whose checks run for minutes is ``SLOW``), then checks
+``check_grads`` in both modes (finite differences at several steps, the dot-product test,
+the arguments' state) and the public API: ``grad``, ``value_and_grad`` and ``jvp``
+against the function's value, ``vjp`` with its pullback called twice; with
+``second_order``, ``check_second_order`` too (``hvp`` against differences of the gradient
+and against reverse over reverse). A numeric disagreement is checked again at a nearby
+point: one that goes away there was a kink the point happened to sit on (``SKIPPED``),
+one that stays is ``WRONG``.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Outcome(enum.Enum):
     WRONG = "wrong"  # a number that disagrees: the worst bug
     INTERNAL = "internal"  # any other exception from tangent_ast or the code it generated
     SKIPPED = "skipped"  # not a valid test: the program itself fails, or sits on a kink
+    SLOW = "slow"  # its checks take longer than DERIVING_SECONDS: rules too large, reported
 
 
 @dataclass(frozen=True)
@@ -207,10 +209,11 @@ def _check_at(f, args, second_order=False, backend=None):
 
 
 PLAIN_SECONDS = 5  # a program runs as plain Python in far less
+DERIVING_SECONDS = 300  # a program's checks take seconds; minutes mean rules grown too large
 
 
-class _TooLong(Exception):
-    pass
+class _TooLong(BaseException):
+    """Time is up (not an Exception: the checks' handlers must not take it for a result)."""
 
 
 @contextlib.contextmanager
@@ -261,7 +264,11 @@ def check_program(program, second_order=False, backend=None):
             return Result(
                 Outcome.SKIPPED, "the program's value is too large to check by differences"
             )
-        return _classify(f, args, program.seed, second_order, backend)
+        try:
+            with _time_limit(DERIVING_SECONDS):
+                return _classify(f, args, program.seed, second_order, backend)
+        except _TooLong:
+            return Result(Outcome.SLOW, f"its checks ran longer than {DERIVING_SECONDS} s")
 
 
 def _classify(f, args, seed, second_order=False, backend=None):
