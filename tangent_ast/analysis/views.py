@@ -60,7 +60,38 @@ _VIEW_FUNCTIONS = (
     "asanyarray",
     "real",
     "imag",
+    "ascontiguousarray",
+    "asfortranarray",
+    "asarray_chkfinite",
+    "require",
+    "trim_zeros",
+    "diag",
+    "real_if_close",
+    "matrix_transpose",
+    "permute_dims",
 )
+
+# np.linalg's functions returning a view of their argument
+_LINALG_VIEW_FUNCTIONS = ("diagonal", "matrix_transpose")
+
+
+def _returns_view(obj, call):
+    """Whether a call of the NumPy function ``obj`` may return a view of its first array
+    argument: one of the functions above, ``np.einsum`` of one operand (``"ii->i"``, a
+    transpose), or any call declining a copy (``np.array(x, copy=False)``, ``copy=None``,
+    ``x.astype(t, copy=False)``: ``x`` itself when no copy is needed)."""
+    if any(obj is getattr(np, f, None) for f in _VIEW_FUNCTIONS):
+        return True
+    if any(obj is getattr(np.linalg, f, None) for f in _LINALG_VIEW_FUNCTIONS):
+        return True
+    return obj is np.einsum or _declines_copy(call)
+
+
+def _declines_copy(call):
+    return any(
+        k.arg == "copy" and not (isinstance(k.value, gast.Constant) and k.value.value is True)
+        for k in call.keywords
+    )
 
 
 def view_base(value, updated, scope, kinds=None):
@@ -80,14 +111,16 @@ def view_base(value, updated, scope, kinds=None):
         if (
             isinstance(func, gast.Attribute)
             and isinstance(func.value, gast.Name)
-            and func.attr in _VIEW_METHODS
+            and (func.attr in _VIEW_METHODS or _declines_copy(value))
             and scope.is_local(func.value.id)
         ):
             base = func.value.id
-        elif value.args and isinstance(value.args[0], gast.Name):
-            obj = scope.lookup(func)
-            if any(obj is getattr(np, f, None) for f in _VIEW_FUNCTIONS):
-                base = value.args[0].id
+        elif value.args and _returns_view(scope.lookup(func), value):
+            # np.einsum("ii->i", a): the operand after the subscripts (of several: no view)
+            einsum = scope.lookup(func) is np.einsum
+            arrays = value.args[1:] if einsum else value.args[:1]
+            if len(arrays) == 1 and isinstance(arrays[0], gast.Name):
+                base = arrays[0].id
     return base if updated is None or base in updated else None
 
 

@@ -51,7 +51,38 @@ FRESH = (
     "linspace",
     "eye",
     "identity",
+    "arange",
+    "outer",
+    "kron",
+    "concatenate",
+    "stack",
+    "vstack",
+    "hstack",
+    "column_stack",
+    "tile",
+    "repeat",
+    "cumsum",
+    "cumprod",
+    "sort",
+    "cross",
+    "tensordot",
 )
+
+
+def new_array_call(call, obj):
+    """Whether ``call``, a call of ``obj``, surely returns a new array: a NumPy function of
+    :data:`FRESH` given no ``out=`` (the result is that array) and no ``copy=`` other than
+    True (``np.array(x, copy=False)`` is ``x`` itself when no copy is needed)."""
+    if not any(obj is getattr(np, f, None) for f in FRESH):
+        return False
+    for keyword in call.keywords:
+        if keyword.arg == "out" or keyword.arg is None:
+            return False
+        if keyword.arg == "copy" and not (
+            isinstance(keyword.value, gast.Constant) and keyword.value.value is True
+        ):
+            return False
+    return True
 
 
 def check_updates(
@@ -367,7 +398,16 @@ def _called(func):
 
 
 # NumPy functions returning a list of views of their argument
-_SPLITTING = ("split", "array_split", "hsplit", "vsplit", "dsplit", "unstack")
+_SPLITTING = (
+    "split",
+    "array_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "unstack",
+    "broadcast_arrays",
+    "meshgrid",
+)
 
 
 def _keeps_a_reference(func, scope, node):
@@ -549,7 +589,7 @@ def fresh_array(value, scope):
         return True
     if isinstance(obj, np.ufunc) and not value.keywords and len(value.args) == obj.nin:
         return True
-    return any(obj is getattr(np, f, None) for f in FRESH)
+    return new_array_call(value, obj)
 
 
 def first_copy(fn, scope, arg):

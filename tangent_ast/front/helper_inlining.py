@@ -62,7 +62,7 @@ from ..vocabulary.code_keys import is_library
 from ..vocabulary.kinds import Kind, Tag
 from ..vocabulary.syntax import assign, is_docstring, located, written_targets
 from ..vocabulary.trees import walk
-from .aliasing import FRESH, changed_list, is_new_list, out_target
+from .aliasing import changed_list, is_new_list, new_array_call, out_target
 from .checks import check_dynamic, check_supported
 from .parse import parse
 from .resolve import assigned_names, resolve
@@ -204,8 +204,7 @@ class _Inliner:
             return False
         if isinstance(value.func, gast.Attribute) and value.func.attr == "copy":
             return True
-        obj = self.scope.lookup(value.func)
-        return any(obj is getattr(np, f, None) for f in FRESH)
+        return new_array_call(value, self.scope.lookup(value.func))
 
     def has_axes(self, value, seen):
         """Whether ``value`` is surely an array of one or more axes (arithmetic on a 0-d

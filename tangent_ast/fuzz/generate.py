@@ -336,11 +336,16 @@ def _alias(w, name, shape):
                     f"{name}_t[1:] = {a}[:2] if {a}.ndim == 2 else {a}[1:]",
                 ],
                 [f"hb = bump({a}, {a} * 0.5)"],
+                # names sharing memory without looking like views
+                [f"al = np.array({a}, copy=False)", "al += 1.0"],
+                [f"{name}_c = {a} * 1.0", f"al = np.asarray({name}_c)", f"{name}_c *= 2.0"],
+                [f"{name}_c = {a} * 1.0", f"al = {name}_c.astype(float, copy=False)", "al -= 0.5"],
             ]
         )
         if "bump" in form[-1]:
             w.helpers.add("bump")
-        return w.emit(form + [f"{name} = {a} * 2.0"], name, shape)
+        read = " + al * 0.5" if form[0].startswith(("al =", f"{name}_c =")) else ""
+        return w.emit(form + [f"{name} = {a} * 2.0{read}"], name, shape)
     return w.emit([f"al = {a}", f"{name} = al * 2.0"], name, shape)
 
 

@@ -838,3 +838,42 @@ def write_twice_spread_and_sliced(x):
 
 
 CASES += [(write_twice_by_index, (V[:3].copy(),)), (write_twice_spread_and_sliced, (V[:3].copy(),))]
+
+
+# Names that share an array's memory without looking like views: np.array(x, copy=False)
+# (copy=None) is x itself, taken for a new array (and, updated in place, for one the
+# function owns); np.einsum("ii->i", z), z.astype(t, copy=False), np.ascontiguousarray(z)
+# are views of z
+def array_without_copy_then_argument_updated(x):
+    y = np.array(x, copy=False)
+    x *= 2.0
+    return np.sum(y * x)
+
+
+def array_without_copy_updated(x):
+    z = x * 1.0
+    y = np.array(z, copy=None)
+    y[0] = 5.0 * x[1]
+    return np.sum(y * z)
+
+
+def einsum_diagonal_then_updated(x):
+    z = np.outer(x, x)
+    y = np.einsum("ii->i", z)
+    z[1, 1] = x[0] ** 3
+    return np.sum(y * x)
+
+
+def astype_without_copy_then_updated(x):
+    z = x * 1.0
+    y = z.astype(float, copy=False)
+    z[1] = x[0] ** 3
+    return np.sum(y * x)
+
+
+CASES += [
+    (array_without_copy_then_argument_updated, (V[:3].copy(),)),
+    (array_without_copy_updated, (V[:3].copy(),)),
+    (einsum_diagonal_then_updated, (V[:3].copy(),)),
+    (astype_without_copy_then_updated, (V[:3].copy(),)),
+]
