@@ -11,7 +11,8 @@
   arguments are left as ``f`` leaves them;
 
 ``order=2`` checks second derivatives: the Hessian-vector product (``hvp``) against
-central differences of the gradient, and the symmetry of the Hessian.
+central differences of the gradient, and the symmetry of the Hessian; ``order=3`` the
+second derivatives of the gradient too.
 
 It reports which argument failed and by how much. Users run it on their own
 functions and on rules they edited.
@@ -79,12 +80,12 @@ def check_grads(
     the reverse rule is derived (as for ``derive``).
     """
     modes = {Mode.of(m) for m in modes}
-    if order not in (1, 2):
+    if order not in (1, 2, 3):
         raise TangentAstError(
-            f"check_grads(order={order}): first and second derivatives are checked",
-            hint="order=1 or order=2",
+            f"check_grads(order={order}): derivatives up to the third are checked",
+            hint="order=1, 2 or 3",
         )
-    if kwargs and (order == 2 or not inspect.isfunction(f)):
+    if kwargs and (order > 1 or not inspect.isfunction(f)):
         # a primitive's keywords, or a second derivative's: bound (f of the arguments alone)
         f, kwargs = functools.partial(f, **kwargs), None
     directory = Session().directory if cache is None else cache_dir(cache)
@@ -99,9 +100,24 @@ def check_grads(
     rules = check_first_order(
         checked, args, modes, kwargs=kwargs, wrt=wrt, route=route, derive=derive, **tolerances
     )
-    if order == 2:  # derivatives up to the second: the first ones too
-        return check_second_order(f, args, wrt=wrt, **tolerances)
-    return rules
+    if order == 1:
+        return rules
+    products = check_second_order(f, args, wrt=wrt, **tolerances)  # the first ones too
+    if order == 3:  # the second derivatives of the gradient (of <w, f> for an array f)
+        _check_third_order(f, args, wrt, tolerances)
+    return products
+
+
+def _check_third_order(f, args, wrt, tolerances):
+    """Third derivatives: the gradient of ``f`` (paired with a random ``w`` where ``f``
+    returns an array) checked at second order, a function calling ``grad`` differentiated
+    twice."""
+    args = tuple(args)
+    wrt = _differentiable(args) if wrt is None else (wrt if isinstance(wrt, tuple) else (wrt,))
+    rng = _rng(tolerances["seed"] + 1)
+    scalar = _real_number_valued(f, f(*copy.deepcopy(args)), rng, len(args), tolerances["cache"])
+    gradient = grad(scalar, wrt=wrt if len(wrt) > 1 else wrt[0], cache=tolerances["cache"])
+    check_second_order(gradient, args, wrt=wrt, **tolerances)
 
 
 def _constants_bound(f, args, wrt):

@@ -71,6 +71,15 @@ _FORMS = [
         (),
         False,
         [
+            "{name} = {b} * 0.5",
+            "for k, (u, v) in enumerate(zip(np.atleast_1d({a}), reversed(np.atleast_1d({b})))):",
+            "    {name} = {name} + u * v * (k + 1.0)",
+        ],
+    ),
+    (
+        (),
+        False,
+        [
             "vals = [{a}, np.cos({b})]",
             "{name} = {b} * 1.0",
             "for (k, u), v in zip(enumerate(reversed(vals)), vals):",

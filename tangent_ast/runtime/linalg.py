@@ -95,19 +95,21 @@ def inner_vjp_right(ct, x, y):
     return np.reshape(g, np.shape(y))
 
 
-def _tensordot_axes(x, y, axes):
+def _tensordot_axes(ndim_x, ndim_y, axes):
+    """The contracted axes of each factor of ``np.tensordot``, from the factors' ranks (not
+    the factors: the axes have no derivative, which a rule derived from this one sees)."""
     if np.ndim(axes) == 0:
         n = int(axes)
-        return list(range(np.ndim(x) - n, np.ndim(x))), list(range(n))
+        return list(range(ndim_x - n, ndim_x)), list(range(n))
     a, b = axes
     a = [a] if np.ndim(a) == 0 else list(a)
     b = [b] if np.ndim(b) == 0 else list(b)
-    return [i % np.ndim(x) for i in a], [i % np.ndim(y) for i in b]
+    return [i % ndim_x for i in a], [i % ndim_y for i in b]
 
 
 def tensordot_vjp_left(ct, x, y, axes=2):
     """Cotangent of ``x`` for ``np.tensordot(x, y, axes)``."""
-    ax, ay = _tensordot_axes(x, y, axes)
+    ax, ay = _tensordot_axes(np.ndim(x), np.ndim(y), axes)
     free_x = [i for i in range(np.ndim(x)) if i not in ax]
     free_y = [i for i in range(np.ndim(y)) if i not in ay]
     g = np.tensordot(ct, y, axes=(list(range(len(free_x), np.ndim(ct))), free_y))
@@ -117,7 +119,7 @@ def tensordot_vjp_left(ct, x, y, axes=2):
 
 def tensordot_vjp_right(ct, x, y, axes=2):
     """Cotangent of ``y`` for ``np.tensordot(x, y, axes)``."""
-    ax, ay = _tensordot_axes(x, y, axes)
+    ax, ay = _tensordot_axes(np.ndim(x), np.ndim(y), axes)
     free_x = [i for i in range(np.ndim(x)) if i not in ax]
     free_y = [i for i in range(np.ndim(y)) if i not in ay]
     g = np.tensordot(x, ct, axes=(free_x, list(range(len(free_x)))))

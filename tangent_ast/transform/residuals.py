@@ -58,9 +58,11 @@ def _visit(stmts, assigned, read_first):
     assigned = set(assigned)  # this block's own: grown in place, statement by statement
     for s in stmts:
         own = [getattr(s, f) for f in ("value", "test", "iter") if getattr(s, f, None) is not None]
-        if isinstance(s, gast.Assign):
-            own += [t.slice for t in s.targets if isinstance(t, gast.Subscript)]
-            own += [t.value for t in s.targets if isinstance(t, gast.Subscript)]
+        targets = s.targets if isinstance(s, gast.Assign) else []
+        if isinstance(s, gast.AugAssign):  # ``ct_x[m - i] += g``: reads its index too
+            targets = [s.target]
+        own += [t.slice for t in targets if isinstance(t, gast.Subscript)]
+        own += [t.value for t in targets if isinstance(t, gast.Subscript)]
         for expr in own:
             read_first.update(
                 n.id

@@ -147,3 +147,31 @@ def test_second_order_of_a_function_returning_arrays_and_containers():
     check_grads(lambda a: np.exp(1j * a), (x,), order=2)  # complex outputs
     with pytest.raises(GradientCheckError, match="first.*derivatives|central differences"):
         check_grads(lambda a: rounded_cube(a) * 1.0, (x,), order=2)
+
+
+def squared(x):
+    return x * x
+
+
+# squared's forward rule is right to 1e-12, but its own derivative is 0 (np.round's): the
+# cube below is then right at first and second order, and wrong at the third
+ta.defjvp(squared, lambda dx, ans, x: 2.0 * np.round(x, 12) * dx)
+ta.defvjp(squared, lambda ct, ans, x: 2.0 * np.round(x, 12) * ct)
+
+
+def cube_by_squares(x):
+    return x**3
+
+
+ta.defjvp(cube_by_squares, lambda dx, ans, x: 3.0 * squared(x) * dx)
+ta.defvjp(cube_by_squares, lambda ct, ans, x: 3.0 * squared(x) * ct)
+
+
+def test_third_order():
+    """order=3: the second derivatives of the gradient (of <w, f> for an array f)."""
+    x = np.array([0.3, -1.2, 2.1])
+    check_grads(np.outer, (x, x[::-1].copy()), order=3)
+    check_grads(lambda a: np.sum(np.sin(a) * a**3), (x,), order=3)
+    check_grads(lambda a: np.sum(cube_by_squares(a)), (x,), order=2)
+    with pytest.raises(GradientCheckError, match="central differences"):
+        check_grads(lambda a: np.sum(cube_by_squares(a)), (x,), order=3)
