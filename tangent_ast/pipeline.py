@@ -1,6 +1,7 @@
 """The recipe: every stage of a derivation, in order.
 
     parse      function object -> gast FunctionDef with file/line         front/parse.py
+    dict comp  d = {k: v for x in xs}: d = {} and the loop filling it     front/dict_comps.py
     flatten    *args/**kwargs/keyword-only -> plain positional params     vocabulary/calling.py
     check      refuse what no stage handles (yield, eval, ...)            front/checks.py
     resolve    free names -> objects (closure cells, globals, builtins)   front/resolve.py
@@ -95,6 +96,7 @@ from .emit.emit import (
 from .errors import ForwardRuleOnly, InternalError, NotDifferentiableError, TangentAstError
 from .front.aliasing import check_updates
 from .front.checks import check_dynamic, check_supported
+from .front.dict_comps import write_out_dict_comprehensions
 from .front.helper_inlining import inline_updating_helpers
 from .front.lowering import Normalizer
 from .front.lowering.api_calls import bind_made
@@ -153,7 +155,7 @@ class Front:
 
 
 def front(fn, signature, trace=False, form=PLAIN):
-    parsed = parse(fn)
+    parsed = write_out_dict_comprehensions(parse(fn))
     spread = flatten(parsed, form)
     check_supported(parsed)
     scope = resolve(parsed)
@@ -189,8 +191,7 @@ def front(fn, signature, trace=False, form=PLAIN):
     snapshots = {"parse": parsed.source} if trace else {}
     if trace:
         snapshots["normalize"] = _source(normalized)
-    # SSA rewrites the function in place; the normalized one is read again only to find
-    # the loops to checkpoint in the copy, by their places
+    # SSA rewrites in place; the normalized function is read again for the loops to checkpoint
     ssa_fn = copy_tree(normalized) if normalizer.checkpoints else normalized
     checkpoints = twins_by_id(normalizer.checkpoints, normalized, ssa_fn, gast.For)
     # each loop's item read, and whether its loop was over d.items() or the like

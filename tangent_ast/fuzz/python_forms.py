@@ -56,6 +56,15 @@ _FORMS = [
             "    {name} = {name} * 0.5 + d[key] * (key + 1.0)",
         ],
     ),
+    # a dict comprehension: the loop filling the dict
+    (
+        (),
+        False,
+        [
+            "dd = {{k: {a} * (k + 1.0) for k in range(3) if k != 1}}",
+            "{name} = dd[0] * {b} + dd[2]",
+        ],
+    ),
     # enumerate, zip and reversed nested in one another, enumerate from 1
     (
         (),

@@ -99,7 +99,16 @@ def pair_from_helper(x):
     return Pair(x, x)
 
 
+def dict_comprehension(x, y):
+    """A dict comprehension assigned to a name: the loop filling the dict, its variable its
+    own (the x after it is the argument)."""
+    powers = {k: x**k * y for k in range(1, 4) if k != 2}
+    scaled = {name: v * 2.0 for name, v in {"a": x, "b": y}.items()}
+    return powers[1] + powers[3] + scaled["a"] * scaled["b"] + x
+
+
 CASES = [
+    Case(dict_comprehension, (0.4, 1.3)),
     Case(swap, (0.4, 1.3)),
     Case(returns_pair, (0.4, 1.3)),
     Case(uses_pair, (0.4, 1.3)),
