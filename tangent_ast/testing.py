@@ -31,12 +31,12 @@ from .api.gradient_checks import (
     _add,
     _close,
     _difference,
-    _differentiable,
     _random_like,
     _rng,
     _vdot,
     check_first_order,
     numerical_jvp,
+    wrt_indices,
 )
 from .api.higher_order import hvp
 from .api.sessions import as_function, derive, paired
@@ -113,7 +113,7 @@ def _check_third_order(f, args, wrt, tolerances):
     returns an array) checked at second order, a function calling ``grad`` differentiated
     twice."""
     args = tuple(args)
-    wrt = _differentiable(args) if wrt is None else (wrt if isinstance(wrt, tuple) else (wrt,))
+    wrt = wrt_indices(args, wrt)
     rng = _rng(tolerances["seed"] + 1)
     scalar = _real_number_valued(f, f(*copy.deepcopy(args)), rng, len(args), tolerances["cache"])
     gradient = grad(scalar, wrt=wrt if len(wrt) > 1 else wrt[0], cache=tolerances["cache"])
@@ -175,7 +175,7 @@ def check_second_order(f, args, *, wrt=None, rtol=1e-4, atol=1e-6, seed=0, cache
     ``<w, f>`` for a random ``w`` of its output's shape: every second derivative of every
     output takes part. Returns the two products checked."""
     args = tuple(args)
-    wrt = _differentiable(args) if wrt is None else (wrt if isinstance(wrt, tuple) else (wrt,))
+    wrt = wrt_indices(args, wrt)
     rng = _rng(seed)
     f = _real_number_valued(f, f(*copy.deepcopy(args)), rng, len(args), cache)
     v = tuple(_random_like(args[i], rng) for i in wrt)

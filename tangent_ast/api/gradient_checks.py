@@ -152,6 +152,13 @@ def _differentiable(args):
     return tuple(i for i, a in enumerate(args) if kind_of(a).differentiable)
 
 
+def wrt_indices(args, wrt):
+    """``wrt`` as a tuple of argument indices: every differentiable argument when None."""
+    if wrt is None:
+        return _differentiable(args)
+    return wrt if isinstance(wrt, tuple) else (wrt,)
+
+
 def _close(a, b, rtol, atol):
     parts_a, parts_b = _fields(a), _fields(b)
     if parts_a is not None or parts_b is not None:
@@ -272,7 +279,7 @@ def check_first_order(
     form, args = flat_arguments(f, given, kwargs or {})
     function, f = f, (f if form == PLAIN and len(args) == len(given) else _positional(f, form))
 
-    wrt = _differentiable(args) if wrt is None else (wrt if isinstance(wrt, tuple) else (wrt,))
+    wrt = wrt_indices(args, wrt)
     rng = _rng(seed)
     tangents = [_random_like(args[i], rng) for i in wrt]
     primal_args = copy.deepcopy(args)
