@@ -65,6 +65,7 @@ from ..front.checks import unsupported
 from ..vocabulary.kinds import UNKNOWN, Kind, Tag
 from ..vocabulary.syntax import located, name
 from ..vocabulary.trees import copy_tree, walk
+from .held_updates import private_slot_update
 from .indexing import Indexing, indexing
 from .views import VIEW_ATTRIBUTES, may_precede, program_order, view_base, views_read_after
 
@@ -423,6 +424,12 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
             and isinstance(v.value.value, gast.Name)
             and kinds.get(v.value.value.id, UNKNOWN).tag in (Tag.LIST, Tag.DICT)
         ]
+        if (
+            (items or fields)
+            and not others
+            and private_slot_update(fn, n, origin, kinds, scope, order, position)
+        ):
+            continue  # p.w += v of a local record no other name of whose array is read later
         if items and not others and not fields:
             raise unsupported(
                 parsed,

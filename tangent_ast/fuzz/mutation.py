@@ -1,7 +1,9 @@
 """Values updated in place the way NumPy code does it: helpers that update their arguments
 (on a buffer the function made, on a copy, on its own argument, in a loop, a helper calling
 another, a float given where the helper's ``+=`` only rebinds its own name), fields of a
-dataclass instance assigned and dicts updated by key, directly and by helpers. What the
+dataclass instance assigned and dicts updated by key, directly and by helpers, and
+augmented in place (``bx.w += v``, ``xl[0] *= v``), with and without another name that
+holds the slot's array. What the
 caller's values hold after each update, and their derivatives, must be what the program
 computes; the argument-state check covers an argument a call changes. A block reads::
 
@@ -148,6 +150,47 @@ _FORMS = [
         ("set_entries",),
         "sva",
         ["dd = {{'w': {a} + 0.0}}", "set_entries(dd, {b})", "{name} = dd['w'] + dd['u']"],
+    ),
+    # p.w += v, d['k'] += v, xs[0] *= v: Python adds into the array the slot holds, which
+    # any other name of it sees (a name it was made under, read out into, [a, a])
+    (
+        (),
+        "sva",
+        [
+            "bx = Box({a} * 1.0, {s})",
+            "for k in range(2):",
+            "    bx.w *= {b}",
+            "    if np.sum(bx.w) > 0.5:",
+            "        bx.w += {a}",
+            "    bx.b = bx.b + 1.0",
+            "{name} = bx.w * bx.b",
+        ],
+    ),
+    (
+        (),
+        "sva",
+        [
+            "dd = {{'w': np.sin({a}), 'v': {b}}}",
+            "dd['w'] += dd['v']",
+            "xl = [dd['w'] * 1.0, {a}]",
+            "xl[0] *= {b}",
+            "{name} = xl[0] + dd['w']",
+        ],
+    ),
+    (
+        (),
+        "va",
+        ["held = {a} * 1.0", "bx = Box(held, {s})", "bx.w += {b}", "{name} = held * bx.w"],
+    ),
+    (
+        (),
+        "va",
+        ["bx = Box({a} * 2.0, {s})", "old = bx.w", "bx.w -= {b}", "{name} = old * bx.w"],
+    ),
+    (
+        (),
+        "va",
+        ["tw = {a} * 1.0", "xl = [tw, tw]", "xl[0] += {b}", "{name} = xl[1] * {b}"],
     ),
     (
         ("scale_first",),

@@ -1277,3 +1277,34 @@ CASES += [
     Case(uses_the_names_of_generated_code, (_V3, _V3 * 0.5)),
     Case(unpacks_a_tuple_named_saved, ((_V3, _V3 * 2.0), 1.5)),
 ]
+
+
+# p.w += v, d["k"] *= v, xs[0] += v: Python adds into the array the slot holds; on a local
+# record or container whose array no other name holds, the update is the slot's new value
+def augments_a_field_in_a_loop(x, y):
+    p = Params(x * 1.0, y * 2.0, 0.5)
+    total = 0.0
+    for _ in range(3):
+        total = total + np.sum(p.W * y)
+        p.W *= y
+        p.scale = p.scale + 1.0
+    if total > 0.0:
+        p.b += p.W
+    else:
+        p.b -= p.W
+    return total + np.sum(p.W * p.b) * p.scale
+
+
+def augments_items_of_containers(x, y):
+    d = {"a": x * 2.0, "b": y}
+    d["a"] += y
+    d["a"] *= d["b"]
+    xs = [y, np.sin(x)]
+    xs[-1] += d["a"]
+    return np.sum(xs[1] * xs[0]) + np.sum(d["a"])
+
+
+CASES += [
+    Case(augments_a_field_in_a_loop, (_V3, _V3 * 0.5 - 0.2)),
+    Case(augments_items_of_containers, (_V3, _V3 * 0.5 - 0.2)),
+]

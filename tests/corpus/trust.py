@@ -877,3 +877,76 @@ CASES += [
     (einsum_diagonal_then_updated, (V[:3].copy(),)),
     (astype_without_copy_then_updated, (V[:3].copy(),)),
 ]
+
+
+# p.w += v on an array another name still holds: Python's update reaches that name too
+@dataclasses.dataclass
+class _Holder:
+    w: np.ndarray
+    c: float
+
+
+def field_augmented_made_from_a_name_read_later(x):
+    a = x * 1.0
+    p = _Holder(a, 0.5)
+    p.w += x**2
+    return np.sum(a * x)
+
+
+def field_augmented_read_before_into_a_name(x):
+    p = _Holder(x * 1.0, 0.5)
+    before = p.w
+    p.w *= x
+    return np.sum(before * x)
+
+
+def field_augmented_with_a_view_read_later(x):
+    p = _Holder(x * 1.0, 0.5)
+    tail = p.w[1:]
+    p.w *= x
+    return np.sum(tail * tail)
+
+
+def field_augmented_in_a_loop_read_through_an_older_name(x):
+    p = _Holder(x * 1.0, 0.5)
+    first = p.w
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(first * x)
+        p.w *= x
+    return s
+
+
+def field_augmented_array_in_two_records(x):
+    a = x * 1.0
+    p = _Holder(a, 0.5)
+    q = _Holder(a, 2.0)
+    p.w += x
+    return np.sum(q.w * x)
+
+
+def item_augmented_array_twice_in_a_list(x):
+    a = x * 1.0
+    xs = [a, a]
+    xs[0] += x
+    return np.sum(xs[1] * x)
+
+
+def item_augmented_of_an_argument(x):
+    xs = [x * 2.0, x]
+    xs[1] += x**2
+    return np.sum(xs[1] * xs[0])
+
+
+CASES += [
+    (f, (V[:3].copy(),))
+    for f in (
+        field_augmented_made_from_a_name_read_later,
+        field_augmented_read_before_into_a_name,
+        field_augmented_with_a_view_read_later,
+        field_augmented_in_a_loop_read_through_an_older_name,
+        field_augmented_array_in_two_records,
+        item_augmented_array_twice_in_a_list,
+        item_augmented_of_an_argument,
+    )
+]
