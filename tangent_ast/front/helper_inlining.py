@@ -223,6 +223,8 @@ class _Inliner:
             return not value.args and self.has_axes(value.func.value, seen)
         obj = self.scope.lookup(value.func)
         first = value.args[0] if value.args else None
+        if isinstance(obj, np.ufunc) and len(value.args) == obj.nin:  # broadcasts its arguments
+            return any(self.has_axes(a, seen) for a in value.args)
         if any(obj is getattr(np, f) for f in _SAME_SHAPE):
             return first is not None and self.has_axes(first, seen)
         if any(obj is getattr(np, f) for f in _OF_SHAPE):

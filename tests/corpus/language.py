@@ -1308,3 +1308,18 @@ CASES += [
     Case(augments_a_field_in_a_loop, (_V3, _V3 * 0.5 - 0.2)),
     Case(augments_items_of_containers, (_V3, _V3 * 0.5 - 0.2)),
 ]
+
+
+def scale_then_double(a, c):
+    a[0] = a[0] * c
+    a *= 2.0
+
+
+def helper_augments_a_ufunc_result(x, c):
+    # np.sin of an array is an array, so the helper's a *= 2.0 updates it in place
+    a = np.sin(x)
+    scale_then_double(a, c)
+    return np.sum(a**2)
+
+
+CASES += [Case(helper_augments_a_ufunc_result, (V, 1.5))]
