@@ -19,6 +19,12 @@ slot was made by arithmetic, a ufunc or a constructor (a new array no other name
 or is an earlier update's result; every name bound to that array before the update (the
 slot read into a name, the name it was made under, a view of either) is not read after.
 
+The other way round, ``xs = [a, y]; a += v`` on a new array ``a`` at the top of the
+function: ``rebuild_holders`` builds each container or record holding ``a`` again after
+the update (``xs_1 = [a_1, y]``), and later reads read it, where the container is only
+read by item (or given to a NumPy function) and no item was read out into a name read
+after the update.
+
 >>> import numpy as np, tangent_ast as ta
 >>> from dataclasses import dataclass
 >>> @dataclass
@@ -53,6 +59,8 @@ import numpy as np
 from ..front.aliasing import fresh_array
 from ..runtime import dict_with, list_with
 from ..vocabulary.kinds import UNKNOWN, Tag
+from ..vocabulary.syntax import assign
+from ..vocabulary.trees import copy_tree
 from .views import view_base
 
 # the calls that make a container's next version with one item set: (c, key, value)
@@ -361,3 +369,148 @@ def _own_nodes(s):
     parts = [getattr(s, f, None) for f in ("value", "test", "iter", "target", "targets", "args")]
     exprs = [e for p in parts if p is not None for e in (p if isinstance(p, list) else [p])]
     return [n for e in exprs if isinstance(e, gast.AST) for n in gast.walk(e)]
+
+
+def rebuild_holders(fn, k, scope, kinds, namer):
+    """``xs = [a, y]; a += v`` at the top of ``fn`` (SSA), ``a`` a new array: the containers
+    built before the update that hold ``a`` itself (a list, tuple or dict literal, a
+    dataclass's constructor) are built again after it from the updated value (``xs_1 =
+    [a_1, y]``), and later reads read them: Python's containers hold the array the update
+    changed. Returns the number of statements inserted after ``fn.body[k]``, or None when
+    the update is not such a one (the array has another name, a container is used other
+    than by reading its items, an item was read out into a name read after the update)."""
+    update = fn.body[k]
+    updated, new = update.value.left.id, update.targets[0].id
+    order = [(s, ()) for s in fn.body[:k]]
+    definition = _definition(order, updated)
+    if definition is None or not fresh_array(definition.value, scope) or _stores(fn, updated) != 1:
+        return None
+    holders = []
+    for s in fn.body[:k]:
+        loads = [n for n in _own_nodes(s) if _loads(n, updated)]
+        if not loads:
+            continue
+        if _holds(s, loads, scope):
+            holders.append(s)
+        elif not all(_consumes(s, n, _parent(s, n), scope) for n in loads):
+            return None
+    if not holders or not all(_followed_holder(fn, k, h, scope) for h in holders):
+        return None
+    items = _item_names(fn, k, holders, scope, kinds)
+    if any(_read_later(fn, k, item) for item in items):
+        return None
+    inserted = []
+    for h in holders:
+        old = h.targets[0].id
+        rebuilt = namer.fresh(old)
+        kinds[rebuilt] = kinds.get(old, UNKNOWN)
+        scope.locals.add(rebuilt)
+        value = copy_tree(h.value)
+        for n in gast.walk(value):
+            if _loads(n, updated):
+                n.id = new
+        inserted.append(assign(rebuilt, value, update))
+        _read_instead(fn.body[k + 1 :], old, rebuilt)
+    fn.body[k + 1 : k + 1] = inserted
+    return len(inserted)
+
+
+def _stores(fn, variable):
+    return sum(
+        isinstance(n, gast.Name) and n.id == variable and isinstance(n.ctx, gast.Store)
+        for n in gast.walk(fn)
+    )
+
+
+def _loads(n, variable):
+    return isinstance(n, gast.Name) and n.id == variable and isinstance(n.ctx, gast.Load)
+
+
+def _parent(s, node):
+    return next(
+        (p for p in [s, *_own_nodes(s)] for c in gast.iter_child_nodes(p) if c is node), None
+    )
+
+
+def _holds(s, loads, scope):
+    """``s`` builds a container or record holding the loaded array itself: ``xs = [a, y]``,
+    ``t = (a, 1.0)``, ``d = {"k": a}``, ``p = P(a, c)`` of a plain dataclass."""
+    if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+        return False
+    value = s.value
+    if isinstance(value, (gast.List, gast.Tuple)):
+        direct = value.elts
+    elif isinstance(value, gast.Dict):
+        direct = value.values
+    elif isinstance(value, gast.Call) and _plain_dataclass(scope.lookup(value.func)):
+        direct = [*value.args, *(k.value for k in value.keywords)]
+    else:
+        return False
+    return all(any(n is d for d in direct) for n in loads)
+
+
+def _followed_holder(fn, k, holder, scope):
+    """The container ``holder`` builds is bound once and only has its items or fields read
+    (or ``len`` taken): before the update at ``fn.body[k]``, and after it, where it may
+    also make a next version (which is built from the rebuilt one)."""
+    container = holder.targets[0].id
+    if _stores(fn, container) != 1:
+        return False
+    for j, top in enumerate(fn.body):
+        for s in (n for n in gast.walk(top) if isinstance(n, gast.stmt)):
+            uses = [n for n in _own_nodes(s) if _loads(n, container)]
+            if not uses:
+                continue
+            if j > k and isinstance(s, gast.Assign) and _next_version(s.value, uses, scope):
+                continue
+            if not _uses_followed(s, {container}, scope) and not _given_to_numpy(s, uses, scope):
+                return False
+    return True
+
+
+def _given_to_numpy(s, uses, scope):
+    """Each use is a list's or tuple's place among a NumPy function's positional arguments
+    (``np.stack(xs)``): a new array is made of its items, and nothing keeps the list."""
+    for use in uses:
+        call = _parent(s, use)
+        if not (isinstance(call, gast.Call) and any(a is use for a in call.args)):
+            return False
+        module = getattr(scope.lookup(call.func), "__module__", None) or ""
+        if module.partition(".")[0] != "numpy":
+            return False
+    return True
+
+
+def _next_version(value, uses, scope):
+    return (
+        isinstance(value, gast.Call)
+        and scope.lookup(value.func) in (dataclasses.replace, *_ITEM_SET)
+        and len(uses) == 1
+        and value.args[0] is uses[0]
+    )
+
+
+def _item_names(fn, k, holders, scope, kinds):
+    """The names bound before the update to an item or field of a container in
+    ``holders`` (each may be the updated array), with their copies and views."""
+    containers = {h.targets[0].id for h in holders}
+    order = [(s, ()) for s in fn.body[:k]]
+    read = {
+        s.targets[0].id
+        for s, _ in order
+        if isinstance(s, gast.Assign)
+        and isinstance(s.targets[0], gast.Name)
+        and _slot_of(s.value)[0] in containers
+    }
+    return _with_names_of(order, read, scope, kinds)
+
+
+def _read_later(fn, k, variable):
+    return any(_loads(n, variable) for s in fn.body[k + 1 :] for n in gast.walk(s))
+
+
+def _read_instead(statements, old, new):
+    for s in statements:
+        for n in gast.walk(s):
+            if _loads(n, old):
+                n.id = new

@@ -12,6 +12,9 @@ guarantees, for each one at the top of the function that it can follow:
 * a view (``v = a[1:]; v *= 2.0``): the base gets the new values in that part
   (``a_1 = a * 1.0; a_1[1:] = v_1``), and every later read of the base reads ``a_1``.
 
+* an array a container or record holds (``xs = [a, y]; a += 1.0``): the container is built
+  again from the new value (:func:`~tangent_ast.analysis.held_updates.rebuild_holders`).
+
 The update is then dropped from ``augmented``. It is left to the refusal,
 ``check_augmented``, when the array is an argument (the caller's array would change), sits
 in a container, has another view read later, is updated in place later, or the update is
@@ -65,7 +68,7 @@ from ..front.checks import unsupported
 from ..vocabulary.kinds import UNKNOWN, Kind, Tag
 from ..vocabulary.syntax import located, name
 from ..vocabulary.trees import copy_tree, walk
-from .held_updates import private_slot_update
+from .held_updates import private_slot_update, rebuild_holders
 from .indexing import Indexing, indexing
 from .views import VIEW_ATTRIBUTES, may_precede, program_order, view_base, views_read_after
 
@@ -79,6 +82,8 @@ def follow_shared_updates(fn, origin, kinds, scope, augmented, namer):
         key = _augmented_key(s, origin)
         if key in augmented and _is_array(kinds, s.value.left.id):
             inserted = _follow(fn, k, s, kinds, scope, namer)
+            if inserted is None:  # xs = [a, y]; a += v: xs built again from the new a
+                inserted = rebuild_holders(fn, k, scope, kinds, namer)
             if inserted is not None:
                 augmented.discard(key)
                 k += inserted

@@ -192,6 +192,29 @@ _FORMS = [
         "va",
         ["tw = {a} * 1.0", "xl = [tw, tw]", "xl[0] += {b}", "{name} = xl[1] * {b}"],
     ),
+    # an array a container built before holds, updated: the container sees the new values
+    (
+        (),
+        "va",
+        [
+            "tw = {a} * 1.0",
+            "tp = (tw, {b})",
+            "bx = Box(tw, {s})",
+            "tw *= {b}",
+            "{name} = tp[0] * tp[1] + bx.w",
+        ],
+    ),
+    (
+        (),
+        "va",
+        [
+            "tw = np.cos({a})",
+            "xl = [tw, {b}]",
+            "first = xl[0]",
+            "tw += {b}",
+            "{name} = first * xl[1]",
+        ],
+    ),
     (
         ("scale_first",),
         "v",

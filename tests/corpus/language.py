@@ -1323,3 +1323,19 @@ def helper_augments_a_ufunc_result(x, c):
 
 
 CASES += [Case(helper_augments_a_ufunc_result, (V, 1.5))]
+
+
+# a += v on an array a container or record built before holds: Python's container holds the
+# array the update changed, so it is built again from the new value
+def augments_an_array_held_in_containers(x, y):
+    a = np.sin(x)
+    pair = (a, 2.0)
+    d = {"a": a, "y": y}
+    p = Params(a, y, 0.5)
+    a *= y
+    a += 1.0
+    d["z"] = a * 2.0
+    return np.sum(pair[0]) * pair[1] + np.sum(d["a"] * d["z"]) + np.sum(np.stack([p.W, p.b]))
+
+
+CASES += [Case(augments_an_array_held_in_containers, (_V3, _V3 * 0.5 - 0.2))]

@@ -950,3 +950,27 @@ CASES += [
         item_augmented_of_an_argument,
     )
 ]
+
+
+# a += v on an array a container holds, where an item was read out before the update, or the
+# container sits in another one
+def augmented_after_an_item_was_read_out(x):
+    a = x * 1.0
+    xs = [a, x]
+    first = xs[0]
+    a += x**2
+    return np.sum(first * xs[1])
+
+
+def augmented_while_held_two_deep(x):
+    a = x * 1.0
+    xs = [a, x]
+    outer = [xs, 1.0]
+    a *= x
+    return np.sum(outer[0][0] * x)
+
+
+CASES += [
+    (augmented_after_an_item_was_read_out, (V[:3].copy(),)),
+    (augmented_while_held_two_deep, (V[:3].copy(),)),
+]
