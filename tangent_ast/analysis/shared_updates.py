@@ -50,14 +50,16 @@ array([ 8., 72., 72.])
 >>> def g(x):
 ...     y = x * 2.0
 ...     pair = [y, x]
+...     first = pair[0]
 ...     y += 1.0
-...     return np.sum(pair[0])
+...     return np.sum(first)
 >>> ta.grad(g)(np.ones(2))
 Traceback (most recent call last):
 ...
-tangent_ast.errors.UnsupportedSyntaxError: <doctest ...>:4: an augmented assignment to the
-array 'y', which Python does in place, while it is also held in a tuple, list or dict is not
-supported
+tangent_ast.errors.UnsupportedSyntaxError: <doctest ...>:5: an augmented assignment to the
+array 'y', which Python does in place, while it is also held in a tuple, list or dict (one
+that is read other than by item, sits in another, or whose item read out before is read
+after; or the update is in a loop or branch) is not supported
   hint: write y = y <op> ... for a new array, or keep one name for it
 """
 
@@ -451,7 +453,9 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
             if fields
             else _view_reason(views[0].value, scope, kinds)
             if views
-            else "it is also held in a tuple, list or dict"
+            else "it is also held in a tuple, list or dict (one that is read other than by "
+            "item, sits in another, or whose item read out before is read after; or the "
+            "update is in a loop or branch)"
             if held
             else f"{origin.get(viewed, viewed)!r}, a view of it, is read later"
             if viewed

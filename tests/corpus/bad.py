@@ -104,10 +104,12 @@ def augments_view(x):
 
 
 def augments_array_held_in_list(x):
+    # (pair = [y, x]; y += 1.0 alone is followed: pair is built again from the new y)
     y = x * 2.0
     pair = [y, x]
+    first = pair[0]
     y += 1.0
-    return np.sum(pair[0])
+    return np.sum(first)
 
 
 def make_scaled(scale):
