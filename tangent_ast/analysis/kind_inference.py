@@ -386,9 +386,10 @@ class KindInference:
         if ellipses:
             return self._getitem_ellipsis(base, [p for p in parts if p not in ellipses], ellipses)
         ndim = base.ndim
+        listed = [p for p in parts if self._flat_index_list(p)]
         for part in parts:
-            if isinstance(part, gast.Slice):
-                continue
+            if isinstance(part, gast.Slice) or part in listed:
+                continue  # a list of ints keeps its axis (a new length)
             if isinstance(part, gast.Constant) and part.value is None:
                 ndim += 1
             elif self.of(part).tag is Tag.INT:
@@ -397,6 +398,12 @@ class KindInference:
                 return UNKNOWN
         if ndim < 0:
             return UNKNOWN
+        if listed:  # x[[0, 2, 1]], x[:, [1, 1]]: one advanced index, the other parts slices
+            if len(listed) > 1 or len(listed) != len(parts) - sum(
+                isinstance(p, gast.Slice) for p in parts
+            ):
+                return UNKNOWN
+            return self.new_shape(Kind(Tag.ARRAY, ndim, base.dtype))
         if ndim == 0:
             return element_kind(base.dtype)
         labels = _item_lengths(lengths_of(base), parts, self.of)
@@ -406,6 +413,17 @@ class KindInference:
         if trimmed is not None:
             return Kind(Tag.ARRAY, ndim, base.dtype, shape=trimmed)
         return self.new_shape(Kind(Tag.ARRAY, ndim, base.dtype))
+
+    def _flat_index_list(self, part):
+        """A list of ints (an index naming places along one axis), written or named."""
+        if isinstance(part, gast.List):
+            return bool(part.elts) and all(self.of(e).tag is Tag.INT for e in part.elts)
+        kind = self.of(part)
+        return (
+            kind.tag is Tag.LIST
+            and bool(kind.elements)
+            and all(e.tag is Tag.INT for e in kind.elements)
+        )
 
     def _getitem_ellipsis(self, base, parts, ellipses):
         """``x[..., i]``, ``x[1, ...]``: ``...`` stands for the axes the other parts leave,

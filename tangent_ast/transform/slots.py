@@ -74,7 +74,7 @@ def may_name_twice(d, target):
     """Whether ``a[index]`` may name one place twice: an advanced index (``a[[0, 0]]``), or
     one whose kinds are not known."""
     kind = d.kind(target.value)
-    if kind.tag is not Tag.ARRAY:
+    if kind.tag not in (Tag.ARRAY, Tag.UNKNOWN):  # (a value of unknown kind may be an array)
         return False
     return indexing(target.slice, kind.ndim, d.kinds.get) in (Indexing.COPY, Indexing.UNKNOWN)
 

@@ -184,3 +184,21 @@ def test_without_kinds_an_index_may_be_a_view_and_is_refused_saying_so(tmp_path)
         with pytest.raises(UnsupportedSyntaxError, match="may be a view of 'w'") as info:
             ta.derive(f, mode, cache=tmp_path)
         assert "args=" in str(info.value)
+
+
+def _indexed_by_lists(c, order):
+    rows = c[[0, 2, 1]]
+    cols = c[:, [1, 1]]
+    named = c[order]
+    return rows, cols, named
+
+
+def test_a_list_of_ints_as_the_one_advanced_index_keeps_the_axis():
+    from tangent_ast.pipeline import front
+    from tangent_ast.vocabulary.kinds import signature_of
+
+    c = np.arange(9.0).reshape(3, 3)
+    f = front(_indexed_by_lists, signature_of((c, [2, 0, 1])))
+    for name in ("rows", "cols", "named"):
+        kind = f.kinds[name]
+        assert kind.tag is Tag.ARRAY and kind.ndim == 2, (name, kind)
