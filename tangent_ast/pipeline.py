@@ -239,7 +239,7 @@ def front(fn, signature, trace=False, form=PLAIN):
         temps,
         updated,
         spread,
-        (updated | lists | dicts | records | normalizer.written_back) & set(params),
+        (updated | lists | dicts | set(records) | normalizer.written_back) & set(params),
         normalizer.handlers,
         snapshots,
         checkpoints,

@@ -10,8 +10,11 @@ under, a view of any of them) is read after the update. Runs on the SSA function
 kinds known; ``private_slot_update`` says whether an update is such a one, for
 :func:`tangent_ast.analysis.shared_updates.check_augmented`, which refuses the others.
 
-What it accepts: the record or container is a local of this function (an argument's
-array is the caller's, which would change in place), each version of it is used only as
+What it accepts: the record or container is a local of this function, or a dataclass
+argument (whose fields updated this way the lowering copies first and writes into the
+caller's arrays at the end: ``runtime.write_fields(p_given, p_2, in_place=("w",))``; a
+list's or dict's items are written back whole, so those stay refused), each version of it
+is used only as
 the base of a field or item read, to make its next version (``replace``,
 ``runtime.list_with``, ``runtime.dict_with``, a copy) or by ``len``, and it is made by a
 dataclass's constructor or a literal naming the slot's value; the array in the updated
@@ -57,7 +60,7 @@ import gast
 import numpy as np
 
 from ..front.aliasing import fresh_array
-from ..runtime import dict_with, list_with
+from ..runtime import dict_with, list_with, write_list
 from ..vocabulary.kinds import UNKNOWN, Tag
 from ..vocabulary.syntax import assign
 from ..vocabulary.trees import copy_tree
@@ -81,13 +84,17 @@ def private_slot_update(fn, update, origin, kinds, scope, order, position):
         return False
     user = origin.get(container, container)
     versions = {v for v, u in origin.items() if u == user} | {user, container}
-    if versions & {a.id for a in fn.args.args} or not all(
+    arguments = versions & {a.id for a in fn.args.args}
+    if not all(
         kinds.get(v, UNKNOWN).tag in (Tag.RECORD, Tag.LIST, Tag.DICT)
         for v in versions
         if v in kinds or v == container
-    ):
-        return False  # an argument's array is the caller's; an unknown value may be shared
-    sources = _slot_sources(order, versions, slot, scope)
+    ) or any(kinds.get(a, UNKNOWN).tag is not Tag.RECORD for a in arguments):
+        return False  # an unknown value may be shared; a list's items are written back whole
+    given = _given_copies(order, arguments, scope)
+    if not _argument_read_first(order, position, update, versions, slot, arguments):
+        return False
+    sources = _slot_sources(order, versions, slot, scope, given)
     if sources is None:
         return False
     holders = _with_names_of(order, sources | _slot_reads(order, versions, slot), scope, kinds)
@@ -161,12 +168,59 @@ def _put_back(order, position, update, container, slot, scope):
     )
 
 
-def _slot_sources(order, versions, slot, scope):
+def _given_copies(order, arguments, scope):
+    """The statements ``p_given = p`` keeping a dataclass argument as given, for the
+    write-back (``runtime.write_fields(p_given, p_2, in_place=("w",))``) alone to read."""
+    copies = set()
+    for s, _ in order:
+        if isinstance(s, gast.Assign) and _name_of(s.value) in arguments:
+            kept = s.targets[0].id if isinstance(s.targets[0], gast.Name) else None
+            uses = [
+                (t, n) for t, _ in order for n in _own_nodes(t) if kept and _loads(n, kept)
+            ]
+            if uses and all(
+                isinstance(t, gast.Expr)
+                and isinstance(t.value, gast.Call)
+                and scope.lookup(t.value.func) is write_list
+                and t.value.args[0] is n
+                for t, n in uses
+            ):
+                copies.add(id(s))
+    return copies
+
+
+def _argument_read_first(order, position, update, versions, slot, arguments):
+    """A dataclass argument among ``versions`` holds the caller's array in ``slot``, as do
+    the versions made of it that do not set ``slot`` (``p_1 = replace(p)``): each is read
+    only at the top of the function, before ``update`` (the write-back's prologue copies
+    the array, ``p_2 = replace(p_1, w=p_w.copy())``, and writes the caller's at the end)."""
+    holding = set(arguments)
+    for s, _ in order:
+        if (
+            isinstance(s, gast.Assign)
+            and _binds(s, versions)
+            and _continued_argument(s.value, holding) is not None
+            and not (
+                isinstance(s.value, gast.Call) and any(k.arg == slot for k in s.value.keywords)
+            )
+        ):
+            holding.add(s.targets[0].id)
+    return all(
+        not loops and position[id(s)] < position[id(update)]
+        for s, loops in order
+        if any(_loads(n, v) for n in _own_nodes(s) for v in holding)
+    )
+
+
+def _slot_sources(order, versions, slot, scope, given=frozenset()):
     """The names of the arrays a version of the container may hold in ``slot``, or None
-    when a version is made or used in a way not followed, or such an array is not new."""
+    when a version is made or used in a way not followed, or such an array is not new
+    (``given``: the statements keeping an argument as given, for its write-back)."""
     names = set()
     assigned = {id(s.targets[0]) for s, _ in order if isinstance(s, gast.Assign)}
     for s, _ in order:
+        if id(s) in given:
+            continue
         if any(
             isinstance(n, gast.Name)
             and n.id in versions
@@ -209,6 +263,13 @@ def _uses_followed(s, versions, scope):
             and value.args[0] is uses[0]
         ):
             return len(uses) == 1
+    if (
+        isinstance(s, gast.Expr)
+        and isinstance(s.value, gast.Call)
+        and scope.lookup(s.value.func) is write_list
+        and [id(u) for u in uses] == [id(a) for a in s.value.args[1:2]]
+    ):
+        return True  # the write-back of an argument: its last version, after every update
     followed = set()
     for n in _own_nodes(s):
         if isinstance(n, (gast.Attribute, gast.Subscript)) and isinstance(n.value, gast.Name):
@@ -216,6 +277,15 @@ def _uses_followed(s, versions, scope):
         if isinstance(n, gast.Call) and scope.lookup(n.func) is len and len(n.args) == 1:
             followed.add(id(n.args[0]))
     return all(id(u) in followed for u in uses)
+
+
+def _continued_argument(value, arguments):
+    """The argument a version is made from (``v = p``, ``v = replace(p, ...)``), or None."""
+    if _name_of(value) in arguments:
+        return value.id
+    if isinstance(value, gast.Call) and value.args and _name_of(value.args[0]) in arguments:
+        return value.args[0].id
+    return None
 
 
 def _given_to_slot(value, slot, versions, scope):
@@ -322,6 +392,15 @@ def _only_consumed(order, variable, versions, scope):
 def _consumes(s, use, parent, scope):
     if isinstance(parent, (gast.BinOp, gast.UnaryOp, gast.Compare)):
         return True
+    if (
+        isinstance(parent, gast.Attribute)
+        and parent.attr == "copy"
+        and isinstance(s, gast.Assign)
+        and isinstance(s.value, gast.Call)
+        and s.value.func is parent
+        and not s.value.args
+    ):
+        return True  # a copy: a new array
     if (
         isinstance(s, gast.Assign)
         and isinstance(s.targets[0], gast.Name)

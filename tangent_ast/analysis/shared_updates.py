@@ -449,7 +449,7 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
         why = (
             f"it is also named {others[0]!r}"
             if others
-            else f"it is also {fields[0].value.id}.{fields[0].attr}"
+            else f"it is also {origin.get(fields[0].value.id, fields[0].value.id)}.{fields[0].attr}"
             if fields
             else _view_reason(views[0].value, scope, kinds)
             if views

@@ -24,6 +24,7 @@ import dataclasses
 
 import gast
 
+from ..vocabulary.kinds import Tag
 from ..vocabulary.syntax import written_targets
 from .aliasing import check_unaliased, rebindings
 from .checks import unsupported
@@ -34,7 +35,9 @@ def check_field_updates(parsed, scope, record_params):
     (lowered to ``r = replace(r, f=v)``), sound while no other name or container holds it.
     ``r`` is an argument the signature says is a dataclass instance (``record_params``: name
     -> kind), never rebound, written back into the caller's object at the end; or a local
-    bound only by a dataclass's constructor. Returns the arguments written back."""
+    bound only by a dataclass's constructor. Returns the arguments written back, each with
+    the fields of it holding an array that ``r.f += v`` updates in place (the caller's array
+    itself is written at the end, as Python's update writes it)."""
     node = parsed.node
     params = [a.id for a in node.args.args]
     updates: dict = {}
@@ -42,7 +45,7 @@ def check_field_updates(parsed, scope, record_params):
         for t in written_targets(n):
             if field_of_local(t, scope):
                 updates.setdefault(t.value.id, []).append(n)
-    written = set()
+    written: dict[str, frozenset] = {}
     for record, stmts in updates.items():
         first = min(stmts, key=lambda n: n.lineno)
         stores = [
@@ -68,7 +71,7 @@ def check_field_updates(parsed, scope, record_params):
                     f"rebinding the argument {record!r}, a field of which is assigned",
                     "use another name for the new value",
                 )
-            written.add(record)
+            written[record] = _augmented_array_fields(parsed, kind, stmts)
         elif len(stores) != len(definitions) or not all(
             _assignable_fields(_constructed(d.value, scope)) for d in definitions
         ):
@@ -88,6 +91,33 @@ def check_field_updates(parsed, scope, record_params):
             scope,
         )
     return written
+
+
+def _augmented_array_fields(parsed, kind, stmts):
+    """The fields of a dataclass argument (of ``kind``) holding an array that ``stmts``
+    update with ``r.f += v``; refused where such a field is also assigned (the caller's array
+    would then hold one state and the field another)."""
+    arrays = {
+        f
+        for f, k in zip(kind.fields or (), kind.elements or (), strict=False)
+        if k.tag is Tag.ARRAY
+    }
+    augmented = {
+        n.target.attr: n for n in stmts if isinstance(n, gast.AugAssign) and n.target.attr in arrays
+    }
+    for n in stmts:
+        if not isinstance(n, gast.AugAssign) and any(
+            isinstance(t, gast.Attribute) and t.attr in augmented for t in written_targets(n)
+        ):
+            field = next(t.attr for t in written_targets(n) if isinstance(t, gast.Attribute))
+            raise unsupported(
+                parsed,
+                n,
+                f"assigning the field {field!r} of an argument that is also updated in place "
+                f"(line {parsed.line(augmented[field])})",
+                "update it in place only (r.f += v, r.f *= v), or assign it only",
+            )
+    return frozenset(augmented)
 
 
 def field_of_local(target, scope):

@@ -308,14 +308,20 @@ def items_vjp(c, x):
     return c
 
 
-def write_list(given, new):
+def write_list(given, new, in_place=()):
     """``given[:] = new``: a list argument left as the function leaves it (and its tangent
     alongside it, in forward mode); for a dataclass argument a field of which is assigned
-    (``write_fields``, the same helper), each field of ``given`` set to ``new``'s; for a
-    dict argument updated by key (``write_items``), its items made ``new``'s."""
+    (``write_fields``, the same helper), each field of ``given`` set to ``new``'s, or, for
+    the fields ``in_place`` (``r.f += v`` updated the array they hold), that array given
+    ``new``'s values; for a dict argument updated by key (``write_items``), its items made
+    ``new``'s."""
     if is_record(given) and type(new) is type(given):
         for field in record_fields(given):
-            setattr(given, field, getattr(new, field))
+            held = getattr(given, field)
+            if field in in_place and isinstance(held, np.ndarray):
+                held[...] = getattr(new, field)
+            else:
+                setattr(given, field, getattr(new, field))
         return
     if isinstance(given, dict) and isinstance(new, dict):
         given.clear()

@@ -83,6 +83,7 @@ class Forward:
         tangent = self.tangent_of(new) or self.zero_of(new)
         helper = getattr(s.value.func, "attr", "write_list")  # or write_fields: the same helper
         call = self.d.call_runtime(helper, [self.tangent_of(given), tangent])
+        call.keywords = copy_tree(s.value.keywords)  # in_place=: the fields written into
         return [s, _at(gast.Expr(value=call), s)]
 
     def update(self, s):

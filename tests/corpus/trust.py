@@ -974,3 +974,16 @@ CASES += [
     (augmented_after_an_item_was_read_out, (V[:3].copy(),)),
     (augmented_while_held_two_deep, (V[:3].copy(),)),
 ]
+
+
+# v3[[0, -1, 0]] += w on an array whose kind the stages did not know (the rows of a matrix
+# picked by a list): the write NumPy keeps was not asked for, and every write got the slot's
+# cotangent
+def write_twice_into_rows_picked_by_a_list(c):
+    v1 = c[[0, 2, 1]]
+    v3 = v1 * 1.0
+    v3[[0, -1, 0]] += v1[[-1, 0, 0]] * 2.0
+    return np.sum(v3)
+
+
+CASES += [(write_twice_into_rows_picked_by_a_list, (SQ.copy(),))]

@@ -68,29 +68,44 @@ class CallLowering:
                 copied = gast.Call(func=self.builtin(kind), args=[name(p)], keywords=[])
                 prologue.append(assign(p, copied, node))
             else:  # a dataclass instance: the residuals keep the one given, not written
-                copied = gast.Call(
-                    func=name(self.scope.bind(dataclasses.replace, self.namer, "replace")),
-                    args=[name(p)],
-                    keywords=[],
-                )
-                prologue.append(assign(p, copied, node))
-        epilogue = [
-            located(
-                gast.Expr(
-                    value=self.runtime_call(
-                        "write_list"
-                        if p in self.lists
-                        else "write_items"
-                        if p in self.dicts
-                        else "write_fields",
-                        [name(given[p]), name(p)],
-                    )
-                ),
-                node,
+                prologue += self.record_copied(p, node)
+        epilogue = []
+        for p in written:
+            helper = (
+                "write_list"
+                if p in self.lists
+                else "write_items"
+                if p in self.dicts
+                else "write_fields"
             )
-            for p in written
-        ]
+            call = self.runtime_call(helper, [name(given[p]), name(p)])
+            if self.records.get(p):  # fields whose array Python's r.f += v writes into
+                fields = [gast.Constant(f, None) for f in sorted(self.records[p])]
+                call.keywords = [
+                    gast.keyword(arg="in_place", value=gast.Tuple(elts=fields, ctx=gast.Load()))
+                ]
+            epilogue.append(located(gast.Expr(value=call), node))
         return prologue + stmts + epilogue
+
+    def record_copied(self, p, node):
+        """``p = replace(p)``; then, if fields of ``p`` are updated in place by ``p.f += v``,
+        each copied (``p_f = p.f``, ``p_f_1 = p_f.copy()``, ``p = replace(p, f=p_f_1)``): the
+        caller's array is written once, at the end, and nothing saved shares it."""
+        replace = name(self.scope.bind(dataclasses.replace, self.namer, "replace"))
+        stmts = [assign(p, gast.Call(func=replace, args=[name(p)], keywords=[]), node)]
+        copies = []
+        for f in sorted(self.records.get(p, ())):
+            field = self.namer.fresh(f"{p}_{f}")
+            copied = self.namer.fresh(f"{p}_{f}")
+            read = gast.Attribute(value=name(p), attr=f, ctx=gast.Load())
+            method = gast.Attribute(value=name(field), attr="copy", ctx=gast.Load())
+            stmts.append(assign(field, read, node))
+            stmts.append(assign(copied, gast.Call(func=method, args=[], keywords=[]), node))
+            copies.append(gast.keyword(arg=f, value=name(copied)))
+        if copies:
+            replaced = gast.Call(func=copy.deepcopy(replace), args=[name(p)], keywords=copies)
+            stmts.append(assign(p, replaced, node))
+        return stmts
 
     def runtime_call(self, helper, args):
         """``runtime.<helper>(*args)``, ``runtime`` bound as a global of the function if it is
@@ -159,7 +174,7 @@ class CallLowering:
         node = self.parsed.node
         if not (
             len(call.args) == 2
-            and not call.keywords
+            and all(k.arg == "in_place" for k in call.keywords)
             and all(isinstance(a, gast.Name) for a in call.args)
             and call.args[0].id in {a.id for a in node.args.args}
         ):

@@ -65,7 +65,7 @@ class Normalizer(
         in_place=frozenset(),
         lists=frozenset(),
         spread=None,
-        records=frozenset(),
+        records=None,
         dicts=frozenset(),
     ):
         self.parsed = parsed
@@ -73,7 +73,9 @@ class Normalizer(
         self.namer = namer
         self.in_place = in_place  # array arguments updated in place (check_updates)
         self.lists = lists  # local lists updated by item: xs[i] = v is xs = list_with(xs, i, v)
-        self.records = records  # dataclass arguments a field of which is assigned: written back
+        # dataclass arguments a field of which is assigned, written back -> the fields whose
+        # array r.f += v updates in place
+        self.records = records or {}
         self.dicts = dicts  # dicts updated by key: d[k] = v is d = dict_with(d, k, v)
         # list arguments a derived rule writes back itself (runtime.write_list, derived again)
         self.written_back: set[str] = set()
