@@ -209,9 +209,17 @@ def _check_fd(f, args, wrt, tangents, value, what, rtol, atol):
     )
 
 
-def _same_state(before, after, f, what):
+def _same_state(before, after, f, what, arrays_before=None, arrays_given=None):
+    """``after`` (the arguments after a derived rule's call) is as ``before`` is after
+    ``f``'s: the same values at the same places (array items, fields, entries), and each
+    array the caller gave at the same place, or changed for a new one at the same places
+    (``p.w += v`` writes into the caller's array, ``p.w = p.w + v`` replaces it).
+    ``arrays_before``/``arrays_given``: :func:`_arrays_at` of each argument before each
+    call."""
+    arrays_before = arrays_before or [{} for _ in before]
+    arrays_given = arrays_given or [{} for _ in after]
     for i, (b, a) in enumerate(zip(before, after, strict=True)):
-        if _mutated(b, a):
+        if _state(b, arrays_before[i]) != _state(a, arrays_given[i]):
             raise GradientCheckError(
                 f"{what} of {f.__qualname__} left argument {i} in a different state "
                 f"than {f.__qualname__} itself"
@@ -219,14 +227,69 @@ def _same_state(before, after, f, what):
 
 
 def _mutated(before, after):
-    """Is ``after`` (an argument after a call) changed from ``before``: an array's values,
-    a list's items?"""
-    if isinstance(before, list):
-        return len(before) != len(after) or any(
-            _mutated(b, a) or (not isinstance(b, np.ndarray) and b != a)
-            for b, a in zip(before, after)
-        )
-    return isinstance(before, np.ndarray) and not np.array_equal(before, after, equal_nan=True)
+    """Is ``after`` (an argument after a call) changed from ``before`` (a copy of it)?"""
+    return _state(before, {}) != _state(after, {})
+
+
+def _arrays_at(x, path=()):
+    """Place (a path of indices, keys and fields) -> the array held there, in ``x``."""
+    if isinstance(x, np.ndarray):
+        return {path: x}
+    parts = _named_parts(x)
+    return (
+        {}
+        if parts is None
+        else {
+            where: a for key, part in parts for where, a in _arrays_at(part, (*path, key)).items()
+        }
+    )
+
+
+def _named_parts(x):
+    """``(key, part)`` of a container's or record's parts (None for a leaf)."""
+    if is_record(x):
+        return [(n, getattr(x, n)) for n in record_fields(x)]
+    if is_plain_object(x):
+        return sorted(vars(x).items())
+    if isinstance(x, (tuple, list)):
+        return list(enumerate(x))
+    if isinstance(x, dict):
+        return [(repr(k), x[k]) for k in sorted(x, key=repr)]
+    return None
+
+
+class _Same:
+    """A value compared as the program's own: arrays by their items (NaN equal to NaN)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        a, b = self.value, other.value
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return (
+                isinstance(a, np.ndarray)
+                and isinstance(b, np.ndarray)
+                and a.shape == b.shape
+                and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+            )
+        try:
+            return bool(a == b) or (a != a and b != b)
+        except (TypeError, ValueError):
+            return a is b
+
+
+def _state(x, arrays_given, path=()):
+    """``x``'s leaves by place, each array with the place it was given at (None: new)."""
+    parts = _named_parts(x)
+    if parts is None:
+        given = {id(a): where for where, a in arrays_given.items()}
+        origin = given.get(id(x)) if isinstance(x, np.ndarray) else None
+        return [(path, type(x).__name__, origin, _Same(x))]
+    return [
+        (path, type(x).__name__, None, _Same(len(parts))),
+        *(leaf for key, part in parts for leaf in _state(part, arrays_given, (*path, key))),
+    ]
 
 
 def _final_state(f, i):
@@ -283,6 +346,7 @@ def check_first_order(
     rng = _rng(seed)
     tangents = [_random_like(args[i], rng) for i in wrt]
     primal_args = copy.deepcopy(args)
+    arrays_before = [_arrays_at(a) for a in primal_args]
     before_each = before_each or (lambda: None)
     before_each()
     expected = f(*primal_args)
@@ -293,9 +357,10 @@ def check_first_order(
             function, Mode.FORWARD, wrt, args=given, kwargs=kwargs, cache=cache
         )
         call_args, call_tangents = copy.deepcopy(args), copy.deepcopy(tangents)
+        held = [_arrays_at(a) for a in call_args]
         before_each()
         out, jv = rule.jvp(*call_args, *call_tangents)
-        _same_state(primal_args, call_args, f, "the forward rule")
+        _same_state(primal_args, call_args, f, "the forward rule", arrays_before, held)
         if not _close(out, expected, 1e-12, 1e-12):
             raise GradientCheckError(
                 f"the forward rule of {f.__qualname__} computes {out!r}, "
@@ -308,9 +373,10 @@ def check_first_order(
             function, Mode.REVERSE, wrt, args=given, kwargs=kwargs, cache=cache, route=route
         )
         call_args = copy.deepcopy(args)
+        held = [_arrays_at(a) for a in call_args]
         before_each()
         out, saved = rule.fwd(*call_args)
-        _same_state(primal_args, call_args, f, "the reverse rule")
+        _same_state(primal_args, call_args, f, "the reverse rule", arrays_before, held)
         if not _close(out, expected, 1e-12, 1e-12):
             raise GradientCheckError(
                 f"the reverse rule of {f.__qualname__} computes {out!r}, "
@@ -318,7 +384,7 @@ def check_first_order(
             )
         ct = _random_like(expected, rng)
         cts = rule.bwd(saved, ct)
-        _same_state(primal_args, call_args, f, "the reverse sweep")
+        _same_state(primal_args, call_args, f, "the reverse sweep", arrays_before, held)
         cts = cts if len(wrt) > 1 else (cts,)
         for i, c in zip(wrt, cts, strict=True):
             if _fields(args[i]) is None and np.shape(c) != np.shape(args[i]):

@@ -149,3 +149,18 @@ def test_what_the_caller_s_array_cannot_follow_is_refused():
         ta.grad(assigns_a_field_updated_in_place)(Layer(X.copy(), 0.5), Y)
     with pytest.raises(ta.TangentAstError, match="augmented assignment"):
         ta.grad(reads_the_caller_s_array_after_its_update)(Layer(X.copy(), 0.5), Y)
+
+
+def test_check_grads_sees_a_field_replaced_where_the_caller_s_array_was_written(monkeypatch):
+    # a planted bug: the write-back replaces the field instead of writing into the array
+    from tangent_ast import runtime
+    from tangent_ast.testing import GradientCheckError
+
+    written = runtime.write_fields
+
+    def replaces_instead(given, new, in_place=()):
+        written(given, new)
+
+    monkeypatch.setattr(runtime, "write_fields", replaces_instead)
+    with pytest.raises(GradientCheckError, match="left argument 0 in a different state"):
+        check_grads(augments_the_argument_s_field, [Layer(X.copy(), 0.5), Y])
