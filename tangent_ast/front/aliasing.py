@@ -69,6 +69,54 @@ FRESH = (
 )
 
 
+# NumPy functions whose result, when it is an array, is always a new one (a scalar for a
+# scalar argument: not in FRESH, which also says "an array")
+NEW = (
+    "where",
+    "clip",
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "std",
+    "var",
+    "average",
+    "median",
+    "dot",
+    "matmul",
+    "inner",
+    "round",
+    "around",
+    "triu",
+    "tril",
+    "pad",
+    "roll",
+    "append",
+    "insert",
+    "delete",
+    "nan_to_num",
+    "interp",
+    "convolve",
+    "polyval",
+)
+# methods that always make their result, with names only NumPy's arrays are likely to have
+_NEW_BY_METHOD = {"flatten", "astype"}
+
+
+def _copies_by_default(keywords):
+    """No ``out=`` (the result is that array), no ``copy=`` other than True, no ``**``."""
+    return all(
+        k.arg not in ("out", None)
+        and not (
+            k.arg == "copy" and not (isinstance(k.value, gast.Constant) and k.value.value is True)
+        )
+        for k in keywords
+    )
+
+
 def new_array_call(call, obj):
     """Whether ``call``, a call of ``obj``, surely returns a new array: a NumPy function of
     :data:`FRESH` given no ``out=`` (the result is that array) and no ``copy=`` other than
@@ -577,14 +625,27 @@ def _in_loops(fn):
 
 def fresh_array(value, scope):
     """A value that is a new array no other name refers to: a constructor, a copy, the
-    result of arithmetic (``x * 1.0``, ``-x``, ``a @ b``) or of a ufunc (``np.sin(x)``),
-    the cotangent of a slice (``runtime.getitem_vjp``: reverse rules add into it)."""
+    result of arithmetic (``x * 1.0``, ``-x``, ``a @ b``), of a ufunc (``np.sin(x)``) or of
+    a NumPy function or method that always makes its result (``np.where(c, x, y)``,
+    ``np.sum(m, axis=0)``, ``x.flatten()``), either of two such (``a if c else b``), the
+    cotangent of a slice (``runtime.getitem_vjp``: reverse rules add into it)."""
     if isinstance(value, (gast.List, gast.BinOp, gast.UnaryOp)):
         return True
+    if isinstance(value, gast.IfExp):
+        return fresh_array(value.body, scope) and fresh_array(value.orelse, scope)
     if not isinstance(value, gast.Call):
         return False
     func = value.func
     if isinstance(func, gast.Attribute) and func.attr == "copy":
+        return True
+    if _copies_by_default(value.keywords) and (
+        (
+            isinstance(func, gast.Attribute)
+            and func.attr in _NEW_BY_METHOD
+            and not scope.is_global_chain(func)
+        )
+        or any(scope.lookup(func) is getattr(np, f) for f in NEW)
+    ):
         return True
     obj = scope.lookup(func)
     if obj is runtime.getitem_vjp:  # zeros with a cotangent placed: what reverse rules add into

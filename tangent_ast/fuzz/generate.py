@@ -432,7 +432,19 @@ def _update(w, name, shape):
     """An array made and updated in place (on one branch, sometimes)."""
     rng = w.rng
     a, s = w.pick(shape), w.pick(SCALAR)
-    lines = [f"{name} = {a}.copy()" if rng.random() < 0.5 else f"{name} = {a} * 1.0"]
+    # made new, but some with the tangent of {a} itself (x + 0.0), which the update must not
+    # write into; and by NumPy functions that always make their result
+    made = rng.choice(
+        [
+            f"{a}.copy()",
+            f"{a} * 1.0",
+            f"{a} + 0.0",
+            f"np.floor({a} * 3.0) + {a}",
+            f"np.where({a} > 0.0, {a}, 0.5 * {a})",
+            f"np.clip({a}, -9.0, 9.0)",
+        ]
+    )
+    lines = [f"{name} = {made}"]
     update = rng.choice(
         [
             [f"{name}[0] = {s or 0.5}"],

@@ -245,7 +245,8 @@ def statement(w, name, shape):
 
 def _record_argument(w, box):
     """A block on the argument ``box`` (a :class:`Box` of three floats and a float): its
-    fields assigned, as the caller sees after the call, or only read."""
+    fields assigned or its array updated in place, as the caller sees after the call, or
+    only read."""
     s = w.pick(SCALAR) or "0.5"
     name = w.fresh()
     change = w.rng.choice(
@@ -253,6 +254,10 @@ def _record_argument(w, box):
             [f"{box}.w = {box}.w * {s}"],
             [f"{box}.b += np.sum({box}.w)"],
             [f"{box}.w = np.sin({box}.w)", f"{box}.b = {box}.b * 2.0 + {s}"],
+            # the array the caller holds, updated in place (and once read out before)
+            [f"{box}.w += {s}"],
+            [f"{box}.w *= np.cos({box}.w)", f"{box}.w -= {s}"],
+            [f"seen = {box}.w", f"{box}.w *= 2.0", f"{box}.b = {box}.b + np.sum(seen)"],
             [],
         ]
     )

@@ -28,15 +28,32 @@ import copy
 import gast
 
 from .. import runtime
+from ..front.aliasing import fresh_array
 from ..modes import Mode
 from ..rules.registry import lookup
-from ..vocabulary.syntax import assign, name
+from ..vocabulary.syntax import assign, name, updated_arrays
 from ..vocabulary.trees import copy_tree
 
 
 class Forward:
-    def __init__(self, derivation):
+    def __init__(self, derivation, updated=frozenset()):
         self.d = derivation
+        # local arrays updated in place (a[i] = v): their tangents are updated alongside, so
+        # each must be an array of its own, never another tangent (dv = dx of v = x + 0.0)
+        self.updated = updated
+
+    def define(self, s, target, dtarget, tangent):
+        """``s`` and, after it, ``dtarget = tangent`` (a copy where the tangent of an array
+        updated in place later may be another name's, though the array is new; a copy
+        ``v_1 = v`` keeps its tangent's name, as the array keeps its own)."""
+        if (
+            target in self.updated
+            and not isinstance(s.value, gast.Name)
+            and not fresh_array(tangent, self.d.scope)
+        ):
+            method = gast.Attribute(value=tangent, attr="copy", ctx=gast.Load())
+            tangent = gast.Call(func=method, args=[], keywords=[])
+        return [s, _at(assign(dtarget, tangent), s)]
 
     def tangent(self, primal):
         names = self.d.tangent_names
@@ -114,10 +131,10 @@ class Forward:
             if tangent is None:  # the zero of a copy is its source's, whose kind may be known
                 source = value.id if isinstance(value, gast.Name) else target
                 tangent = _zero_of_number(value) or self.d.zero(source)
-            return [s, _at(assign(dtarget, tangent), s)]
+            return self.define(s, target, dtarget, tangent)
         if self.d.is_pack(site):
             tangent = self.d.pack_tangent(site, self.tangent_of)
-            return [s, _at(assign(dtarget, tangent), s)]
+            return self.define(s, target, dtarget, tangent)
         if site.fn is None or self.d.is_user_function(site.fn):
             return self.user_call(s, site, target, dtarget)
         active = self.d.active_args(site)
@@ -140,7 +157,7 @@ class Forward:
         if not terms:
             return [s, _at(assign(dtarget, self.d.zero(target)), s)]
         tangent = self.d.broadcast_tangent(self.d.total(target, terms), site, active, target)
-        return [s, _at(assign(dtarget, tangent), s)]
+        return self.define(s, target, dtarget, tangent)
 
     def user_call(self, s, site, target, dtarget):
         fn = site.fn
@@ -183,7 +200,7 @@ def _at(new, old):
 
 def forward(derivation, fn, wrt):
     """The forward rule of ``fn`` (SSA) as a new FunctionDef named ``<f>_jvp``."""
-    transform = Forward(derivation)
+    transform = Forward(derivation, updated_arrays(fn.body) - {a.id for a in fn.args.args})
     tangent_params = [name(transform.tangent(w), gast.Param()) for w in wrt]
     # An argument outside wrt that an update makes active starts with a zero tangent.
     body = [

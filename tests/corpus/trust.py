@@ -987,3 +987,23 @@ def write_twice_into_rows_picked_by_a_list(c):
 
 
 CASES += [(write_twice_into_rows_picked_by_a_list, (SQ.copy(),))]
+
+
+# v = x + 0.0 is a new array, but its tangent was dx itself: the update of v wrote into dx,
+# and a later read of x's tangent saw it (forward mode)
+def updated_copy_whose_tangent_was_the_argument_s(x):
+    v = x + 0.0
+    v[1] *= 2.0
+    return np.sum(v * v) + np.sum(x * x[0])
+
+
+def updated_sum_whose_tangent_was_the_argument_s(x):
+    v = np.floor(x * 3.0) + x
+    v[0] = x[1] * 2.0
+    return np.sum(v * v) + np.sum(x * x[2])
+
+
+CASES += [
+    (updated_copy_whose_tangent_was_the_argument_s, (V[:3].copy(),)),
+    (updated_sum_whose_tangent_was_the_argument_s, (V[:3].copy(),)),
+]
