@@ -28,14 +28,19 @@ tangent_ast.errors.UnsupportedSyntaxError: <doctest ...>:3: 'y' held in a tuple,
 import builtins
 import dataclasses
 import inspect
+import weakref
 
 import gast
 import numpy as np
 
 from .. import runtime
+from ..errors import TangentAstError
+from ..vocabulary.code_keys import is_library
 from ..vocabulary.syntax import written_targets
 from .checks import unsupported
 from .local_functions import local_functions
+from .parse import parse
+from .resolve import resolve
 
 FRESH = (
     "zeros",
@@ -104,6 +109,32 @@ NEW = (
 )
 # methods that always make their result, with names only NumPy's arrays are likely to have
 _NEW_BY_METHOD = {"flatten", "astype"}
+
+
+_RETURNS_NEW: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> new?
+
+
+def _returns_new_array(obj):
+    """A plain function of the user's program each of whose ``return``s gives an expression
+    that makes a new array (``return a * 2.0``, not a name: a name may be kept elsewhere)."""
+    if not inspect.isfunction(obj) or obj.__name__ == "<lambda>" or is_library(obj.__module__):
+        return False
+    if obj not in _RETURNS_NEW:
+        _RETURNS_NEW[obj] = False  # (while it is read: a helper calling itself is not new)
+        try:
+            parsed = parse(obj)
+        except TangentAstError:
+            return False
+        nodes = list(gast.walk(parsed.node))
+        returns = [n for n in nodes if isinstance(n, gast.Return)]
+        nested = [n for n in nodes[1:] if isinstance(n, (gast.FunctionDef, gast.Lambda))]
+        scope = resolve(parsed)
+        _RETURNS_NEW[obj] = (
+            bool(returns)
+            and not nested
+            and all(r.value is not None and fresh_array(r.value, scope) for r in returns)
+        )
+    return _RETURNS_NEW[obj]
 
 
 def _copies_by_default(keywords):
@@ -649,6 +680,8 @@ def fresh_array(value, scope):
         return True
     obj = scope.lookup(func)
     if obj is runtime.getitem_vjp:  # zeros with a cotangent placed: what reverse rules add into
+        return True
+    if _returns_new_array(obj):  # a helper of the user's: return a * 2.0
         return True
     if isinstance(obj, np.ufunc) and not value.keywords and len(value.args) == obj.nin:
         return True

@@ -33,6 +33,7 @@ NEW = [
     "np.maximum(x, y)",
     "x + 0.0",
     "np.floor(x * 3.0) + x",
+    "scaled(x, y)",
 ]
 
 MAY_SHARE = [
@@ -45,7 +46,18 @@ MAY_SHARE = [
     "x[::-1]",
     "(x * y).astype(float, copy=False)",
     "np.clip(x, -0.5, 0.9, out=x)",
+    "passed_on(x, y)",
 ]
+
+
+def scaled(a, b):
+    if b[0] > 0.0:
+        return a * b
+    return np.sin(a) + b
+
+
+def passed_on(a, b):
+    return a
 
 
 def _updating(expression):
@@ -58,7 +70,7 @@ def _updating(expression):
         "    return np.sum(v * v) + np.sum(x * y)\n"
     )
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"np": np}
+    namespace = {"np": np, "scaled": scaled, "passed_on": passed_on}
     exec(compile(source, filename, "exec"), namespace)
     return namespace["f"]
 
