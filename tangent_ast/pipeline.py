@@ -102,7 +102,7 @@ from .front.lowering import Normalizer
 from .front.lowering.api_calls import bind_made
 from .front.parse import ParsedFunction, parse
 from .front.rebound_arguments import rename_rebound_arguments
-from .front.record_updates import check_field_updates
+from .front.record_updates import augmented_items, check_field_updates
 from .front.resolve import Scope, resolve
 from .front.ssa import SSAInfo, to_ssa
 from .modes import Backend, Mode, Route
@@ -177,14 +177,13 @@ def front(fn, signature, trace=False, form=PLAIN):
         parsed = replace(parsed, node=rewritten)
     dict_params = {p for p, k in zip(params, signature or ()) if k.tag is Tag.DICT}
     updated, lists, dicts = check_updates(parsed, scope, array_params, list_params, dict_params)
-    records = check_field_updates(
-        parsed, scope, {p: k for p, k in zip(params, signature or ()) if k.tag is Tag.RECORD}
-    )
+    records = check_field_updates(parsed, scope, param_kinds)
+    items = augmented_items(parsed, scope, param_kinds, (lists | dicts) & set(params))
     # xs[i] = v calls runtime.list_with (and a list argument runtime.write_list)
     if lists or records or dicts:
         scope.bind(runtime, namer, "runtime")
     normalizer = Normalizer(
-        parsed, scope, namer, updated & set(params), lists, spread, records=records, dicts=dicts
+        parsed, scope, namer, updated & set(params), lists, spread, records | items, dicts
     )
     normalized = normalizer.function(copy_tree(parsed.node))
     temps = namer.taken - scope.locals - set(scope.free)

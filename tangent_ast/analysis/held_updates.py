@@ -68,6 +68,8 @@ from .views import view_base
 
 # the calls that make a container's next version with one item set: (c, key, value)
 _ITEM_SET = (list_with, dict_with)
+# the calls that make a container's next version from it (the first argument)
+_NEXT_VERSION = (dataclasses.replace, list, dict, *_ITEM_SET)
 
 
 def private_slot_update(fn, update, origin, kinds, scope, order, position):
@@ -89,10 +91,10 @@ def private_slot_update(fn, update, origin, kinds, scope, order, position):
         kinds.get(v, UNKNOWN).tag in (Tag.RECORD, Tag.LIST, Tag.DICT)
         for v in versions
         if v in kinds or v == container
-    ) or any(kinds.get(a, UNKNOWN).tag is not Tag.RECORD for a in arguments):
-        return False  # an unknown value may be shared; a list's items are written back whole
+    ):
+        return False  # a value of unknown kind may be shared
     given = _given_copies(order, arguments, scope)
-    if not _argument_read_first(order, position, update, versions, slot, arguments):
+    if not _argument_read_first(order, position, update, versions, slot, arguments, scope):
         return False
     sources = _slot_sources(order, versions, slot, scope, given)
     if sources is None:
@@ -175,9 +177,7 @@ def _given_copies(order, arguments, scope):
     for s, _ in order:
         if isinstance(s, gast.Assign) and _name_of(s.value) in arguments:
             kept = s.targets[0].id if isinstance(s.targets[0], gast.Name) else None
-            uses = [
-                (t, n) for t, _ in order for n in _own_nodes(t) if kept and _loads(n, kept)
-            ]
+            uses = [(t, n) for t, _ in order for n in _own_nodes(t) if kept and _loads(n, kept)]
             if uses and all(
                 isinstance(t, gast.Expr)
                 and isinstance(t.value, gast.Call)
@@ -189,7 +189,7 @@ def _given_copies(order, arguments, scope):
     return copies
 
 
-def _argument_read_first(order, position, update, versions, slot, arguments):
+def _argument_read_first(order, position, update, versions, slot, arguments, scope):
     """A dataclass argument among ``versions`` holds the caller's array in ``slot``, as do
     the versions made of it that do not set ``slot`` (``p_1 = replace(p)``): each is read
     only at the top of the function, before ``update`` (the write-back's prologue copies
@@ -200,9 +200,7 @@ def _argument_read_first(order, position, update, versions, slot, arguments):
             isinstance(s, gast.Assign)
             and _binds(s, versions)
             and _continued_argument(s.value, holding) is not None
-            and not (
-                isinstance(s.value, gast.Call) and any(k.arg == slot for k in s.value.keywords)
-            )
+            and not _sets_slot(s.value, slot, scope)
         ):
             holding.add(s.targets[0].id)
     return all(
@@ -259,7 +257,7 @@ def _uses_followed(s, versions, scope):
             return True
         if (
             isinstance(value, gast.Call)
-            and scope.lookup(value.func) in (dataclasses.replace, *_ITEM_SET)
+            and scope.lookup(value.func) in _NEXT_VERSION
             and value.args[0] is uses[0]
         ):
             return len(uses) == 1
@@ -277,6 +275,16 @@ def _uses_followed(s, versions, scope):
         if isinstance(n, gast.Call) and scope.lookup(n.func) is len and len(n.args) == 1:
             followed.add(id(n.args[0]))
     return all(id(u) in followed for u in uses)
+
+
+def _sets_slot(value, slot, scope):
+    """``replace(c, f=v)``, ``runtime.list_with(c, k, v)``: a next version setting ``slot``."""
+    if not isinstance(value, gast.Call):
+        return False
+    obj = scope.lookup(value.func)
+    if obj is dataclasses.replace:
+        return any(k.arg == slot for k in value.keywords)
+    return obj in _ITEM_SET and len(value.args) == 3 and _key(value.args[1]) == slot
 
 
 def _continued_argument(value, arguments):
@@ -306,6 +314,8 @@ def _given_to_slot(value, slot, versions, scope):
     obj = scope.lookup(value.func)
     if obj is dataclasses.replace and len(value.args) == 1:
         return _names([k.value for k in value.keywords if k.arg == slot])
+    if obj in (list, dict) and len(value.args) == 1 and not value.keywords:
+        return set() if _name_of(value.args[0]) in versions else None  # a copy: the same items
     if obj in _ITEM_SET and len(value.args) == 3:
         return _names([value.args[2]] if _may_be_slot(_key(value.args[1]), slot) else [])
     if isinstance(slot, str) and _plain_dataclass(obj):
@@ -563,7 +573,7 @@ def _given_to_numpy(s, uses, scope):
 def _next_version(value, uses, scope):
     return (
         isinstance(value, gast.Call)
-        and scope.lookup(value.func) in (dataclasses.replace, *_ITEM_SET)
+        and scope.lookup(value.func) in _NEXT_VERSION
         and len(uses) == 1
         and value.args[0] is uses[0]
     )

@@ -26,20 +26,21 @@ import gast
 
 from ..vocabulary.kinds import Tag
 from ..vocabulary.syntax import written_targets
-from .aliasing import check_unaliased, rebindings
+from .aliasing import changed_list, check_unaliased, rebindings
 from .checks import unsupported
 
 
 def check_field_updates(parsed, scope, record_params):
     """``r.f = v`` and ``r.f += v`` on a dataclass instance: ``r`` is a value in derived code
     (lowered to ``r = replace(r, f=v)``), sound while no other name or container holds it.
-    ``r`` is an argument the signature says is a dataclass instance (``record_params``: name
-    -> kind), never rebound, written back into the caller's object at the end; or a local
-    bound only by a dataclass's constructor. Returns the arguments written back, each with
-    the fields of it holding an array that ``r.f += v`` updates in place (the caller's array
-    itself is written at the end, as Python's update writes it)."""
+    ``r`` is an argument the signature says is a dataclass instance (``record_params``:
+    name -> kind, of every parameter), never rebound, written back into the caller's object
+    at the end; or a local bound only by a dataclass's constructor. Returns the arguments
+    written back, each with the fields of it holding an array that ``r.f += v`` updates in
+    place (the caller's array itself is written at the end, as Python's update writes it)."""
     node = parsed.node
     params = [a.id for a in node.args.args]
+    record_params = {p: k for p, k in record_params.items() if k.tag is Tag.RECORD}
     updates: dict = {}
     for n in gast.walk(node):
         for t in written_targets(n):
@@ -148,3 +149,80 @@ def _assignable_fields(cls):
         and all(f.init for f in dataclasses.fields(cls))
         and not hasattr(cls, "__post_init__")
     )
+
+
+def augmented_items(parsed, scope, param_kinds, containers):
+    """The items of list and dict arguments (``containers``, the ones the function changes)
+    holding an array that ``xs[0] += v`` updates in place, where those updates, at constant
+    indices or keys, are every change the function makes to the argument: argument ->
+    the indices or keys, as written. The lowering copies those arrays
+    first and the write-back writes the caller's arrays at the end, as Python does."""
+    found = {}
+    for p in containers:
+        kind = param_kinds.get(p)
+        if kind is None or kind.tag not in (Tag.LIST, Tag.DICT) or kind.elements is None:
+            continue
+        slots = _array_slots(kind)
+        keys = set()
+        for n in gast.walk(parsed.node):
+            changed = [t for t in written_targets(n) if _base(t) == p] + [
+                t for t in _changes_by_call(n, scope) if t == p
+            ]
+            if not changed:
+                continue
+            key = _constant_key(n, p)
+            if key is None or slots.get(_normal(key, kind)) is not True:
+                keys = None
+                break
+            keys.add(key)  # as written: xs[-1] and xs[2] are each copied, and written back
+        if keys:
+            found[p] = frozenset(keys)
+    return found
+
+
+def _array_slots(kind):
+    """Slot -> whether the argument's kind says an array is there."""
+    keys = kind.fields if kind.tag is Tag.DICT else range(len(kind.elements))
+    return {k: e.tag is Tag.ARRAY for k, e in zip(keys, kind.elements, strict=False)}
+
+
+def _base(target):
+    while isinstance(target, (gast.Subscript, gast.Attribute)):
+        target = target.value
+    return target.id if isinstance(target, gast.Name) else None
+
+
+def _changes_by_call(n, scope):
+    """The names a statement changes by a method (``xs.append(v)``) or gives ``+=`` to."""
+    if isinstance(n, gast.Expr):
+        changed = changed_list(n.value, scope)
+        return [changed] if changed is not None else []
+    if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+        return [n.target.id]
+    return []
+
+
+def _constant_key(n, p):
+    """``k`` of ``p[k] <op>= v`` with a constant ``k``, else None."""
+    if not (
+        isinstance(n, gast.AugAssign)
+        and isinstance(n.target, gast.Subscript)
+        and isinstance(n.target.value, gast.Name)
+        and n.target.value.id == p
+    ):
+        return None
+    key, sign = n.target.slice, 1
+    if isinstance(key, gast.UnaryOp) and isinstance(key.op, gast.USub):  # xs[-1]
+        key, sign = key.operand, -1
+    if isinstance(key, gast.Constant) and type(key.value) is int:
+        return sign * key.value
+    if isinstance(key, gast.Constant) and type(key.value) is str and sign == 1:
+        return key.value
+    return None
+
+
+def _normal(key, kind):
+    """A list's index counted from its start."""
+    if kind.tag is Tag.LIST and isinstance(key, int) and key < 0:
+        return key + len(kind.elements)
+    return key

@@ -274,6 +274,9 @@ def _dict_argument(w, entries):
             [f"{entries}['w'] = {entries}['w'] * {s}"],
             [f"{entries}['s'] += np.sum({entries}['w'])"],
             [f"{entries}['u'] = np.cos({entries}['w'])", f"{entries}['w'] = {entries}['u'] * {s}"],
+            # the array the caller holds, updated in place (and once read out before)
+            [f"{entries}['w'] *= {s}", f"{entries}['w'] += np.sin({entries}['w'])"],
+            [f"seen = {entries}['w']", f"{entries}['w'] += 1.0", f"{entries}['s'] += np.sum(seen)"],
             [],
         ]
     )

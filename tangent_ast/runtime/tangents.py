@@ -314,7 +314,8 @@ def write_list(given, new, in_place=()):
     (``write_fields``, the same helper), each field of ``given`` set to ``new``'s, or, for
     the fields ``in_place`` (``r.f += v`` updated the array they hold), that array given
     ``new``'s values; for a dict argument updated by key (``write_items``), its items made
-    ``new``'s."""
+    ``new``'s. The arrays a list's or dict's items ``in_place`` hold (``xs[0] += v``) are
+    kept, given the new values."""
     if is_record(given) and type(new) is type(given):
         for field in record_fields(given):
             held = getattr(given, field)
@@ -323,9 +324,16 @@ def write_list(given, new, in_place=()):
             else:
                 setattr(given, field, getattr(new, field))
         return
+    # the arrays the items in_place hold, which the new values are written into
+    held = {
+        k: given[k]
+        for k in in_place
+        if isinstance(given, (list, dict)) and isinstance(given[k], np.ndarray)
+    }
     if isinstance(given, dict) and isinstance(new, dict):
         given.clear()
         given.update(new)
+        _written_into(given, new, held)
         return
     if not isinstance(given, list):
         raise TangentAstError(
@@ -335,6 +343,14 @@ def write_list(given, new, in_place=()):
             "instance of its dataclass)",
         )
     given[:] = new
+    _written_into(given, new, held)
+
+
+def _written_into(given, new, held):
+    """The arrays ``held`` (item -> the caller's array) given ``new``'s values, in place."""
+    for k, array in held.items():
+        array[...] = new[k]
+        given[k] = array
 
 
 # the names generated code writes a dataclass argument, and a dict argument, back with

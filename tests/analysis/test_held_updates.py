@@ -164,3 +164,51 @@ def test_check_grads_sees_a_field_replaced_where_the_caller_s_array_was_written(
     monkeypatch.setattr(runtime, "write_fields", replaces_instead)
     with pytest.raises(GradientCheckError, match="left argument 0 in a different state"):
         check_grads(augments_the_argument_s_field, [Layer(X.copy(), 0.5), Y])
+
+
+def augments_items_of_a_list_and_a_dict(xs, d, y):
+    s = np.sum(xs[0] ** 2)
+    xs[0] += y
+    xs[-1] *= xs[0]
+    for _ in range(2):
+        d["a"] *= y
+    return s + np.sum(xs[0] * xs[1]) + np.sum(np.sin(d["a"])) * d["s"]
+
+
+def test_the_arrays_a_list_and_a_dict_argument_hold_are_updated_where_the_caller_holds_them():
+    def given():
+        return [X.copy(), Y.copy()], {"a": X * 2.0, "s": 0.5}
+
+    xs, d = given()
+    augments_items_of_a_list_and_a_dict(xs, d, Y)
+    expected = (xs, d)
+    xs, d = given()
+    held = (xs[0], xs[1], d["a"])
+    ta.grad(augments_items_of_a_list_and_a_dict)(xs, d, Y)
+    assert all(a is b for a, b in zip(held, (xs[0], xs[1], d["a"]), strict=True))
+    assert all(np.allclose(a, b) for a, b in zip(held, (*expected[0], expected[1]["a"])))
+    for order in (1, 2):
+        for route in (None, "transpose"):
+            kw = {"route": route} if route else {}
+            check_grads(augments_items_of_a_list_and_a_dict, [*given(), Y], order=order, **kw)
+
+
+def reads_an_item_of_the_caller_s_list_after_its_update(xs, y):
+    old = xs[0]
+    xs[0] += y
+    return np.sum(old * y)
+
+
+def appends_and_augments_the_caller_s_list(xs, y):
+    xs[0] += y
+    xs.append(y * 2.0)
+    return np.sum(xs[0])
+
+
+@pytest.mark.parametrize(
+    "f",
+    [reads_an_item_of_the_caller_s_list_after_its_update, appends_and_augments_the_caller_s_list],
+)
+def test_an_item_of_a_list_argument_another_name_sees_is_refused(f):
+    with pytest.raises(ta.TangentAstError, match="augmented assignment"):
+        ta.grad(f)([X.copy(), Y.copy()], Y)

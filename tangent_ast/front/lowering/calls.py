@@ -53,7 +53,9 @@ class CallLowering:
         ``runtime.write_items(d_given, d)`` at the end), and a dataclass argument a field of
         which is assigned too (``p = replace(p)``, ``runtime.write_fields(p_given, p)``): what
         the reverse sweep reads of the argument is then the value as given, not the one
-        written back.
+        written back. An array such an argument holds that ``p.w += v`` (``xs[0] += v``)
+        updates in place is copied after it (:meth:`copied_in_place`), and the write-back
+        writes the caller's array (``in_place=("w",)``), as Python's update does.
         """
         params = [a.id for a in node.args.args]
         written = [p for p in params if p in self.lists or p in self.records or p in self.dicts]
@@ -66,9 +68,10 @@ class CallLowering:
             if p in self.lists or p in self.dicts:
                 kind = "list" if p in self.lists else "dict"
                 copied = gast.Call(func=self.builtin(kind), args=[name(p)], keywords=[])
-                prologue.append(assign(p, copied, node))
             else:  # a dataclass instance: the residuals keep the one given, not written
-                prologue += self.record_copied(p, node)
+                copied = gast.Call(func=self.replace(), args=[name(p)], keywords=[])
+            prologue.append(assign(p, copied, node))
+            prologue += self.copied_in_place(p, node)
         epilogue = []
         for p in written:
             helper = (
@@ -79,32 +82,39 @@ class CallLowering:
                 else "write_fields"
             )
             call = self.runtime_call(helper, [name(given[p]), name(p)])
-            if self.records.get(p):  # fields whose array Python's r.f += v writes into
-                fields = [gast.Constant(f, None) for f in sorted(self.records[p])]
+            if self.records.get(p):  # the arrays Python's p.w += v (xs[0] += v) writes into
+                parts = [gast.Constant(f, None) for f in sorted(self.records[p], key=repr)]
                 call.keywords = [
-                    gast.keyword(arg="in_place", value=gast.Tuple(elts=fields, ctx=gast.Load()))
+                    gast.keyword(arg="in_place", value=gast.Tuple(elts=parts, ctx=gast.Load()))
                 ]
             epilogue.append(located(gast.Expr(value=call), node))
         return prologue + stmts + epilogue
 
-    def record_copied(self, p, node):
-        """``p = replace(p)``; then, if fields of ``p`` are updated in place by ``p.f += v``,
-        each copied (``p_f = p.f``, ``p_f_1 = p_f.copy()``, ``p = replace(p, f=p_f_1)``): the
-        caller's array is written once, at the end, and nothing saved shares it."""
-        replace = name(self.scope.bind(dataclasses.replace, self.namer, "replace"))
-        stmts = [assign(p, gast.Call(func=replace, args=[name(p)], keywords=[]), node)]
-        copies = []
-        for f in sorted(self.records.get(p, ())):
-            field = self.namer.fresh(f"{p}_{f}")
-            copied = self.namer.fresh(f"{p}_{f}")
-            read = gast.Attribute(value=name(p), attr=f, ctx=gast.Load())
-            method = gast.Attribute(value=name(field), attr="copy", ctx=gast.Load())
-            stmts.append(assign(field, read, node))
+    def replace(self):
+        return name(self.scope.bind(dataclasses.replace, self.namer, "replace"))
+
+    def copied_in_place(self, p, node):
+        """Each array of the argument ``p`` that ``p.f += v`` (``p[k] += v``) updates in
+        place, copied (``p_f = p.f``, ``p_f_1 = p_f.copy()``, ``p = replace(p, f=p_f_1)``;
+        ``p = runtime.list_with(p, k, p_k_1)``): the caller's array is written once, at the
+        end, and nothing saved shares it."""
+        stmts = []
+        for part in sorted(self.records.get(p, ()), key=repr):
+            base = f"{p}_{part}" if isinstance(part, str) and part.isidentifier() else f"{p}_item"
+            held, copied = self.namer.fresh(base), self.namer.fresh(base)
+            if p in self.lists or p in self.dicts:
+                key = gast.Constant(part, None)
+                read = gast.Subscript(value=name(p), slice=key, ctx=gast.Load())
+                helper = "list_with" if p in self.lists else "dict_with"
+                again = self.runtime_call(helper, [name(p), copy.deepcopy(key), name(copied)])
+            else:
+                read = gast.Attribute(value=name(p), attr=part, ctx=gast.Load())
+                keyword = gast.keyword(arg=part, value=name(copied))
+                again = gast.Call(func=self.replace(), args=[name(p)], keywords=[keyword])
+            method = gast.Attribute(value=name(held), attr="copy", ctx=gast.Load())
+            stmts.append(assign(held, read, node))
             stmts.append(assign(copied, gast.Call(func=method, args=[], keywords=[]), node))
-            copies.append(gast.keyword(arg=f, value=name(copied)))
-        if copies:
-            replaced = gast.Call(func=copy.deepcopy(replace), args=[name(p)], keywords=copies)
-            stmts.append(assign(p, replaced, node))
+            stmts.append(assign(p, again, node))
         return stmts
 
     def runtime_call(self, helper, args):

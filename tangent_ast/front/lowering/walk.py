@@ -73,8 +73,8 @@ class Normalizer(
         self.namer = namer
         self.in_place = in_place  # array arguments updated in place (check_updates)
         self.lists = lists  # local lists updated by item: xs[i] = v is xs = list_with(xs, i, v)
-        # dataclass arguments a field of which is assigned, written back -> the fields whose
-        # array r.f += v updates in place
+        # dataclass arguments a field of which is assigned, written back, and list and dict
+        # arguments -> the fields (items) whose array p.f += v (p[k] += v) updates in place
         self.records = records or {}
         self.dicts = dicts  # dicts updated by key: d[k] = v is d = dict_with(d, k, v)
         # list arguments a derived rule writes back itself (runtime.write_list, derived again)
