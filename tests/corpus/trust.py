@@ -1007,3 +1007,15 @@ CASES += [
     (updated_copy_whose_tangent_was_the_argument_s, (V[:3].copy(),)),
     (updated_sum_whose_tangent_was_the_argument_s, (V[:3].copy(),)),
 ]
+
+
+# a += v on an array a dataclass instance was built with: the record sees the new values, but
+# the rule read the old ones (the check looked for tuples, lists and dicts only)
+def array_held_by_a_record_then_updated(x):
+    a = np.exp(x)
+    p = _Holder(a, 1.5)
+    a *= x
+    return np.sum(p.w) * p.c
+
+
+CASES += [(array_held_by_a_record_then_updated, (V[:3].copy(),))]
