@@ -49,9 +49,11 @@ array([2.25, 4.  ])
 >>> ta.grad(g)(np.ones(2))
 Traceback (most recent call last):
 ...
-tangent_ast.errors.UnsupportedSyntaxError: <doctest ...>:4: an augmented assignment to the
-array 'p_w', which Python does in place, while it is also p.w is not supported
-  hint: write p_w = p_w <op> ... for a new array, or keep one name for it
+tangent_ast.errors.UnsupportedSyntaxError: <doctest ...>:4: an augmented assignment to p.w, an
+array Python updates in place, while 'before' holds that array too and is read after the
+update (or kept) is not supported
+  hint: take a copy where 'before' is made (before = ....copy()), or write the update as a
+new value: ... = ... <op> v
 """
 
 import dataclasses
@@ -72,11 +74,12 @@ _ITEM_SET = (list_with, dict_with)
 _NEXT_VERSION = (dataclasses.replace, list, dict, *_ITEM_SET)
 
 
-def private_slot_update(fn, update, origin, kinds, scope, order, position):
+def private_slot_update(fn, update, origin, kinds, scope, order, position, blame=None):
     """Whether ``update`` (``held_1 = held <op> v``, ``held = c.f`` or ``c[k]``, put back
     by the statement after it) changes an array no name read after it still holds (see the
     module docstring). ``order``: :func:`~tangent_ast.analysis.views.program_order` of
-    ``fn``'s body; ``position``: each statement's place in it."""
+    ``fn``'s body; ``position``: each statement's place in it; ``blame``: a list given the
+    name that still holds the array, where that is why not."""
     held, new = update.value.left.id, update.targets[0].id
     read = _definition(order, held)
     if read is None:
@@ -101,12 +104,16 @@ def private_slot_update(fn, update, origin, kinds, scope, order, position):
         return False
     holders = _with_names_of(order, sources | _slot_reads(order, versions, slot), scope, kinds)
     loops_of = {id(s): loops for s, loops in order}
-    return all(
-        _definition(order, h) is not None
-        and not _stale_read(order, position, loops_of, h, update)
-        and _only_consumed(order, h, versions, scope)
-        for h in holders - {held, new}
-    )
+    for h in sorted(holders - {held, new}):
+        if (
+            _definition(order, h) is None
+            or _stale_read(order, position, loops_of, h, update)
+            or not _only_consumed(order, h, versions, scope)
+        ):
+            if blame is not None:  # the name that still holds the array, for the refusal
+                blame.append(h)
+            return False
+    return True
 
 
 def _definition(order, variable):

@@ -431,12 +431,28 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
             and isinstance(v.value.value, gast.Name)
             and kinds.get(v.value.value.id, UNKNOWN).tag in (Tag.LIST, Tag.DICT)
         ]
+        blame: list[str] = []
         if (
             (items or fields)
             and not others
-            and private_slot_update(fn, n, origin, kinds, scope, order, position)
+            and private_slot_update(fn, n, origin, kinds, scope, order, position, blame)
         ):
             continue  # p.w += v of a local record no other name of whose array is read later
+        if blame:
+            holder = origin.get(blame[0], blame[0])
+            slot = (
+                f"{origin.get(fields[0].value.id, fields[0].value.id)}.{fields[0].attr}"
+                if fields
+                else f"{items[0]}[...]"
+            )
+            raise unsupported(
+                parsed,
+                n,
+                f"an augmented assignment to {slot}, an array Python updates in place, while "
+                f"{holder!r} holds that array too and is read after the update (or kept)",
+                f"take a copy where {holder!r} is made ({holder} = ....copy()), or write "
+                f"the update as a new value: ... = ... <op> v",
+            )
         if items and not others and not fields:
             raise unsupported(
                 parsed,
