@@ -16,7 +16,7 @@ def sum_vjp(ct, x, axis=None, keepdims=False):
     shape = np.shape(x)
     if not shape:  # a number (NumPy accepts axis=0 or -1 for it): its cotangent is ct itself
         return scalar_like(np.reshape(ct, ()), x)
-    if axis is not None and not keepdims:
+    if axis is not None and not keepdims and np.ndim(ct) > 0:  # (a number: one for each)
         ct = np.expand_dims(ct, axis)
     return np.broadcast_to(ct, shape).copy()
 

@@ -1031,3 +1031,20 @@ def test_second_derivatives_of_the_transforms(fn, arg):
     axes of a transform were taken for values of the array, a norm's scale read from a
     dict keyed by None, a cut-and-pad carried through a loop of unknown kind)."""
     check_grads(fn, (arg,), order=2)
+
+
+def _rows_of_sines(x):
+    return np.sum(np.sin(x), axis=1)
+
+
+def _sum_of_the_gradient(x):
+    return np.sum(ta.grad(_rows_of_sines)(x))
+
+
+def test_the_gradient_of_a_one_element_output_reduced_along_an_axis_derived_again():
+    # the gradient seeds a one-element output with 1.0, which sum's rule spreads back
+    # along axis 1 of a (1, 3) array: a number, not an array with that axis
+    x = np.array([[0.3, -0.7, 1.1]])
+    for route in (None, "transpose"):
+        kw = {"route": route} if route else {}
+        check_grads(_sum_of_the_gradient, [x], **kw)
