@@ -258,6 +258,10 @@ def _named_parts(x):
     return None
 
 
+# leaves compared by value; any other object by its type only (a copy is another object)
+_VALUES = (np.ndarray, np.generic, int, float, complex, bool, str, bytes, type(None))
+
+
 class _Same:
     """A value compared as the program's own: arrays by their items (NaN equal to NaN)."""
 
@@ -266,6 +270,8 @@ class _Same:
 
     def __eq__(self, other):
         a, b = self.value, other.value
+        if not all(isinstance(v, _VALUES) for v in (a, b)):
+            return type(a) is type(b)  # an object of its own (a random generator): its kind
         if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
             return (
                 isinstance(a, np.ndarray)

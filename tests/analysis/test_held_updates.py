@@ -6,6 +6,7 @@ since following it would give a wrong value."""
 
 import dataclasses
 import linecache
+import os
 import textwrap
 
 import numpy as np
@@ -187,10 +188,16 @@ def test_the_arrays_a_list_and_a_dict_argument_hold_are_updated_where_the_caller
     ta.grad(augments_items_of_a_list_and_a_dict)(xs, d, Y)
     assert all(a is b for a, b in zip(held, (xs[0], xs[1], d["a"]), strict=True))
     assert all(np.allclose(a, b) for a, b in zip(held, (*expected[0], expected[1]["a"])))
-    for order in (1, 2):
-        for route in (None, "transpose"):
-            kw = {"route": route} if route else {}
-            check_grads(augments_items_of_a_list_and_a_dict, [*given(), Y], order=order, **kw)
+    for route in ("direct", "transpose"):
+        check_grads(augments_items_of_a_list_and_a_dict, [*given(), Y], route=route)
+    # second order: refused where the gradient is built by the transpose route (its rule
+    # reads the list argument after writing it back), right where it is built directly
+    transposed = os.environ.get("TANGENT_AST_ROUTE") == "transpose"
+    for route in ("direct", "transpose"):
+        try:
+            check_grads(augments_items_of_a_list_and_a_dict, [*given(), Y], order=2, route=route)
+        except ta.TangentAstError:
+            assert route == "transpose" or transposed
 
 
 def reads_an_item_of_the_caller_s_list_after_its_update(xs, y):
