@@ -31,6 +31,7 @@ from .. import runtime
 from ..front.aliasing import fresh_array
 from ..modes import Mode
 from ..rules.registry import lookup
+from ..vocabulary.kinds import Tag
 from ..vocabulary.syntax import assign, name, updated_arrays
 from ..vocabulary.trees import copy_tree
 
@@ -38,17 +39,21 @@ from ..vocabulary.trees import copy_tree
 class Forward:
     def __init__(self, derivation, updated=frozenset()):
         self.d = derivation
-        # local arrays updated in place (a[i] = v): their tangents are updated alongside, so
-        # each must be an array of its own, never another tangent (dv = dx of v = x + 0.0)
+        # arrays updated in place (a[i] = v; arguments too): their tangents are updated
+        # alongside, so a tangent of another name must never be one of them (v = x + 0.0
+        # has the tangent dx: x's update would change v's tangent, v's update x's)
         self.updated = updated
 
     def define(self, s, target, dtarget, tangent):
-        """``s`` and, after it, ``dtarget = tangent`` (a copy where the tangent of an array
-        updated in place later may be another name's, though the array is new; a copy
-        ``v_1 = v`` keeps its tangent's name, as the array keeps its own)."""
+        """``s`` and, after it, ``dtarget = tangent``: a copy where the array is new but its
+        tangent may be that of an array updated in place (``dv = dx.copy()``). A copy
+        ``v_1 = v`` keeps its tangent's name, as the array keeps its own."""
+        names = self.d.tangent_names
+        shared = {names[u] for u in self.updated if u in names}
         if (
-            target in self.updated
-            and not isinstance(s.value, gast.Name)
+            not isinstance(s.value, gast.Name)
+            and self.d.kind(name(target)).tag in (Tag.ARRAY, Tag.UNKNOWN)
+            and (target in self.updated or bool(_loads(tangent) & shared))
             and not fresh_array(tangent, self.d.scope)
         ):
             method = gast.Attribute(value=tangent, attr="copy", ctx=gast.Load())
@@ -200,7 +205,7 @@ def _at(new, old):
 
 def forward(derivation, fn, wrt):
     """The forward rule of ``fn`` (SSA) as a new FunctionDef named ``<f>_jvp``."""
-    transform = Forward(derivation, updated_arrays(fn.body) - {a.id for a in fn.args.args})
+    transform = Forward(derivation, updated_arrays(fn.body))
     tangent_params = [name(transform.tangent(w), gast.Param()) for w in wrt]
     # An argument outside wrt that an update makes active starts with a zero tangent.
     body = [
@@ -224,6 +229,10 @@ def forward(derivation, fn, wrt):
     new.args.args = new.args.args + tangent_params
     new.body = body
     return new
+
+
+def _loads(expr):
+    return {n.id for n in gast.walk(expr) if isinstance(n, gast.Name)}
 
 
 def _zero_of_number(value):

@@ -1019,3 +1019,20 @@ def array_held_by_a_record_then_updated(x):
 
 
 CASES += [(array_held_by_a_record_then_updated, (V[:3].copy(),))]
+
+
+def _add_into(out, v):
+    out += v
+
+
+# v1 = a + 3.0 is a new array whose tangent was da itself; the argument a, updated in place
+# by a helper, had its tangent updated alongside, and v1's with it (forward mode; found by
+# the fuzzer)
+def argument_updated_after_a_name_shared_its_tangent(a):
+    v1 = a + 3.0
+    v2 = np.cumprod(v1 * 0.1 + 1.0)
+    _add_into(a, v2 * 0.5)
+    return np.sum(v1 + v1)
+
+
+CASES += [(argument_updated_after_a_name_shared_its_tangent, (V[:3].copy(),))]
