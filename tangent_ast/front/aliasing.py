@@ -117,18 +117,24 @@ _RETURNS_NEW: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # functio
 def _returns_new_array(obj):
     """A plain function of the user's program each of whose ``return``s gives an expression
     that makes a new array (``return a * 2.0``, not a name: a name may be kept elsewhere)."""
-    if not inspect.isfunction(obj) or obj.__name__ == "<lambda>" or is_library(obj.__module__):
+    module = getattr(obj, "__module__", None) or ""
+    if (
+        not inspect.isfunction(obj)
+        or obj.__name__ == "<lambda>"
+        or is_library(module)
+        or module.partition(".")[0] == "tangent_ast"  # its runtime: rules say what it makes
+    ):
         return False
     if obj not in _RETURNS_NEW:
         _RETURNS_NEW[obj] = False  # (while it is read: a helper calling itself is not new)
         try:
             parsed = parse(obj)
+            scope = resolve(parsed)
         except TangentAstError:
             return False
         nodes = list(gast.walk(parsed.node))
         returns = [n for n in nodes if isinstance(n, gast.Return)]
         nested = [n for n in nodes[1:] if isinstance(n, (gast.FunctionDef, gast.Lambda))]
-        scope = resolve(parsed)
         _RETURNS_NEW[obj] = (
             bool(returns)
             and not nested

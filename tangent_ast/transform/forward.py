@@ -46,12 +46,13 @@ class Forward:
 
     def define(self, s, target, dtarget, tangent):
         """``s`` and, after it, ``dtarget = tangent``: a copy where the array is new but its
-        tangent may be that of an array updated in place (``dv = dx.copy()``). A copy
-        ``v_1 = v`` keeps its tangent's name, as the array keeps its own."""
+        tangent may be that of an array updated in place (``dv = dx.copy()``). Where the
+        array is not new (a copy ``v_1 = v``, a view ``v = a[1:]``) its tangent shares as the
+        array does."""
         names = self.d.tangent_names
         shared = {names[u] for u in self.updated if u in names}
         if (
-            not isinstance(s.value, gast.Name)
+            fresh_array(s.value, self.d.scope)  # (a view's tangent is the base's view too)
             and self.d.kind(name(target)).tag in (Tag.ARRAY, Tag.UNKNOWN)
             and (target in self.updated or bool(_loads(tangent) & shared))
             and not fresh_array(tangent, self.d.scope)
