@@ -62,6 +62,7 @@ import gast
 import numpy as np
 
 from ..front.aliasing import fresh_array
+from ..front.record_updates import assignable_fields
 from ..runtime import dict_with, list_with, write_list
 from ..vocabulary.kinds import UNKNOWN, Tag
 from ..vocabulary.syntax import assign
@@ -325,23 +326,13 @@ def _given_to_slot(value, slot, versions, scope):
         return set() if _name_of(value.args[0]) in versions else None  # a copy: the same items
     if obj in _ITEM_SET and len(value.args) == 3:
         return _names([value.args[2]] if _may_be_slot(_key(value.args[1]), slot) else [])
-    if isinstance(slot, str) and _plain_dataclass(obj):
+    if isinstance(slot, str) and assignable_fields(obj):
         fields = [f.name for f in dataclasses.fields(obj)]
         given = dict(zip(fields, value.args, strict=False)) | {
             k.arg: k.value for k in value.keywords
         }
         return _names([given[slot]]) if slot in given else None  # a default may be shared
     return None
-
-
-def _plain_dataclass(obj):
-    """A dataclass whose ``__init__`` only stores what it is given."""
-    return (
-        isinstance(obj, type)
-        and dataclasses.is_dataclass(obj)
-        and not hasattr(obj, "__post_init__")
-        and not obj.__dataclass_params__.frozen
-    )
 
 
 def _names(values):
@@ -506,7 +497,7 @@ def rebuild_holders(fn, k, scope, kinds, namer):
             if _loads(n, updated):
                 n.id = new
         inserted.append(assign(rebuilt, value, update))
-        _read_instead(fn.body[k + 1 :], old, rebuilt)
+        read_instead(fn.body[k + 1 :], {old}, rebuilt)
     fn.body[k + 1 : k + 1] = inserted
     return len(inserted)
 
@@ -538,7 +529,7 @@ def _holds(s, loads, scope):
         direct = value.elts
     elif isinstance(value, gast.Dict):
         direct = value.values
-    elif isinstance(value, gast.Call) and _plain_dataclass(scope.lookup(value.func)):
+    elif isinstance(value, gast.Call) and assignable_fields(scope.lookup(value.func)):
         direct = [*value.args, *(k.value for k in value.keywords)]
     else:
         return False
@@ -605,8 +596,9 @@ def _read_later(fn, k, variable):
     return any(_loads(n, variable) for s in fn.body[k + 1 :] for n in gast.walk(s))
 
 
-def _read_instead(statements, old, new):
+def read_instead(statements, names, replacement):
+    """Every read of one of ``names`` in ``statements`` reads ``replacement``."""
     for s in statements:
         for n in gast.walk(s):
-            if _loads(n, old):
-                n.id = new
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in names:
+                n.id = replacement

@@ -70,7 +70,7 @@ from ..front.checks import unsupported
 from ..vocabulary.kinds import UNKNOWN, Kind, Tag
 from ..vocabulary.syntax import located, name
 from ..vocabulary.trees import copy_tree, walk
-from .held_updates import private_slot_update, rebuild_holders
+from .held_updates import private_slot_update, read_instead, rebuild_holders
 from .indexing import Indexing, indexing
 from .views import VIEW_ATTRIBUTES, may_precede, program_order, view_base, views_read_after
 
@@ -125,7 +125,7 @@ def _follow(fn, k, s, kinds, scope, namer):
     if fresh_array(value, scope) and names != {updated}:  # a second name: reads read the new value
         if _shared(fn, names, scope, kinds, k):
             return None
-        _read_instead(after, names, new)
+        read_instead(after, names, new)
         return 0
     if names != {updated} or not isinstance(value, gast.Subscript):
         return None  # a copy of a view, a view by a method, or an array of unknown origin
@@ -157,7 +157,7 @@ def _follow(fn, k, s, kinds, scope, namer):
         ),
         located(gast.Assign(targets=[part], value=name(new), type_comment=None), s),
     ]
-    _read_instead(after, base_names, base_new)
+    read_instead(after, base_names, base_new)
     fn.body[k + 1 : k + 1] = inserted
     return len(inserted)
 
@@ -219,14 +219,6 @@ def _shared(fn, names, scope, kinds, k, view=None):
         ):
             return True
     return False
-
-
-def _read_instead(statements, names, replacement):
-    """Every read of ``names`` in ``statements`` reads ``replacement``."""
-    for s in statements:
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in names:
-                n.id = replacement
 
 
 def follow_argument_aliases(node, param_kinds):

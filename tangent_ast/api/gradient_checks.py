@@ -50,15 +50,8 @@ def _rng(seed):
 
 def _fields(x):
     """The parts of a container or record, in order (None for a leaf)."""
-    if is_record(x):
-        return [getattr(x, n) for n in record_fields(x)]
-    if is_plain_object(x) or isinstance(x, runtime.Tangent):
-        return [vars(x)[k] for k in sorted(vars(x))]
-    if isinstance(x, (tuple, list)):
-        return list(x)
-    if isinstance(x, dict):
-        return [x[k] for k in sorted(x, key=repr)]
-    return None
+    parts = _named_parts(x)
+    return None if parts is None else [part for _, part in parts]
 
 
 def _rebuild_like(x, parts):
@@ -246,10 +239,10 @@ def _arrays_at(x, path=()):
 
 
 def _named_parts(x):
-    """``(key, part)`` of a container's or record's parts (None for a leaf)."""
+    """``(key, part)`` of a container's or record's parts, in order (None for a leaf)."""
     if is_record(x):
         return [(n, getattr(x, n)) for n in record_fields(x)]
-    if is_plain_object(x):
+    if is_plain_object(x) or isinstance(x, runtime.Tangent):
         return sorted(vars(x).items())
     if isinstance(x, (tuple, list)):
         return list(enumerate(x))

@@ -158,16 +158,7 @@ def new_array_call(call, obj):
     """Whether ``call``, a call of ``obj``, surely returns a new array: a NumPy function of
     :data:`FRESH` given no ``out=`` (the result is that array) and no ``copy=`` other than
     True (``np.array(x, copy=False)`` is ``x`` itself when no copy is needed)."""
-    if not any(obj is getattr(np, f, None) for f in FRESH):
-        return False
-    for keyword in call.keywords:
-        if keyword.arg == "out" or keyword.arg is None:
-            return False
-        if keyword.arg == "copy" and not (
-            isinstance(keyword.value, gast.Constant) and keyword.value.value is True
-        ):
-            return False
-    return True
+    return any(obj is getattr(np, f, None) for f in FRESH) and _copies_by_default(call.keywords)
 
 
 def check_updates(

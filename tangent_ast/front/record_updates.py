@@ -57,7 +57,7 @@ def check_field_updates(parsed, scope, record_params):
         definitions = rebindings(node, record, ())
         if record in params:
             kind = record_params.get(record)
-            if kind is None or not _assignable_fields(kind.cls):
+            if kind is None or not assignable_fields(kind.cls):
                 raise unsupported(
                     parsed,
                     first,
@@ -74,7 +74,7 @@ def check_field_updates(parsed, scope, record_params):
                 )
             written[record] = _augmented_array_fields(parsed, kind, stmts)
         elif len(stores) != len(definitions) or not all(
-            _assignable_fields(_constructed(d.value, scope)) for d in definitions
+            assignable_fields(_constructed(d.value, scope)) for d in definitions
         ):
             raise unsupported(
                 parsed,
@@ -139,7 +139,7 @@ def _constructed(value, scope):
     return None
 
 
-def _assignable_fields(cls):
+def assignable_fields(cls):
     """A dataclass whose instances' fields can be assigned, as ``dataclasses.replace`` sets
     them: not frozen, every field set by ``__init__``, no ``__post_init__`` to run again."""
     return (

@@ -196,7 +196,17 @@ def _define_on_every_path(stmts, residuals, defined):
 
 # helpers of the runtime that read only the shape (and dtype) of their argument at that
 # position: ``unbroadcast(g, x)``, ``getitem_vjp(ct, x, index)``, ``sum_vjp(ct, x, ...)``
-_SHAPE_READERS = {"unbroadcast": 1, "getitem_vjp": 1, "sum_vjp": 1}
+# runtime helper -> the position of the argument it reads only the shape of (a product's
+# factor whose cotangent it gives: ``matmul_vjp_right(ct, x, w)`` is ``x.T @ ct`` shaped as w)
+_SHAPE_READERS = {
+    "unbroadcast": 1,
+    "getitem_vjp": 1,
+    "sum_vjp": 1,
+    "matmul_vjp_left": 1,
+    "matmul_vjp_right": 2,
+    "dot_vjp_left": 1,
+    "dot_vjp_right": 2,
+}
 
 
 _NUMPY_SHAPE_READERS = ("full_like", "zeros_like", "ones_like")  # their first argument
