@@ -180,7 +180,8 @@ def check_updates(
     params = [a.id for a in node.args.args]
     updates = {}  # name -> the update statements, in source order
     appended = {}
-    for n in gast.walk(node):
+    walk = FunctionWalk(node)
+    for n in walk.nodes:
         for t in written_targets(n):
             if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
                 updates.setdefault(t.value.id, []).append(n)
@@ -207,9 +208,9 @@ def check_updates(
                 f"build a new value: {xs} = {xs} + [v]",
             )
         check_unaliased(
-            parsed, node, xs, "it is appended to", f"use {xs} itself, or list({xs})", scope
+            parsed, node, xs, "it is appended to", f"use {xs} itself, or list({xs})", scope, walk
         )
-        definitions = rebindings(node, xs, list_params)
+        definitions = rebindings(node, xs, list_params, walk)
         if xs in params and not any(d.lineno < at.lineno for d in definitions):
             _check_not_rebound_after(parsed, at, xs, definitions, f"list({xs})")
             lists.add(xs)  # the caller's list: written back at the end
@@ -219,7 +220,7 @@ def check_updates(
         rebinding = (gast.Assign, gast.AugAssign) if array in params else gast.Assign
         definitions = [
             n
-            for n in rebindings(node, array, list_params)
+            for n in rebindings(node, array, list_params, walk)
             if n not in stmts and isinstance(n, rebinding)
         ]
         if array in params and (
@@ -239,13 +240,25 @@ def check_updates(
             if array in list_params or array in dict_params:  # lowered like a local one,
                 (lists if array in list_params else dicts).add(array)  # then written back
                 check_unaliased(
-                    parsed, node, array, "it is updated in place", f"use {array} itself", scope
+                    parsed,
+                    node,
+                    array,
+                    "it is updated in place",
+                    f"use {array} itself",
+                    scope,
+                    walk,
                 )
                 continue
             if array_params is None or array in array_params:
                 in_place.add(array)
                 check_unaliased(
-                    parsed, node, array, "it is updated in place", f"use {array} itself", scope
+                    parsed,
+                    node,
+                    array,
+                    "it is updated in place",
+                    f"use {array} itself",
+                    scope,
+                    walk,
                 )
                 continue
             raise unsupported(
@@ -267,6 +280,7 @@ def check_updates(
                 "it is updated by key",
                 f"use {array} itself, or dict({array})",
                 scope,
+                walk,
             )
             dicts.add(array)
             continue
@@ -278,6 +292,7 @@ def check_updates(
                 "it is updated in place",
                 f"use {array} itself, or list({array})",
                 scope,
+                walk,
             )
             lists.add(array)
             continue
@@ -297,6 +312,7 @@ def check_updates(
             "it is updated in place",
             f"use {array} itself, or {array}.copy()",
             scope,
+            walk,
         )
         in_place.add(array)
     return in_place, lists, dicts
@@ -311,11 +327,11 @@ def _extends(stmt, list_params):
     )
 
 
-def rebindings(node, xs, list_params):
+def rebindings(node, xs, list_params, walk=None):
     """The statements assigning ``xs`` (``xs += ys`` on a list argument extends it instead)."""
     return [
         n
-        for n in gast.walk(node)
+        for n in (walk or FunctionWalk(node)).statements
         if isinstance(n, (gast.Assign, gast.AugAssign))
         and any(
             isinstance(t, gast.Name) and t.id == xs
@@ -387,28 +403,48 @@ def _check_not_rebound_after(parsed, first, xs, definitions, copy):
         )
 
 
-def check_unaliased(parsed, node, value, why, hint, scope=None):
+class FunctionWalk:
+    """One walk of a function's tree, shared by the checks of every name it updates: a walk
+    per name is quadratic in the size of a derived rule, which has an update per cotangent.
+    Valid while the tree is not changed."""
+
+    def __init__(self, node):
+        self.nodes = list(gast.walk(node))
+        self.statements = [
+            n
+            for n in self.nodes
+            if isinstance(n, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr))
+        ]
+        # outer loops before the loops they hold, as gast.walk visits them
+        self.loops = [
+            (n, frozenset(id(m) for m in gast.walk(n)))
+            for n in self.nodes
+            if isinstance(n, (gast.For, gast.While))
+        ]
+
+
+def check_unaliased(parsed, node, value, why, hint, scope=None, walk=None):
     """Refuse ``b = value`` made before its last change (or in a loop that changes it), and
     ``value`` held in a tuple, list or dict built before its last change: the other
     reference would see the changes made through the name. A second name made after every
-    change, and not changed itself, is the same final value under another name."""
-    changes = [n for n in gast.walk(node) if _changes_or_augments(n, value)]
+    change, and not changed itself, is the same final value under another name. ``walk``:
+    a :class:`FunctionWalk` of ``node``, when the caller has one."""
+    walk = walk or FunctionWalk(node)
+    changes = [n for n in walk.statements if _changes_or_augments(n, value)]
     last = max((n.lineno for n in changes), default=0)
     change_ids = {id(c) for c in changes}
-    in_changing_loops = set()  # ids of the nodes inside a loop that changes ``value``
-    for loop in gast.walk(node):
-        if isinstance(loop, (gast.For, gast.While)) and id(loop) not in in_changing_loops:
-            inside = {id(m) for m in gast.walk(loop)}
-            if inside & change_ids:
-                in_changing_loops |= inside
-    for n in gast.walk(node):
+    in_changing_loops: set[int] = set()  # ids of the nodes inside a loop that changes ``value``
+    for loop, inside in walk.loops:
+        if id(loop) not in in_changing_loops and inside & change_ids:
+            in_changing_loops |= inside
+    for n in walk.nodes:
         if isinstance(n, gast.Assign) and isinstance(n.value, gast.Name) and n.value.id == value:
             second = n.targets[0]
             late = n.lineno > last and id(n) not in in_changing_loops
             if not (
                 late
                 and isinstance(second, gast.Name)
-                and not any(_changes_or_augments(m, second.id) for m in gast.walk(node))
+                and not any(_changes_or_augments(m, second.id) for m in walk.statements)
             ):
                 raise unsupported(parsed, n, f"a second name for {value!r} ({why})", hint)
         if (

@@ -26,7 +26,7 @@ import gast
 
 from ..vocabulary.kinds import Tag
 from ..vocabulary.syntax import written_targets
-from .aliasing import changed_list, check_unaliased, rebindings
+from .aliasing import FunctionWalk, changed_list, check_unaliased, rebindings
 from .checks import unsupported
 
 
@@ -42,7 +42,8 @@ def check_field_updates(parsed, scope, record_params):
     params = [a.id for a in node.args.args]
     record_params = {p: k for p, k in record_params.items() if k.tag is Tag.RECORD}
     updates: dict = {}
-    for n in gast.walk(node):
+    walk = FunctionWalk(node)
+    for n in walk.statements:
         for t in written_targets(n):
             if field_of_local(t, scope):
                 updates.setdefault(t.value.id, []).append(n)
@@ -51,10 +52,10 @@ def check_field_updates(parsed, scope, record_params):
         first = min(stmts, key=lambda n: n.lineno)
         stores = [
             n
-            for n in gast.walk(node)
+            for n in walk.nodes
             if isinstance(n, gast.Name) and n.id == record and isinstance(n.ctx, gast.Store)
         ]
-        definitions = rebindings(node, record, ())
+        definitions = rebindings(node, record, (), walk)
         if record in params:
             kind = record_params.get(record)
             if kind is None or not assignable_fields(kind.cls):
@@ -90,6 +91,7 @@ def check_field_updates(parsed, scope, record_params):
             "a field of it is assigned",
             f"use {record} itself, or build a new one",
             scope,
+            walk,
         )
     return written
 

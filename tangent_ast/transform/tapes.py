@@ -82,13 +82,13 @@ def _loops(node, wanted):
 
 def _top_level_loop(node, root):
     """True if no other loop of ``root`` contains ``node``."""
-    for other in gast.walk(root):
-        if (
-            other is not node
-            and isinstance(other, (gast.For, gast.While))
-            and any(n is node for n in gast.walk(other))
-        ):
-            return False
+    stack = [(root, False)]  # (a node, whether a loop holds it)
+    while stack:
+        n, in_a_loop = stack.pop()
+        if n is node:
+            return not in_a_loop
+        in_a_loop = in_a_loop or isinstance(n, (gast.For, gast.While))
+        stack.extend((c, in_a_loop) for c in gast.iter_child_nodes(n))
     return True
 
 
@@ -389,12 +389,8 @@ def _recomputations(
     handed down, other recomputed values), and that is :func:`_cheap`. An array in
     ``changed`` holds another value in the reverse sweep: what reads it is taped."""
     target = loop.target.id if isinstance(loop, gast.For) else None
-    written = (
-        stored_names(loop.body)
-        | updated_arrays(loop.body)
-        | ({target} if target else set())
-        | set(changed)
-    )
+    updated = updated_arrays(loop.body)
+    written = stored_names(loop.body) | updated | ({target} if target else set()) | set(changed)
     safe = _exits_before(loop.body)
     assignments = {}
     for n in gast.walk(loop):
@@ -423,7 +419,7 @@ def _recomputations(
             invariant[v] = st
         elif (
             target
-            and v not in updated_arrays(loop.body)
+            and v not in updated
             and all(
                 o not in written
                 or o in invariant
