@@ -32,6 +32,7 @@ def line_of(fn, text):
     (bad.puts_along_an_axis, "calling put_along_axis for its effect", "np.put_along_axis(g"),
     (bad.shuffles_in_place, "calling shuffle for its effect", "np.random.shuffle(y)"),
     (bad.adds_into_list_item_with_second_name, "an augmented assignment to xs[...], an array Python updates in place, while 'w' holds", "xs[0] += x"),
+    (bad.multiplies_a_list_holding_an_array_updated_later, "'z' held in a tuple, list or dict", "m = np.linalg.multi_dot"),
     (bad.assigns_a_slice_of_a_list, "assigning to a slice of the list 'xs'", "xs[0:2] = "),
     (bad.counts_its_calls, "updating 'CALLS', a value of the module, in place", 'CALLS["n"] += 1'),
 ])

@@ -421,6 +421,21 @@ class FunctionWalk:
             for n in self.nodes
             if isinstance(n, (gast.For, gast.While))
         ]
+        self._read_into_arrays = None
+
+    def read_into_arrays(self, scope):
+        """The ids of the tuple and list displays passed straight to a NumPy function that
+        places their arrays' entries in a new array (``np.stack([x, y])``): nothing holds
+        them after the call. (The same for every ``scope``: the function's.)"""
+        if self._read_into_arrays is None:
+            self._read_into_arrays = {
+                id(a)
+                for n in self.nodes
+                if isinstance(n, gast.Call) and scope is not None and _places_entries(n, scope)
+                for a in _arguments(n)
+                if isinstance(a, (gast.Tuple, gast.List))
+            }
+        return self._read_into_arrays
 
 
 def check_unaliased(parsed, node, value, why, hint, scope=None, walk=None):
@@ -466,6 +481,7 @@ def check_unaliased(parsed, node, value, why, hint, scope=None, walk=None):
             isinstance(n, (gast.Tuple, gast.List, gast.Dict))
             and isinstance(getattr(n, "ctx", gast.Load()), gast.Load)
             and getattr(n, "lineno", last + 1) <= last
+            and id(n) not in walk.read_into_arrays(scope)
             and any(
                 isinstance(e, gast.Name) and e.id == value
                 for e in (n.values if isinstance(n, gast.Dict) else n.elts)
@@ -543,6 +559,30 @@ def _keeps_a_reference(func, scope, node):
     module = getattr(obj, "__module__", None) or ""
     library = module.partition(".")[0] in ("numpy", "builtins", "math", "functools", "operator")
     return not library and (inspect.isfunction(obj) or isinstance(obj, type))
+
+
+# NumPy functions that read the arrays of a sequence into a new array, entry by entry, and
+# whose cotangent rules read those arrays' shapes and dtypes only (``concatenate_vjp(ct,
+# xs)``): a list display passed to one holds nothing an update in place changes. (Not so
+# ``np.linalg.multi_dot([a, b])``, whose rule keeps the list to read the matrices.)
+_PLACING = (
+    "array",
+    "asarray",
+    "concatenate",
+    "stack",
+    "hstack",
+    "vstack",
+    "dstack",
+    "column_stack",
+    "row_stack",
+    "block",
+)
+
+
+def _places_entries(call, scope):
+    """Whether ``call`` is of a NumPy function of :data:`_PLACING`."""
+    obj = scope.lookup(call.func)
+    return obj is not None and any(obj is getattr(np, f, None) for f in _PLACING)
 
 
 def _changes_or_augments(stmt, value):

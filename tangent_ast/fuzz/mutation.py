@@ -192,6 +192,23 @@ _FORMS = [
         "va",
         ["tw = {a} * 1.0", "xl = [tw, tw]", "xl[0] += {b}", "{name} = xl[1] * {b}"],
     ),
+    # an array placed into a new one by np.stack / np.concatenate, then updated in place:
+    # the new array keeps the values from before the update
+    (
+        ("add_into",),
+        "va",
+        ["st = np.stack([{a}, {b}]).sum(axis=0)", "add_into({a}, {b} * 0.5)", "{name} = st * {a}"],
+    ),
+    (
+        (),
+        "va",
+        [
+            "tw = {a} * 1.0",
+            "cat = np.concatenate([tw, {b}])",
+            "tw[0] = np.sum({b})",
+            "{name} = tw * np.sum(cat ** 2)",
+        ],
+    ),
     # an array a container built before holds, updated: the container sees the new values
     (
         (),

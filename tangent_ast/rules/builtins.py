@@ -61,6 +61,18 @@ defvjp(
     lambda ct, ans, x, y: ct if y < x else 0.0,
 )
 
+
+def _one_of_kind(x, y):
+    """``max(x, y)`` is ``x`` or ``y``: of their kind where they have the same one, a number
+    (never an array: an update ``m += v`` of it is not in place) where both are numbers."""
+    if x == y:
+        return x
+    return Kind(Tag.UNKNOWN, ndim=0) if x.scalar and y.scalar else UNKNOWN
+
+
+primitive(builtins.max).kind = _one_of_kind
+primitive(builtins.min).kind = _one_of_kind
+
 # x.field on a dataclass, namedtuple or object: the tangent is the same kind of object.
 defjvp(builtins.getattr, lambda dx, ans, x, name: getattr(dx, name), None)
 defvjp(builtins.getattr, lambda ct, ans, x, name: runtime.getattr_vjp(ct, x, name), None)

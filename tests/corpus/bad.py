@@ -203,6 +203,13 @@ def shuffles_in_place(x):
     return np.sum(y * np.arange(3.0))
 
 
+def multiplies_a_list_holding_an_array_updated_later(x):
+    z = x * 1.0
+    m = np.linalg.multi_dot([np.outer(x, x), z])  # its rule keeps the list, reading z
+    z[0] = 0.0
+    return np.sum(m * z)
+
+
 def adds_into_list_item_with_second_name(x):
     xs = [x * 1.0, x]
     w = xs[0]

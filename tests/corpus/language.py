@@ -1339,3 +1339,29 @@ def augments_an_array_held_in_containers(x, y):
 
 
 CASES += [Case(augments_an_array_held_in_containers, (_V3, _V3 * 0.5 - 0.2))]
+
+
+# an argument placed into a new array by np.stack / np.concatenate / np.vstack, then updated
+# in place: the list display is read into the new array by the call, and nothing keeps it
+def stacks_an_argument_then_updates_it(x, y):
+    joined = np.concatenate([x, y]) ** 2
+    rows = np.vstack((x, y * 2.0))
+    mean = np.stack([x, y]).sum(axis=0)
+    x *= y
+    x[0] = y[1] * 3.0
+    return np.sum(joined[:3] * x) + np.sum(rows * x) + np.sum(mean * x)
+
+
+CASES += [Case(stacks_an_argument_then_updates_it, (_V3, _V3 * 0.5 - 0.2))]
+
+
+# max and min of two numbers are one of them: a number, whose += rebinds (not an array
+# updated in place that the list built before would see)
+def augments_a_max_of_numbers(x, s):
+    s *= s + max(np.sqrt(s**2 + 1.0), min(s, 0.5))
+    held = [s, 2.0]
+    s += np.tanh(s)
+    return s * held[0] + np.sum(x) * s
+
+
+CASES += [Case(augments_a_max_of_numbers, (_V3, 0.7))]
