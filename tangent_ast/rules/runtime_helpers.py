@@ -90,6 +90,24 @@ def_linear(runtime.as_floating)
 holds_for_complex(runtime.as_floating)
 defvjp(runtime.as_floating, lambda ct, ans, x: runtime.scalar_like(ct, x))
 
+# full_like_jvp(dv, ans) spreads dv over ans's shape (its real part for a real ans, zero for
+# an integer one); full_like_vjp(ct, ans, v) sums ct to v's shape: each the other's
+# transpose, linear in its first argument; ans and v give only a shape and a dtype
+def_linear(runtime.full_like_jvp, runtime.full_like_vjp)
+holds_for_complex(runtime.full_like_jvp, runtime.full_like_vjp)
+defjvp(runtime.full_like_jvp, ZERO, argnum=1)
+defjvp(runtime.full_like_vjp, ZERO, argnum=1)
+defjvp(runtime.full_like_vjp, ZERO, argnum=2)
+defvjp(
+    runtime.full_like_jvp, lambda ct, ans_, dv, ans: runtime.full_like_vjp(ct, ans, dv), ZERO
+)
+defvjp(
+    runtime.full_like_vjp,
+    lambda ct, ans_, g, ans, fill_value: runtime.full_like_jvp(ct, ans),
+    ZERO,
+    ZERO,
+)
+
 # (an index has no derivative: its value is an integer, a slice or a key)
 defvjp(runtime.getitem_vjp, lambda ct, ans, g, x, index: ct[index], ZERO, ZERO)
 

@@ -19,6 +19,8 @@ def full_like_jvp(dv, ans):
     array (its dtype truncates v, so the result does not change with v)."""
     if np.result_type(ans).kind not in "fc":
         return np.zeros(np.shape(ans))
+    if np.result_type(ans).kind == "f":  # a real array keeps a complex fill value's real part
+        dv = np.real(dv)
     return np.broadcast_to(dv, np.shape(ans)).astype(np.result_type(ans, dv))
 
 

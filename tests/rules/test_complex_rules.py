@@ -179,6 +179,8 @@ def f_asanyarray(z): return np.asanyarray(z)
 def f_asarray_chkfinite(z): return np.asarray_chkfinite(z)
 def f_builtin_pow(a, b): return pow(a, b)
 def f_builtin_sum(a, b): return sum([a, b * 2.0, a * b])
+def f_full_like(a, v): return np.full_like(a, v[1] * v[2])
+def f_full_like_real_fill(a, v): return np.full_like(a, v[0])
 
 
 def row(fn, *args, wrt=None):
@@ -188,6 +190,8 @@ def row(fn, *args, wrt=None):
 
 
 CASES = [
+    row(f_full_like, Z, Y, wrt=(1,)),
+    row(f_full_like_real_fill, Z, R, wrt=(1,)),
     row(f_norm, Z),
     row(f_norm_ord_1, Z),
     row(f_norm_ord_3, Z),

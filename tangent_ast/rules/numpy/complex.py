@@ -181,6 +181,7 @@ holds_for_complex(
     np.resize,
     np.broadcast_to,
     np.full,
+    np.full_like,  # linear in the fill value; a real array keeps its real part
     np.take,
     np.take_along_axis,
     np.ndarray.take,
