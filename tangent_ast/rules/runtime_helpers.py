@@ -98,9 +98,7 @@ holds_for_complex(runtime.full_like_jvp, runtime.full_like_vjp)
 defjvp(runtime.full_like_jvp, ZERO, argnum=1)
 defjvp(runtime.full_like_vjp, ZERO, argnum=1)
 defjvp(runtime.full_like_vjp, ZERO, argnum=2)
-defvjp(
-    runtime.full_like_jvp, lambda ct, ans_, dv, ans: runtime.full_like_vjp(ct, ans, dv), ZERO
-)
+defvjp(runtime.full_like_jvp, lambda ct, ans_, dv, ans: runtime.full_like_vjp(ct, ans, dv), ZERO)
 defvjp(
     runtime.full_like_vjp,
     lambda ct, ans_, g, ans, fill_value: runtime.full_like_jvp(ct, ans),
@@ -481,6 +479,68 @@ defvjp(
     lambda c, ans, ct, x, y: np.dot(x, c),
     lambda c, ans, ct, x, y: runtime.dot_vjp_left(ct, x, c),
     ZERO,
+)
+
+# The same for np.tensordot's (the axes a constant) and np.kron's.
+def_linear(runtime.tensordot_vjp_left, runtime.tensordot_vjp_right)
+defjvp(runtime.tensordot_vjp_left, ZERO, argnum=1)
+defjvp(runtime.tensordot_vjp_right, ZERO, argnum=2)
+defjvp(
+    runtime.tensordot_vjp_left,
+    lambda dy, ans, ct, x, y, axes=2: runtime.tensordot_vjp_left(ct, x, dy, axes),
+    argnum=2,
+)
+defjvp(
+    runtime.tensordot_vjp_right,
+    lambda dx, ans, ct, x, y, axes=2: runtime.tensordot_vjp_right(ct, dx, y, axes),
+    argnum=1,
+)
+defvjp(
+    runtime.tensordot_vjp_left,
+    lambda c, ans, ct, x, y, axes=2: np.tensordot(c, y, axes),
+    ZERO,
+    lambda c, ans, ct, x, y, axes=2: runtime.tensordot_vjp_right(ct, c, y, axes),
+)
+defvjp(
+    runtime.tensordot_vjp_right,
+    lambda c, ans, ct, x, y, axes=2: np.tensordot(x, c, axes),
+    lambda c, ans, ct, x, y, axes=2: runtime.tensordot_vjp_left(ct, x, c, axes),
+    ZERO,
+)
+for _fn in (runtime.tensordot_vjp_left, runtime.tensordot_vjp_right):
+    for _mode_rule in (defjvp, defvjp):
+        _mode_rule(_fn, None, argnum=3)  # axes: a constant
+
+def_linear(runtime.kron_vjp_left, runtime.kron_vjp_right)
+defjvp(runtime.kron_vjp_left, ZERO, argnum=1)
+defjvp(runtime.kron_vjp_right, ZERO, argnum=2)
+defjvp(runtime.kron_vjp_left, lambda dy, ans, ct, x, y: runtime.kron_vjp_left(ct, x, dy), argnum=2)
+defjvp(
+    runtime.kron_vjp_right, lambda dx, ans, ct, x, y: runtime.kron_vjp_right(ct, dx, y), argnum=1
+)
+defvjp(
+    runtime.kron_vjp_left,
+    lambda c, ans, ct, x, y: np.kron(c, y),
+    ZERO,
+    lambda c, ans, ct, x, y: runtime.kron_vjp_right(ct, c, y),
+)
+defvjp(
+    runtime.kron_vjp_right,
+    lambda c, ans, ct, x, y: np.kron(x, c),
+    lambda c, ans, ct, x, y: runtime.kron_vjp_left(ct, x, c),
+    ZERO,
+)
+
+# transposes, no conjugates: as the rules of the products they belong to
+holds_for_complex(
+    runtime.matmul_vjp_left,
+    runtime.matmul_vjp_right,
+    runtime.dot_vjp_left,
+    runtime.dot_vjp_right,
+    runtime.tensordot_vjp_left,
+    runtime.tensordot_vjp_right,
+    runtime.kron_vjp_left,
+    runtime.kron_vjp_right,
 )
 
 

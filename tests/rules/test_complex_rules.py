@@ -367,3 +367,32 @@ def test_rules_hold_for_complex_arguments(fn, args, wrt, route, tmp_path, monkey
     gradients = ta.grad(variant, wrt=wrt, route=route)(*args)  # a tuple: wrt is one
     for i, g in zip(wrt, gradients, strict=True):
         assert np.iscomplexobj(g) == np.iscomplexobj(args[i]), (i, g)
+
+
+# --- second order: the helpers the products' cotangents call, derived again ---------------
+def f_matmul(a, b): return a @ b
+def f_dot(a, b): return np.dot(a, b)
+def f_tensordot_axes(a, b): return np.tensordot(a, b, axes=([2], [0]))
+def f_kron(a, b): return np.kron(a, b)
+def f_sum_filled(a, b): return np.full_like(a, np.sum(a * b))
+
+
+RM4 = rng.standard_normal((4, 2))
+RT = rng.standard_normal((2, 3, 4))
+
+SECOND_ORDER = [
+    row(f_matmul, RM, ZM.T),
+    row(f_matmul, ZM, RM4),
+    row(f_dot, RT, ZB[:1].repeat(4, axis=0)),
+    row(f_dot, ZT, RM4),
+    row(f_tensordot_axes, RT, Z),
+    row(f_kron, RM, ZB),
+    row(f_kron, ZM, ZB),
+    row(f_sum_filled, Z, R),
+]
+
+
+@pytest.mark.parametrize("fn, args, wrt", SECOND_ORDER)
+def test_product_cotangents_hold_for_complex_at_second_order(fn, args, wrt, tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    check_grads(_variant(fn, args, tmp_path), args, wrt=wrt, order=2)
