@@ -70,13 +70,11 @@ def ptp_vjp(ct, ans, x, axis=None, out=None, keepdims=False):
 def _prod_others(x, axis):
     """Per element, the product of the *other* elements along the reduced axes (no division)."""
     x = as_floating(x)
-    axes = reduced_axes(axis, x.ndim)
-    if x.ndim == 0:
-        return np.ones_like(x)
+    axes = reduced_axes(axis, x.ndim)  # (a 0-d x: none, and its one element's others: 1)
     rest = [a for a in range(x.ndim) if a not in axes]
     moved = np.transpose(x, rest + list(axes))
     flat = moved.reshape(moved.shape[: len(rest)] + (-1,))
-    ones = np.ones(flat.shape[:-1] + (1,), dtype=flat.dtype)
+    ones = np.ones_like(flat[..., :1])  # (of flat's dtype, which the kinds then know)
     left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
     right = np.flip(
         np.cumprod(np.flip(np.concatenate([flat[..., 1:], ones], axis=-1), -1), axis=-1), -1

@@ -389,6 +389,7 @@ SECOND_ORDER = [
     row(f_kron, RM, ZB),
     row(f_kron, ZM, ZB),
     row(f_sum_filled, Z, R),
+    row(f_method_prod, ZM),
 ]
 
 
