@@ -30,10 +30,26 @@ def test_right_or_refused(fn, args, wrt):
         (trust.new_array_bound_again_then_updated, (trust.V,)),
         (trust.new_array_bound_again_on_one_branch, (trust.V, 0.5)),
         (trust.new_array_bound_again_on_one_branch, (trust.V, -0.5)),
+        (trust.updates_a_new_array_a_helper_returned_by_name, (trust.V[:3].copy(),)),
+        (trust.assigns_an_argument_to_itself_then_updates_it, (trust.V[:3].copy(),)),
+        (trust.assigns_an_argument_to_itself_on_a_branch, (trust.V[:3].copy(), 0.5)),
     ],
 )
 def test_a_new_array_bound_again_then_updated_is_derived(fn, args):
     check_grads(fn, args, wrt=0)  # both modes, both routes: not refused
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (trust.updates_what_a_helper_returned_of_an_argument, (trust.V[:3].copy(),)),
+        (trust.updates_what_a_helper_returned_of_a_local, (trust.V[:3].copy(),)),
+        (trust.updates_a_row_a_helper_returned, (trust.M.copy(),)),
+    ],
+)
+def test_an_update_of_what_a_helper_may_have_been_given_is_refused(fn, args):
+    with pytest.raises(TangentAstError, match="returned, which may be an array it was given"):
+        ta.grad(fn)(*args)
 
 
 @pytest.mark.parametrize("fn, args", trust.MAYBE_COMPLEX, ids=lambda v: getattr(v, "__name__", ""))

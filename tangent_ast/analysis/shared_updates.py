@@ -65,7 +65,7 @@ after; or the update is in a loop or branch) is not supported
 
 import gast
 
-from ..front.aliasing import fresh_array
+from ..front.aliasing import fresh_array, may_return_what_it_is_given
 from ..front.checks import unsupported
 from ..vocabulary.kinds import UNKNOWN, Kind, Tag
 from ..vocabulary.syntax import located, name
@@ -454,9 +454,23 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
                 "change)",
                 f"write {items[0]}[key] = {items[0]}[key] <op> ..., a new value",
             )
+        # the argument's own array, reached through a copy of its name that the in-place
+        # checks of arguments did not follow: the caller's array would change
+        own_argument = user in {origin.get(p, p) for p in same & params}
+        # y = helper(x): the helper may have returned x itself, or a view of it
+        returned = [
+            d.value
+            for d in before
+            if d.targets[0].id in same and may_return_what_it_is_given(d.value, scope)
+        ]
         why = (
             f"it is also named {others[0]!r}"
             if others
+            else f"it is the argument {user!r} itself, the caller's array"
+            if own_argument
+            else f"it is what {_called(returned[0])} returned, which may be an array it was "
+            "given, or a view of one"
+            if returned
             else f"it is also {origin.get(fields[0].value.id, fields[0].value.id)}.{fields[0].attr}"
             if fields
             else _view_reason(views[0].value, scope, kinds)
@@ -481,6 +495,12 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
                 if unknown
                 else f"write {user} = {user} <op> ... for a new array, or keep one name for it",
             )
+
+
+def _called(call):
+    """``f(...)`` for a call of ``f``, as the user wrote its name."""
+    func = call.func
+    return f"{func.id if isinstance(func, gast.Name) else getattr(func, 'attr', 'a call')}(...)"
 
 
 def _view_reason(value, scope, kinds):

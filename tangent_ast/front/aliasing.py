@@ -135,12 +135,57 @@ def _returns_new_array(obj):
         nodes = list(gast.walk(parsed.node))
         returns = [n for n in nodes if isinstance(n, gast.Return)]
         nested = [n for n in nodes[1:] if isinstance(n, (gast.FunctionDef, gast.Lambda))]
+        parents = {id(c): n for n in nodes for c in gast.iter_child_nodes(n)}
+        params = {a.id for a in parsed.node.args.args}
         _RETURNS_NEW[obj] = (
             bool(returns)
             and not nested
-            and all(r.value is not None and fresh_array(r.value, scope) for r in returns)
+            and all(
+                r.value is not None
+                and (
+                    fresh_array(r.value, scope)
+                    or _made_and_kept_here(r.value, nodes, parents, params, scope)
+                )
+                for r in returns
+            )
         )
     return _RETURNS_NEW[obj]
+
+
+# what an array a function made may be read by and still be its own at the return: the
+# operands of arithmetic and comparisons, its shape, an item written or read in arithmetic
+_READS_THAT_KEEP_NOTHING = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Return)
+
+
+def _made_and_kept_here(value, nodes, parents, params, scope):
+    """``return out`` where ``out`` is a name of the function's own, bound only to new
+    arrays (``out = t * 2.0``, ``out += v``, ``out[i] = v``) and read only where nothing
+    keeps it (arithmetic, its shape, an item): the array returned is new."""
+    if not isinstance(value, gast.Name) or value.id in params:
+        return False
+    uses = [n for n in nodes if isinstance(n, gast.Name) and n.id == value.id]
+    for use in uses:
+        parent = parents.get(id(use))
+        if isinstance(use.ctx, gast.Store):
+            bound_new = isinstance(parent, gast.AugAssign) or (
+                isinstance(parent, gast.Assign)
+                and len(parent.targets) == 1
+                and parent.targets[0] is use
+                and fresh_array(parent.value, scope)
+            )
+            if not bound_new:
+                return False
+        elif isinstance(parent, gast.Attribute) and parent.attr in ("shape", "ndim", "size"):
+            continue
+        elif isinstance(parent, gast.Subscript) and parent.value is use:
+            if not (
+                isinstance(parent.ctx, gast.Store)
+                or isinstance(parents.get(id(parent)), _READS_THAT_KEEP_NOTHING[:3])
+            ):
+                return False
+        elif not isinstance(parent, (*_READS_THAT_KEEP_NOTHING, gast.AugAssign)):
+            return False
+    return True
 
 
 def _copies_by_default(keywords):
@@ -759,6 +804,24 @@ def fresh_array(value, scope):
     if isinstance(obj, np.ufunc) and not value.keywords and len(value.args) == obj.nin:
         return True
     return new_array_call(value, obj)
+
+
+def may_return_what_it_is_given(value, scope):
+    """Whether ``value`` is a call of a function of the user's program that may return an
+    array it was given, or a view of one (``def ident(t): return t``): one not known to make
+    every array it returns (:func:`fresh_array`), or a function value not known at all. An
+    update in place of what it returned may change the caller's array."""
+    if not isinstance(value, gast.Call) or fresh_array(value, scope):
+        return False
+    if isinstance(value.func, gast.Name) and scope.is_local(value.func.id):
+        return True  # a function value: what it returns is not known
+    obj = scope.lookup(value.func)
+    module = getattr(obj, "__module__", None) or ""
+    return (
+        inspect.isfunction(obj)
+        and not is_library(module)
+        and module.partition(".")[0] != "tangent_ast"
+    )
 
 
 def first_copy(fn, scope, arg):

@@ -33,7 +33,9 @@ _CHANGING = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "re
 
 def rename_rebound_arguments(parsed, scope, namer, param_kinds):
     """``parsed`` with each argument rebound after its in-place updates renamed from the
-    rebinding on (see the module docstring), or ``parsed`` itself."""
+    rebinding on (see the module docstring), or ``parsed`` itself. ``x = x`` of an argument
+    binds nothing new (an update after it changes the caller's array): it is dropped."""
+    parsed = _without_self_assignments(parsed)
     node = parsed.node
     new = None
     for param in [a.id for a in node.args.args]:
@@ -58,6 +60,32 @@ def rename_rebound_arguments(parsed, scope, namer, param_kinds):
                 if isinstance(n, gast.Name) and n.id == param:
                     n.id = fresh
     return parsed if new is None else replace(parsed, node=new)
+
+
+def _without_self_assignments(parsed):
+    """``parsed`` without the statements ``x = x`` of a parameter ``x``, at any depth."""
+    params = {a.id for a in parsed.node.args.args}
+
+    def is_self_assignment(s):
+        return (
+            isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)
+            and isinstance(s.value, gast.Name)
+            and s.targets[0].id == s.value.id
+            and s.value.id in params
+        )
+
+    if not any(is_self_assignment(n) for n in walk(parsed.node)):
+        return parsed
+    node = copy_tree(parsed.node)
+    for n in walk(node):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(n, field, None)
+            if isinstance(block, list) and any(is_self_assignment(s) for s in block):
+                kept = [s for s in block if not is_self_assignment(s)]
+                setattr(n, field, kept or [gast.Pass()])
+    return replace(parsed, node=node)
 
 
 def _rebinding(body, param):

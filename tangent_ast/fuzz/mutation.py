@@ -36,6 +36,12 @@ HELPERS = {
     "add_twice": ("def add_twice(out, v):\n    add_into(out, v)\n    add_into(out, v * 0.5)\n"),
     # ``t += d`` on a float rebinds the helper's name only: the caller's value is unchanged
     "bumped": "def bumped(t, d):\n    t += d\n    return t * 2.0\n",
+    # a helper returning the array it was given (an update of the result is one of that
+    # array: refused), and one returning an array it made under a name (new: followed)
+    "same_array": "def same_array(t):\n    return t\n",
+    "scaled_copy": (
+        "def scaled_copy(t, c):\n    out = t * c\n    out[0] = out[0] + 1.0\n    return out\n"
+    ),
     # fields of a dataclass instance (the preamble's Box) assigned by a helper
     "rescale_box": (
         "def rescale_box(box, c):\n    box.w = box.w * c\n    box.b += np.sum(box.w)\n"
@@ -192,6 +198,14 @@ _FORMS = [
         "va",
         ["tw = {a} * 1.0", "xl = [tw, tw]", "xl[0] += {b}", "{name} = xl[1] * {b}"],
     ),
+    # what a helper returned, updated in place; a name assigned to itself, then updated
+    (
+        ("same_array",),
+        "va",
+        ["tw = {a} * 1.0", "tv = same_array(tw)", "tv *= {b}", "{name} = tw + tv"],
+    ),
+    (("scaled_copy",), "va", ["tw = scaled_copy({a}, {s})", "tw += {b}", "{name} = tw * {a}"]),
+    ((), "va", ["{a} = {a}", "{a} *= 2.0", "{name} = {a} * {b}"]),
     # an array placed into a new one by np.stack / np.concatenate, then updated in place:
     # the new array keeps the values from before the update
     (

@@ -1036,3 +1036,72 @@ def argument_updated_after_a_name_shared_its_tangent(a):
 
 
 CASES += [(argument_updated_after_a_name_shared_its_tangent, (V[:3].copy(),))]
+
+
+# A helper that returns the array it was given (or a view of it): the caller's update of
+# the result is one of that array, which the caller's other name (or the argument) sees.
+# Found by an independent program generator (a lost effect on the argument, and a wrong
+# value where the helper was given a local array).
+def _same_array(t):
+    return t
+
+
+def _first_row(t):
+    return t[0]
+
+
+def _doubled_by_name(t):
+    out = t * 2.0
+    out[0] = out[0] + 1.0
+    return out
+
+
+def updates_what_a_helper_returned_of_an_argument(x):
+    y = _same_array(x)
+    y *= 2.0
+    return np.sum(y**2)
+
+
+def updates_what_a_helper_returned_of_a_local(x):
+    z = x * 1.0
+    y = _same_array(z)
+    y *= 2.0
+    return np.sum(z**2)
+
+
+def updates_a_row_a_helper_returned(m):
+    z = m * 1.0
+    row = _first_row(z)
+    row += 1.0
+    return np.sum(z**2)
+
+
+def updates_a_new_array_a_helper_returned_by_name(x):
+    y = _doubled_by_name(x)
+    y += 1.0
+    return np.sum(y * x)
+
+
+# x = x binds nothing new: the update after it is one of the caller's array (the derived
+# rules left the argument as it was)
+def assigns_an_argument_to_itself_then_updates_it(x):
+    x = x
+    x *= 2.0
+    return np.sum(x**2)
+
+
+def assigns_an_argument_to_itself_on_a_branch(x, c):
+    if c > 0.0:
+        x = x
+    x *= 2.0
+    return np.sum(x**2)
+
+
+CASES += [
+    (updates_what_a_helper_returned_of_an_argument, (V[:3].copy(),)),
+    (updates_what_a_helper_returned_of_a_local, (V[:3].copy(),)),
+    (updates_a_row_a_helper_returned, (M.copy(),)),
+    (updates_a_new_array_a_helper_returned_by_name, (V[:3].copy(),)),
+    (assigns_an_argument_to_itself_then_updates_it, (V[:3].copy(),)),
+    (assigns_an_argument_to_itself_on_a_branch, (V[:3].copy(), 0.5)),
+]
