@@ -45,6 +45,9 @@ def test_a_new_array_bound_again_then_updated_is_derived(fn, args):
         (trust.updates_what_a_helper_returned_of_an_argument, (trust.V[:3].copy(),)),
         (trust.updates_what_a_helper_returned_of_a_local, (trust.V[:3].copy(),)),
         (trust.updates_a_row_a_helper_returned, (trust.M.copy(),)),
+        (trust.updates_what_a_method_returned, (trust.V[:3].copy(),)),
+        (trust.updates_what_dict_get_returned, (trust.V[:3].copy(),)),
+        (trust.updates_what_next_returned, (trust.V[:3].copy(),)),
     ],
 )
 def test_an_update_of_what_a_helper_may_have_been_given_is_refused(fn, args):

@@ -64,6 +64,7 @@ after; or the update is in a loop or branch) is not supported
 """
 
 import gast
+import numpy as np
 
 from ..front.aliasing import fresh_array, may_return_what_it_is_given
 from ..front.checks import unsupported
@@ -461,7 +462,8 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
         returned = [
             d.value
             for d in before
-            if d.targets[0].id in same and may_return_what_it_is_given(d.value, scope)
+            if d.targets[0].id in same
+            and may_return_what_it_is_given(d.value, scope, _receiver_class(d.value, kinds))
         ]
         why = (
             f"it is also named {others[0]!r}"
@@ -495,6 +497,17 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
                 if unknown
                 else f"write {user} = {user} <op> ... for a new array, or keep one name for it",
             )
+
+
+def _receiver_class(call, kinds):
+    """The class of the value whose method ``call`` calls (``p.get_w()``: ``p``'s) where the
+    kinds know it is not an array; else ``np.ndarray`` (an array's methods are NumPy's,
+    whose views view_base finds; a value of unknown kind is checked as an array)."""
+    func = call.func if isinstance(call, gast.Call) else None
+    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+        return None
+    kind = kinds.get(func.value.id, UNKNOWN)
+    return kind.cls if kind.tag in (Tag.RECORD, Tag.OBJECT, Tag.DICT, Tag.LIST) else np.ndarray
 
 
 def _called(call):

@@ -806,22 +806,37 @@ def fresh_array(value, scope):
     return new_array_call(value, obj)
 
 
-def may_return_what_it_is_given(value, scope):
-    """Whether ``value`` is a call of a function of the user's program that may return an
-    array it was given, or a view of one (``def ident(t): return t``): one not known to make
-    every array it returns (:func:`fresh_array`), or a function value not known at all. An
-    update in place of what it returned may change the caller's array."""
+def may_return_what_it_is_given(value, scope, receiver_class=None):
+    """Whether ``value`` is a call that may return an array it was given, a view of one, or
+    a part of a container or object it was given (``def ident(t): return t``, ``d.get(k)``,
+    ``next(iter(xs))``, a method returning ``self.w``): a function of the user's program
+    not known to make every array it returns (:func:`fresh_array`), a function value not
+    known at all, a builtin that picks one of its arguments' parts, or a method of a value
+    that is not an array (``receiver_class``: the class of the value whose method it is,
+    when known). An update in place of what it returned may change that array."""
     if not isinstance(value, gast.Call) or fresh_array(value, scope):
         return False
-    if isinstance(value.func, gast.Name) and scope.is_local(value.func.id):
+    func = value.func
+    if isinstance(func, gast.Name) and scope.is_local(func.id):
         return True  # a function value: what it returns is not known
-    obj = scope.lookup(value.func)
+    if isinstance(func, gast.Attribute) and not scope.is_global_chain(func):
+        if receiver_class is np.ndarray:
+            return False  # NumPy's methods: new arrays, or views (which are checked as such)
+        method = getattr(receiver_class, func.attr, None)
+        return method is None or not _returns_new_array(method)
+    obj = scope.lookup(func)
+    if any(obj is picker for picker in _PICKERS):
+        return True
     module = getattr(obj, "__module__", None) or ""
     return (
         inspect.isfunction(obj)
         and not is_library(module)
         and module.partition(".")[0] != "tangent_ast"
     )
+
+
+# builtins that return one of their arguments, or a part of one
+_PICKERS = (builtins.next, builtins.getattr, builtins.max, builtins.min, builtins.iter)
 
 
 def first_copy(fn, scope, arg):

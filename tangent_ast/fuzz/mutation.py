@@ -205,6 +205,11 @@ _FORMS = [
         ["tw = {a} * 1.0", "tv = same_array(tw)", "tv *= {b}", "{name} = tw + tv"],
     ),
     (("scaled_copy",), "va", ["tw = scaled_copy({a}, {s})", "tw += {b}", "{name} = tw * {a}"]),
+    (
+        (),
+        "va",
+        ["dd = {{'w': {a} * 1.0}}", "tv = dd.get('w')", "tv *= {b}", "{name} = dd['w'] + tv"],
+    ),
     ((), "va", ["{a} = {a}", "{a} *= 2.0", "{name} = {a} * {b}"]),
     # an array placed into a new one by np.stack / np.concatenate, then updated in place:
     # the new array keeps the values from before the update

@@ -1097,7 +1097,41 @@ def assigns_an_argument_to_itself_on_a_branch(x, c):
     return np.sum(x**2)
 
 
+@dataclasses.dataclass
+class _Weights:
+    w: np.ndarray
+
+    def weights(self):
+        return self.w
+
+
+# a method returning a field, dict.get and next(iter(...)) give back an array they hold
+def updates_what_a_method_returned(x):
+    holder = _Weights(x * 1.0)
+    w = holder.weights()
+    w *= 2.0
+    return np.sum(holder.w**2)
+
+
+def updates_what_dict_get_returned(x):
+    z = x * 1.0
+    d = {"a": z}
+    y = d.get("a")
+    y *= 2.0
+    return np.sum(z**2)
+
+
+def updates_what_next_returned(x):
+    z = x * 1.0
+    y = next(iter([z]))
+    y *= 2.0
+    return np.sum(z**2)
+
+
 CASES += [
+    (updates_what_a_method_returned, (V[:3].copy(),)),
+    (updates_what_dict_get_returned, (V[:3].copy(),)),
+    (updates_what_next_returned, (V[:3].copy(),)),
     (updates_what_a_helper_returned_of_an_argument, (V[:3].copy(),)),
     (updates_what_a_helper_returned_of_a_local, (V[:3].copy(),)),
     (updates_a_row_a_helper_returned, (M.copy(),)),
