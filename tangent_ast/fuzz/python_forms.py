@@ -32,6 +32,8 @@ _FORMS = [
     ),
     ((), False, ["with np.printoptions(precision=3):", "    {name} = np.tanh({a}) + {b}"]),
     ((), True, ["lst = [{a}, {a} * {b}, 1.5]", "{name} = np.sum(np.sin(lst)) * {b}"]),
+    # max and min of a list and of three values: the first of the greatest, as Python picks
+    ((), True, ["lst = [{a}, {a} * {b}, 0.5]", "{name} = max(lst) - min({a}, {b}, {a} * {b})"]),
     ((), False, ["lst = [{a}, {a} * {b}]", "{name} = np.sum(np.cos(lst), axis=0) + {b}"]),
     (("make_scale",), False, ["{name} = make_scale(1.5)({a}) * {b}"]),
     # a loop over a dict runs over its keys (integer keys out of order: its items are not

@@ -1365,3 +1365,15 @@ def augments_a_max_of_numbers(x, s):
 
 
 CASES += [Case(augments_a_max_of_numbers, (_V3, 0.7))]
+
+
+# max and min of a list, of an array's items, of three values: the first of the greatest
+# (least) item, as Python picks it
+def greatest_and_least_of_a_list(x, s):
+    scaled = []
+    for t in x:
+        scaled.append(t * s)
+    return max(scaled) + min(scaled) * 2.0 + max(x[0] * s, x[1], s**2) - min(x * s)
+
+
+CASES += [Case(greatest_and_least_of_a_list, (_V3, 0.8))]

@@ -1,5 +1,6 @@
 """Functions that take a function: ``map``, ``filter``, ``functools.reduce``, and ``sorted``,
-``min``, ``max`` with ``key=``, written out as the loops they run.
+``min``, ``max`` with ``key=`` (and ``min``/``max`` of an iterable or of three or more
+values), written out as the loops they run.
 
 Takes a call of one of them whose function is a lambda, a local function, or a function
 reached by name (``np.sin``, a module-level def); guarantees comprehensions and loops that
@@ -72,7 +73,9 @@ class HigherOrderLowering:
             return self.ordered(fn, call, keys, at)
         if fn is builtins.sorted:  # sorted(xs): by the items themselves
             return self.ordered(fn, call, keys, at)
-        return None
+        if fn in (builtins.min, builtins.max) and len(call.args) != 2:
+            return self.ordered(fn, call, keys, at)  # max(xs), max(a, b, c): the first of the
+        return None  # greatest (the rules of max(a, b) take two numbers)
 
     def applied(self, func, args, at):
         """``func(*args)``: a lambda's body with its parameters replaced by ``args`` (names),
