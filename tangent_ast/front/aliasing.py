@@ -565,6 +565,14 @@ _NOT_KEPT = {
     runtime.written_slots: (0,),
     runtime.sum_vjp: (0, 1),  # their rules read the cotangent only (rules/runtime_helpers.py)
     runtime.mean_vjp: (0, 1),
+    # cotangent helpers that read their primal argument's shape only, as their rules do
+    runtime.cumsum_vjp: (1,),
+    runtime.diag_vjp: (1,),
+    runtime.diagonal_vjp: (1,),
+    runtime.trace_vjp: (1,),
+    runtime.pad_vjp: (1,),
+    runtime.repeat_vjp: (1,),
+    runtime.tile_vjp: (1,),
 }
 
 
