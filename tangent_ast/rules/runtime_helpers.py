@@ -19,7 +19,7 @@ from ..runtime.linalg import _check_qr
 from ..runtime.signal import _check_period, _gradient_form, _interp_index
 from ..runtime.spectral import _check_phase_free, _check_svd
 from ..runtime.statistics import _check_linear
-from ..vocabulary.kinds import FLOAT, INT, UNKNOWN, Kind, Tag
+from ..vocabulary.kinds import FLOAT, INT, UNKNOWN, Kind, Tag, scalar_dtype
 from .registry import (
     ZERO,
     Built,
@@ -105,6 +105,33 @@ defvjp(
     ZERO,
     ZERO,
 )
+
+
+# keep_reduced(g, x, axis, keepdims) is g with x's reduced axes kept as length 1: a reshape,
+# linear in g (its transpose reshapes back); x gives only a shape, axis and keepdims are
+# constants. A rule of its own: derived from its source, its two returns (g as it is, or
+# reshaped to a shape computed from a list) join a value of known kind with one of unknown
+def _kept_kind(g, x, *rest, **keywords):
+    if x.scalar:
+        return g
+    dtype = g.dtype if g.tag is Tag.ARRAY else scalar_dtype(g)
+    if x.tag is Tag.ARRAY and x.ndim is not None and dtype is not None:
+        return Kind(Tag.ARRAY, x.ndim, dtype)
+    return UNKNOWN
+
+
+def_linear(runtime.keep_reduced)
+holds_for_complex(runtime.keep_reduced)
+defjvp(runtime.keep_reduced, ZERO, argnum=1)
+defvjp(
+    runtime.keep_reduced,
+    lambda c, ans, g, x, axis, keepdims: np.reshape(c, np.shape(g)),
+    ZERO,
+)
+for _argnum in (2, 3):  # axis, keepdims: constants
+    defjvp(runtime.keep_reduced, None, argnum=_argnum)
+    defvjp(runtime.keep_reduced, None, argnum=_argnum)
+primitive(runtime.keep_reduced).kind = _kept_kind
 
 # (an index has no derivative: its value is an integer, a slice or a key)
 defvjp(runtime.getitem_vjp, lambda ct, ans, g, x, index: ct[index], ZERO, ZERO)

@@ -375,6 +375,7 @@ def f_dot(a, b): return np.dot(a, b)
 def f_tensordot_axes(a, b): return np.tensordot(a, b, axes=([2], [0]))
 def f_kron(a, b): return np.kron(a, b)
 def f_sum_filled(a, b): return np.full_like(a, np.sum(a * b))
+def f_prod_of_a_number(z): return np.prod(z)
 
 
 RM4 = rng.standard_normal((4, 2))
@@ -390,6 +391,7 @@ SECOND_ORDER = [
     row(f_kron, ZM, ZB),
     row(f_sum_filled, Z, R),
     row(f_method_prod, ZM),
+    row(f_prod_of_a_number, ZC),
 ]
 
 
