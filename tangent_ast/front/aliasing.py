@@ -282,29 +282,14 @@ def check_updates(
                 if array in dict_params
                 else f"{array}.copy()",
             )
-            if array in list_params or array in dict_params:  # lowered like a local one,
-                (lists if array in list_params else dicts).add(array)  # then written back
-                check_unaliased(
-                    parsed,
-                    node,
-                    array,
-                    "it is updated in place",
-                    f"use {array} itself",
-                    scope,
-                    walk,
-                )
-                continue
-            if array_params is None or array in array_params:
-                in_place.add(array)
-                check_unaliased(
-                    parsed,
-                    node,
-                    array,
-                    "it is updated in place",
-                    f"use {array} itself",
-                    scope,
-                    walk,
-                )
+            container = array in list_params or array in dict_params
+            if container or array_params is None or array in array_params:
+                if container:  # lowered like a local one, then written back
+                    (lists if array in list_params else dicts).add(array)
+                else:
+                    in_place.add(array)
+                why = "it is updated in place"
+                check_unaliased(parsed, node, array, why, f"use {array} itself", scope, walk)
                 continue
             raise unsupported(
                 parsed,
