@@ -33,6 +33,7 @@ from .api.gradient_checks import (
     _difference,
     _random_like,
     _rng,
+    _same_state,
     _vdot,
     check_first_order,
     numerical_jvp,
@@ -184,7 +185,10 @@ def check_second_order(f, args, *, wrt=None, rtol=1e-4, atol=1e-6, seed=0, cache
     given = wrt if len(wrt) > 1 else wrt[0]
     product = hvp(f, wrt=given, cache=cache)
     directions = (v, u) if len(wrt) > 1 else (v[0], u[0])
+    given_directions = copy.deepcopy(directions)
     hv, hu = (product(*copy.deepcopy(args), d) for d in directions)
+    # the directions are inputs: hvp leaves them as they were given
+    _same_state(given_directions, directions, f, "hvp (the directions it was given)")
     gradient = grad(f, wrt=given, cache=cache)
 
     def along(step):

@@ -54,11 +54,12 @@ def hvp(f, wrt=0, *, cache=None):
             raise TangentAstError(
                 f"hvp: {len(forward.wrt)} arguments differentiated but {len(directions)} directions"
             )
-        # the tangent of an argument f updates in place (or a list f grows) is updated
+        # the tangent of an argument f updates in place (or a list f grows, a dict or a
+        # record whose entries it sets, through the rules of what it calls too) is updated
         # alongside it: the user's direction is left as it is
         updated = {name for _, name in forward.updates}
         directions = tuple(
-            copy.deepcopy(d) if w in updated or isinstance(d, list) else d
+            copy.deepcopy(d) if w in updated or not isinstance(d, _NOT_CONTAINERS) else d
             for w, d in zip(forward.wrt, directions, strict=True)
         )
         product = _product_function(forward, f)
@@ -98,6 +99,10 @@ def hvp(f, wrt=0, *, cache=None):
     hessian_vector_product.tangent_ast_source = source
     hessian_vector_product.tangent_ast_source_for = as_source
     return hessian_vector_product
+
+
+# directions that are not containers: an array is copied only where f updates it in place
+_NOT_CONTAINERS = (np.ndarray, float, complex, int, np.number)
 
 
 def _product_function(forward, f):

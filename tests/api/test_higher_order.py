@@ -1048,3 +1048,30 @@ def test_the_gradient_of_a_one_element_output_reduced_along_an_axis_derived_agai
     for route in (None, "transpose"):
         kw = {"route": route} if route else {}
         check_grads(_sum_of_the_gradient, [x], **kw)
+
+
+def _make_scaled(c, act):
+    def scaled(p):
+        return act(p) * c
+
+    return scaled
+
+
+_HALF_SINE = _make_scaled(0.5, np.sin)
+
+
+def _sets_an_entry_then_calls_a_closure_twice(entries):
+    entries["s"] = entries["s"] + np.sum(entries["w"])
+    v1 = np.sum(entries["w"]) * entries["s"]
+    return _HALF_SINE(v1) + _HALF_SINE(v1)
+
+
+def test_hvp_leaves_a_dict_direction_as_it_was_given():
+    """The tangent of a dict entry the function sets was written into the caller's
+    direction (found by the fuzzer at second order: the check then differenced the
+    gradient along the changed direction)."""
+    entries = {"w": np.array([-1.19, -1.68, 0.1]), "s": 0.87}
+    direction = {"w": np.array([1.0, 0.0, 0.0]), "s": 0.5}
+    ta.hvp(_sets_an_entry_then_calls_a_closure_twice)(copy.deepcopy(entries), direction)
+    assert direction["s"] == 0.5 and direction["w"].tolist() == [1.0, 0.0, 0.0]
+    check_grads(_sets_an_entry_then_calls_a_closure_twice, (entries,), order=2)
