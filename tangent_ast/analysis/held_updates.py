@@ -61,7 +61,7 @@ import dataclasses
 import gast
 import numpy as np
 
-from ..front.aliasing import fresh_array
+from ..front.new_arrays import fresh_array
 from ..front.record_updates import assignable_fields
 from ..runtime import dict_with, list_with, write_list
 from ..vocabulary.kinds import UNKNOWN, Tag

@@ -66,8 +66,8 @@ after; or the update is in a loop or branch) is not supported
 import gast
 import numpy as np
 
-from ..front.aliasing import fresh_array, may_return_what_it_is_given
 from ..front.checks import unsupported
+from ..front.new_arrays import fresh_array, may_return_what_it_is_given
 from ..vocabulary.kinds import UNKNOWN, Kind, Tag
 from ..vocabulary.syntax import located, name
 from ..vocabulary.trees import copy_tree, walk

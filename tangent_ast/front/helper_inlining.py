@@ -62,8 +62,9 @@ from ..vocabulary.code_keys import is_library
 from ..vocabulary.kinds import Kind, Tag
 from ..vocabulary.syntax import assign, is_docstring, located, written_targets
 from ..vocabulary.trees import walk
-from .aliasing import changed_list, is_new_list, new_array_call, out_target
+from .aliasing import changed_list, is_new_list, out_target
 from .checks import check_dynamic, check_supported
+from .new_arrays import new_array_call
 from .parse import parse
 from .resolve import assigned_names, resolve
 

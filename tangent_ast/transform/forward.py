@@ -28,7 +28,7 @@ import copy
 import gast
 
 from .. import runtime
-from ..front.aliasing import fresh_array
+from ..front.new_arrays import fresh_array
 from ..modes import Mode
 from ..rules.registry import lookup
 from ..vocabulary.kinds import Tag
