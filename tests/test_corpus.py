@@ -71,3 +71,9 @@ def test_a_closure_made_and_called_is_derived_twice():
     again, that saved value has no derivative to follow, not a refusal."""
     check_grads(language.calls_what_calls_return, (0.5, 3), order=2, wrt=(0,))
     check_grads(language.applies_closure_made_here, (0.5, 3), order=2, wrt=(0,))
+
+
+def test_a_number_that_starts_as_an_int_is_derived_twice():
+    """Its tape holds the int 0 and then floats: derived again, the tape's cotangent has
+    None in that place, which is read as a zero."""
+    check_grads(language.keeps_a_number_that_starts_as_an_int, (0.7, 1.3), order=2, wrt=(0, 1))

@@ -1,7 +1,7 @@
 """Python as people write it around NumPy: a ``with`` block around a computation, a list of
-values handed to a NumPy function, the function a call returns called at once, a loop over a
-dict's keys or over a list the loop rebinds, loops over ``enumerate``, ``zip`` and
-``reversed`` nested in one another. A block reads like this::
+values handed to a NumPy function, the function a call returns called at once, a number that
+starts as an int kept in a list, a loop over a dict's keys or over a list the loop rebinds,
+loops over ``enumerate``, ``zip`` and ``reversed`` nested in one another. A block reads like this::
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -106,6 +106,21 @@ _FORMS = [
             "for v in vals:",
             "    {name} = {name} + v * {b}",
             "    vals = [vals[1], vals[0] * 0.5]",
+        ],
+    ),
+    # a number that is the int 0 in the first iteration and a float (or array) after, kept
+    # in a list and a tuple: an int has no tangent, so its place in their cotangents is None
+    (
+        (),
+        False,
+        [
+            "t = 0",
+            "kept = []",
+            "for k in range(3):",
+            "    kept.append(t)",
+            "    pair = (t * 2, {b})",
+            "    t = t + {a} * pair[1]",
+            "{name} = kept[2] * {b} + t",
         ],
     ),
 ]

@@ -157,7 +157,7 @@ defvjp(
 # list): its transpose, for the transpose route, puts the cotangent at that index
 defvjp(
     runtime.item_tangent,
-    lambda ct, ans, t, index, item: runtime.getitem_vjp(ct, t, index),
+    lambda ct, ans, t, index, item=0.0: runtime.getitem_vjp(ct, t, index),
     None,
     None,
 )

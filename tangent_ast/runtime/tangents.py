@@ -201,9 +201,10 @@ def zero_tangent(x):
     return Tangent(**{k: zero_tangent(v) for k, v in vars(x).items()})
 
 
-def item_tangent(t, index, item):
+def item_tangent(t, index, item=0.0):
     """``t[index]``, the tangent of ``item = x[index]`` of a list or tuple ``x``, where a
-    missing tangent (an integer's) is a zero the arithmetic after it can take."""
+    missing tangent (an integer's) is a zero the arithmetic after it can take (a number's
+    when ``item`` is not given)."""
     got = None if t is None else t[index]
     if got is not None:
         return got

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import gast
 
 from ..analysis.activity import assignments
+from ..analysis.integers import may_be_integers
 from ..front.aliasing import first_copy
 from ..modes import Mode
 from ..optimize.line_lengths import longer_than
@@ -206,6 +207,7 @@ class Reverse:
         # arrays an active statement reads: their in-place updates are undone in the reverse
         # sweep even when the array itself carries no derivative (its old value is a residual)
         self.read_by_active = set()
+        self.integers = set()  # numbers that may be ints when the function runs
 
     def restored(self, array):
         return self.d.activity.active(array) or array in self.read_by_active
@@ -516,6 +518,12 @@ class Reverse:
             for i in self.d.active_args(site):
                 if site.fn.kind is Tag.RECORD:  # Params(W, b): ct.W, ct.b
                     item = gast.Attribute(value=name(ct), attr=keys[i], ctx=gast.Load())
+                elif site.args[i].id in self.integers:
+                    # a number that may be an int when it runs (``t = 0`` before ``t = t + x``
+                    # in a loop): its place in the container's cotangent then holds None
+                    item = self.d.call_runtime(
+                        "item_tangent", [name(ct), gast.Constant(keys[i], None)]
+                    )
                 else:
                     item = gast.Subscript(
                         value=name(ct), slice=gast.Constant(keys[i], None), ctx=gast.Load()
@@ -724,6 +732,7 @@ def reverse(derivation, fn, wrt):
         for n in walk(s.value)
         if isinstance(n, gast.Name)
     }
+    transform.integers = may_be_integers(fn, derivation.kinds)
     result = fn.body[-1].value.id
     ct_result = transform.ct(result)
     pending = {result: [name(ct_result)]} if derivation.activity.active(result) else {}

@@ -1377,3 +1377,40 @@ def greatest_and_least_of_a_list(x, s):
 
 
 CASES += [Case(greatest_and_least_of_a_list, (_V3, 0.8))]
+
+
+# a number that is an int in the first iteration (t = 0) and a float after, kept in a list
+# and a tuple: its place in the container's cotangent holds None, read as a zero; also when
+# such a list is a tape of a derived rule differentiated again
+def keeps_a_number_that_starts_as_an_int(x, s):
+    t = 0
+    kept = []
+    total = 0.0
+    for i in range(3):
+        kept.append(t)
+        pair = (t * 2, s)
+        total = total + pair[1] * x
+        t = t + x * s
+    return kept[2] * 3.0 + total + t
+
+
+CASES += [Case(keeps_a_number_that_starts_as_an_int, (0.7, 1.3))]
+
+
+# the same number passed to a function of the module, whose rule is derived for the
+# caller's kind (a float): in the callee's container cotangent the int's place is None too
+def _pairs_with(t, x):
+    pair = (t, x)
+    return pair[1] * t + x
+
+
+def passes_a_number_that_starts_as_an_int(x):
+    t = 0
+    total = 0.0
+    for i in range(3):
+        total = total + _pairs_with(t, x)
+        t = t + x
+    return total
+
+
+CASES += [Case(passes_a_number_that_starts_as_an_int, (0.7,))]
