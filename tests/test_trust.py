@@ -33,6 +33,11 @@ def test_right_or_refused(fn, args, wrt):
         (trust.updates_a_new_array_a_helper_returned_by_name, (trust.V[:3].copy(),)),
         (trust.assigns_an_argument_to_itself_then_updates_it, (trust.V[:3].copy(),)),
         (trust.assigns_an_argument_to_itself_on_a_branch, (trust.V[:3].copy(), 0.5)),
+        (trust.copies_a_loop_array_then_zeroes_it, (trust.V[:3].copy(), 1.1)),
+        (trust.makes_an_array_in_a_loop_then_updates_it, (trust.V[:3].copy(),)),
+        (trust.reads_an_array_after_updating_it_in_a_loop, (trust.V[:3].copy(), 0.8)),
+        (trust.new_array_bound_again_in_a_loop, (trust.V,)),
+        (trust.new_array_bound_in_a_loop_and_updated_twice, (trust.V,)),
     ],
 )
 def test_a_new_array_bound_again_then_updated_is_derived(fn, args):

@@ -382,8 +382,19 @@ def check_first_order(
                 f"but the function computes {expected!r}"
             )
         ct = _random_like(expected, rng)
-        cts = rule.bwd(saved, ct)
+        before_each()
+        cts = rule.bwd(saved, copy.deepcopy(ct))
         _same_state(primal_args, call_args, f, "the reverse sweep", arrays_before, held)
+        # a pullback may run again (a Jacobian row by row): the sweep leaves what the
+        # forward sweep saved as it found it
+        before_each()
+        again = rule.bwd(saved, copy.deepcopy(ct))
+        if not _close(again, cts, 1e-12, 1e-12):
+            raise GradientCheckError(
+                f"the reverse sweep of {f.__qualname__} gives {again!r} when it runs again on "
+                f"the same residuals, and gave {cts!r} the first time: it changed what the "
+                "forward sweep saved"
+            )
         cts = cts if len(wrt) > 1 else (cts,)
         for i, c in zip(wrt, cts, strict=True):
             if _fields(args[i]) is None and np.shape(c) != np.shape(args[i]):

@@ -167,7 +167,7 @@ def check_updates(
                 "a list built in this function",
                 f"build {array} once as a list: [...], a comprehension or list(...)",
             )
-        _check_new_each_time(parsed, node, scope, array, first, definitions, stmts)
+        _check_new_each_time(parsed, scope, array, first, definitions)
         check_unaliased(
             parsed,
             node,
@@ -285,6 +285,31 @@ class FunctionWalk:
             if isinstance(n, (gast.For, gast.While))
         ]
         self._read_into_arrays = None
+        self._enclosing = None
+
+    def rebound_new_after(self, node, value, scope):
+        """Whether ``value`` is bound to a new array after ``node`` (which holds or passes
+        it) before any change of it, in the same block: from then on it is updated as the
+        new array it is, and what ``node`` kept of the old one does not change."""
+        if self._enclosing is None:
+            self._enclosing = {}
+            for n in self.nodes:  # outer statements first: an inner block's stands
+                for block in (getattr(n, f, None) for f in ("body", "orelse", "finalbody")):
+                    if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                        for i, s in enumerate(block):
+                            self._enclosing.update((id(m), (block, i)) for m in gast.walk(s))
+        block, i = self._enclosing.get(id(node), ((), 0))
+        for s in block[i:] if scope is not None else ():
+            if (
+                isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name)
+                and s.targets[0].id == value
+                and fresh_array(s.value, scope)
+            ):
+                return True
+            if any(_changes_or_augments(m, value) for m in gast.walk(s)):
+                return False
+        return False
 
     def read_into_arrays(self, scope):
         """The ids of the tuple and list displays passed straight to a NumPy function that
@@ -318,7 +343,9 @@ def check_unaliased(parsed, node, value, why, hint, scope=None, walk=None):
     for n in walk.nodes:
         if isinstance(n, gast.Assign) and isinstance(n.value, gast.Name) and n.value.id == value:
             second = n.targets[0]
-            late = n.lineno > last and id(n) not in in_changing_loops
+            late = (n.lineno > last and id(n) not in in_changing_loops) or walk.rebound_new_after(
+                n, value, scope
+            )
             if not (
                 late
                 and isinstance(second, gast.Name)
@@ -331,6 +358,7 @@ def check_unaliased(parsed, node, value, why, hint, scope=None, walk=None):
             and _before_a_change(n, last, in_changing_loops)
             and any(isinstance(a, gast.Name) and a.id == value for a in _kept_arguments(n, scope))
             and _keeps_a_reference(n.func, scope, node)
+            and not walk.rebound_new_after(n, value, scope)
         ):
             raise unsupported(
                 parsed,
@@ -349,6 +377,7 @@ def check_unaliased(parsed, node, value, why, hint, scope=None, walk=None):
                 isinstance(e, gast.Name) and e.id == value
                 for e in (n.values if isinstance(n, gast.Dict) else n.elts)
             )
+            and not walk.rebound_new_after(n, value, scope)
         ):
             raise unsupported(
                 parsed, n, f"{value!r} held in a tuple, list or dict ({why} later)", hint
@@ -550,13 +579,13 @@ def append_call(value, scope):
     return None
 
 
-def _check_new_each_time(parsed, fn, scope, array, first, definitions, stmts):
-    """An array of the function's own updated in place (by ``stmts``, the first of them
-    ``first``) is a new array at each of its ``definitions``."""
+def _check_new_each_time(parsed, scope, array, first, definitions):
+    """An array of the function's own updated in place (first by ``first``) is a new array
+    at each of its ``definitions``."""
     # each binding a new array (``ct = np.zeros_like(x); ct[...] = 0.0; ct = ct + t``, as
-    # reverse rules write): SSA names each, and each is updated as the one it is. Bound in a
-    # loop, where one version is carried to the next iteration, only once; updated in a
-    # loop it binds nowhere, the loop updates the one version bound before it
+    # reverse rules write): SSA names each, and each is updated as the one it is; in a loop,
+    # the version carried to the next iteration is a loop header, whose tape holds the
+    # object as the iteration left it and whose slots the reverse loop restores
     if not definitions and not scope.is_local(array):
         raise unsupported(
             parsed,
@@ -582,20 +611,6 @@ def _check_new_each_time(parsed, fn, scope, array, first, definitions, stmts):
             "created in this function",
             f"create it with np.zeros/np.empty/np.array/.copy() each time {array} is bound",
         )
-    in_loops = _in_loops(fn) if len(definitions) > 1 else set()
-    if any(id(n) in in_loops for n in definitions):
-        raise unsupported(
-            parsed,
-            first,
-            f"an in-place update of {array!r}, which is bound more than once, in a loop",
-            "give the array updated in place a name of its own, bound once",
-        )
-
-
-def _in_loops(fn):
-    """The ids of the nodes of ``fn`` inside a loop."""
-    loops = [n for n in gast.walk(fn) if isinstance(n, (gast.For, gast.While))]
-    return {id(n) for loop in loops for n in gast.walk(loop)}
 
 
 def first_copy(fn, scope, arg):

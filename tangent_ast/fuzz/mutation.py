@@ -3,7 +3,8 @@
 another, a float given where the helper's ``+=`` only rebinds its own name), fields of a
 dataclass instance assigned and dicts updated by key, directly and by helpers, and
 augmented in place (``bx.w += v``, ``xl[0] *= v``), with and without another name that
-holds the slot's array. What the
+holds the slot's array, a loop's array copied, zeroed and rebuilt, and arrays made in a
+loop, updated, bound again and updated again. What the
 caller's values hold after each update, and their derivatives, must be what the program
 computes; the argument-state check covers an argument a call changes. A block reads::
 
@@ -261,6 +262,36 @@ _FORMS = [
             "else:",
             "    buf = {a} * 2.0",
             "{name} = buf * {b}",
+        ],
+    ),
+    # a loop's array copied, then updated in place and rebound: what the reverse loop
+    # computes again from it must read it as it was before the update
+    (
+        (),
+        "va",
+        [
+            "acc = {a} * 2.0",
+            "for k in range(3):",
+            "    kept = acc.copy()",
+            "    acc[...] = 0.0",
+            "    acc += kept * {s} + {b}",
+            "{name} = acc * {b}",
+        ],
+    ),
+    # an array made in each iteration, updated in place, bound again and updated again:
+    # each iteration's arrays are the reverse loop's to make again or read from a tape
+    (
+        (),
+        "va",
+        [
+            "{name} = {b} * 0.5",
+            "for k in range(3):",
+            "    fresh = {a} * 2.0",
+            "    fresh[0] = fresh[0] * {s} + k",
+            "    {name} = {name} + fresh * {b}",
+            "    fresh = np.cos(fresh) * {name}",
+            "    fresh[0] += {s}",
+            "    {name} = {name} + fresh",
         ],
     ),
 ]

@@ -119,6 +119,20 @@ def _copies(stmts):
     return [copy_tree(s) for s in stmts]
 
 
+def _copy_what_is_restored(reads, back):
+    """``b = b_tape[k].copy()`` for an array the reverse loop ``back`` restores slot by slot
+    (``b[i] = b_old``): the tape holds the forward sweep's object, which the pullback must
+    leave as it found it, so that it gives the same cotangents when it runs again."""
+    restored = updated_arrays(back.body)
+    for read in reads:
+        if isinstance(read.targets[0], gast.Name) and read.targets[0].id in restored:
+            read.value = gast.Call(
+                func=gast.Attribute(value=read.value, attr="copy", ctx=gast.Load()),
+                args=[],
+                keywords=[],
+            )
+
+
 def _append(tape, value):
     call = gast.Call(
         func=gast.Attribute(value=name(tape), attr="append", ctx=gast.Load()),
@@ -262,6 +276,7 @@ def install_tapes(
             ]
         else:
             restores = []
+        _copy_what_is_restored(restores, back)
         recomputed = [copy_tree(st) for st in again]
         back.body[:0] = restores + recomputed
         _keep_across(bwd, back, [v for v in tapes if not top], namer)
@@ -398,8 +413,10 @@ def _recomputations(
             assignments[n.id] = assignments.get(n.id, 0) + 1
     invariant, by_index = {}, {}
     # ``restorable`` headers the reverse loop restores as they are at the start of the
-    # iteration: a statement may read them until the body assigns them again
-    restored = set(restorable)
+    # iteration: a statement may read them until the body assigns them again. Not an array
+    # the body updates in place: its tape holds the object the forward iteration went on
+    # changing, as it was at the end of the iteration, until the reverse body restores it
+    restored = set(restorable) - updated
     for st in loop.body:
         if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)):
             restored -= stored_names([st])
@@ -415,7 +432,7 @@ def _recomputations(
             restored.discard(v)
             continue
         operands = {n.id for n in gast.walk(st.value) if isinstance(n, gast.Name)}
-        if all(o not in written or o in invariant for o in operands):
+        if v not in updated and all(o not in written or o in invariant for o in operands):
             invariant[v] = st
         elif (
             target

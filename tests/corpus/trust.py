@@ -471,9 +471,9 @@ CASES += [
 
 
 # an array of the function's own bound more than once, each time a new array, and updated
-# in place: right where each version is updated as the one it is (straight code, a branch);
-# in a loop, where the version updated is carried to the next iteration, refused (the
-# reverse sweep restored the wrong version's slots: a wrong gradient)
+# in place: right where each version is updated as the one it is (straight code, a branch,
+# a loop; there the reverse loop once computed the array again from the taped one before
+# restoring its slots, or once for every iteration: a wrong gradient)
 def new_array_bound_again_then_updated(x):
     a = np.zeros(4)
     a[0] = x[0] * 2.0
@@ -1139,3 +1139,50 @@ CASES += [
     (assigns_an_argument_to_itself_then_updates_it, (V[:3].copy(),)),
     (assigns_an_argument_to_itself_on_a_branch, (V[:3].copy(), 0.5)),
 ]
+
+
+# a loop's array copied, zeroed in place and rebuilt: its tape holds the object the loop
+# went on changing, so the copy, computed again in the reverse loop from the taped array
+# before the zeroing was undone, read zeros (the gradient in s was 0)
+def copies_a_loop_array_then_zeroes_it(x, s):
+    c = 2.0 * x
+    for i in range(3):
+        kept = c.copy()
+        c[...] = 0.0
+        c += kept * s
+    return np.sum(c * np.array([0.3, -0.5, 0.9]))
+
+
+CASES += [(copies_a_loop_array_then_zeroes_it, (V[:3].copy(), 1.1))]
+
+
+# an array made in each iteration from values the loop does not change, then updated in
+# place: the reverse loop made it once, before the loop, for every iteration (a wrong
+# gradient, with no error)
+def makes_an_array_in_a_loop_then_updates_it(x):
+    t = 0.0
+    for i in range(2):
+        a = x * 2.0
+        a[i] = a[i] ** 2
+        t = t + np.sum(a * x)
+    return t
+
+
+CASES += [(makes_an_array_in_a_loop_then_updates_it, (V[:3].copy(),))]
+
+
+# an array made and updated in place in each iteration, read after the update: the reverse
+# loop restored its slots in the array the tape holds, so a pullback run a second time
+# read the restored values (other cotangents each time; check_grads now runs it twice)
+def reads_an_array_after_updating_it_in_a_loop(x, s):
+    a = x * 2.0
+    t = 0.0
+    for i in range(3):
+        b = a.copy()
+        b[i] = b[i] * s
+        t = t + np.sum(b**2)
+        a = b * 1.0
+    return t
+
+
+CASES += [(reads_an_array_after_updating_it_in_a_loop, (V[:3].copy(), 0.8))]
