@@ -47,6 +47,9 @@ _UPDATED_IN_PLACE = {
     "updates_dict_argument",
     "dict_entry_added_in_loop",
     "updates_argument_then_rebinds_it",
+    "updates_an_argument_in_a_loop",
+    "augments_its_own_array_in_a_loop",
+    "names_an_array_then_binds_it_anew",
 }
 
 

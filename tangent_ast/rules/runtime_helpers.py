@@ -255,7 +255,24 @@ def _placed_into_zeros(ct, x, index):
     return _tangent_of(x)
 
 
+def _summed_to_kind(g, x):
+    """The kind of ``unbroadcast(g, x)`` and ``broadcast_like(g, x)``: an array of ``x``'s
+    rank and ``g``'s dtype where ``x`` is an array of at least one axis; a number where ``x``
+    is a number and ``g`` an array of some axes (NumPy's scalar). A value of shape () may be
+    ``g`` as it is, a number or a 0-d array: not known."""
+    dtype = g.dtype if g.tag is Tag.ARRAY else scalar_dtype(g)
+    if dtype is None or g.maybe_complex:
+        return UNKNOWN
+    if x.tag is Tag.ARRAY and x.ndim:
+        return Kind(Tag.ARRAY, x.ndim, dtype, shape=x.shape)
+    if x.tag in (Tag.FLOAT, Tag.INT, Tag.BOOL) and g.tag is Tag.ARRAY and g.ndim:
+        return Kind(Tag.COMPLEX) if dtype == "c" else FLOAT
+    return UNKNOWN
+
+
 primitive(runtime.getitem_vjp).kind = _placed_into_zeros
+primitive(runtime.unbroadcast).kind = _summed_to_kind
+primitive(runtime.broadcast_like).kind = _summed_to_kind
 primitive(runtime.as_floating).kind = _as_floating_kind
 primitive(runtime.scalar_like).kind = _scalar_like_kind
 primitive(runtime.getattr_vjp).kind = lambda ct, x, name: _tangent_of(x)

@@ -446,6 +446,28 @@ class Reverse:
             out.append(self._cite(assign(ct, self.d.total(primal, [name(ct), term])), [term], at))
         return out
 
+    def sum_in_loop(self, v, terms, updated, at):
+        """``ct_x += t`` at the end of a reverse loop's body where ``ct_x`` is an array this
+        rule owns and updates in place each iteration (``x`` a real float array updated in
+        the loop): the same numbers as ``ct_x = ct_x + t``, and a name bound once, which a
+        rule derived from this one may update in place again."""
+        ct = self.ct(v)
+        kind = self.d.kinds.get(v)
+        if (
+            v not in updated
+            or v not in self.owned
+            or len(terms) < 2
+            or not (isinstance(terms[0], gast.Name) and terms[0].id == ct)
+            or kind is None
+            or kind.tag is not Tag.ARRAY
+            or kind.dtype != "f"
+        ):
+            return self.assign_sum(ct, terms, at)
+        update = gast.AugAssign(
+            target=name(ct, gast.Store()), op=gast.Add(), value=self.d.total(v, terms[1:])
+        )
+        return [self._cite(update, terms[1:], at)]
+
     def add_term(self, v, expr, pending):
         self.term_lines[id(expr)] = (self.line, expr)
         pending.setdefault(v, []).append(expr)
@@ -685,7 +707,7 @@ class Reverse:
         for v in outer:
             terms = self.take(v, body_pending, body_acc)
             if terms:
-                body.extend(self.assign_sum(self.ct(v), terms, s))
+                body.extend(self.sum_in_loop(v, terms, updated, s))
         for v in carried:
             terms = self.take(v, body_pending, body_acc)
             body.extend(

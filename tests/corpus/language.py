@@ -1414,3 +1414,37 @@ def passes_a_number_that_starts_as_an_int(x):
 
 
 CASES += [Case(passes_a_number_that_starts_as_an_int, (0.7,))]
+
+
+# arrays updated in place in loops: an argument, an array of the function's own with +=,
+# one named again after it is bound to a new array. Their reverse rules add into arrays
+# they own in place (ct_x += ...) and know unbroadcast's kind, so that they can be derived
+# again
+def updates_an_argument_in_a_loop(x, s):
+    for i in range(3):
+        x *= s
+        x[0] += np.sin(x[1])
+    return np.sum(x**2)
+
+
+def augments_its_own_array_in_a_loop(x, s):
+    out = np.zeros(3)
+    for i in range(3):
+        out[i] = x[i] * s
+        out += x * 0.5
+    return np.sum(out**2)
+
+
+def names_an_array_then_binds_it_anew(x, s):
+    a = x * 2.0
+    b = a
+    a = np.zeros(3) + a
+    a[1] += s
+    return np.sum(a * b)
+
+
+CASES += [
+    Case(updates_an_argument_in_a_loop, (_V3, 1.1)),
+    Case(augments_its_own_array_in_a_loop, (_V3, 1.1)),
+    Case(names_an_array_then_binds_it_anew, (_V3, 0.8)),
+]
