@@ -35,6 +35,7 @@ def line_of(fn, text):
     (bad.multiplies_a_list_holding_an_array_updated_later, "'z' held in a tuple, list or dict", "m = np.linalg.multi_dot"),
     (bad.assigns_a_slice_of_a_list, "assigning to a slice of the list 'xs'", "xs[0:2] = "),
     (bad.counts_its_calls, "updating 'CALLS', a value of the module, in place", 'CALLS["n"] += 1'),
+    (bad.appends_through_a_second_name, "changing 'm' in place (append, extend, insert, pop) where it may be a list another name holds too", "m.append(x * 3.0)"),
 ])
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 def test_unsupported_syntax_names_file_line_and_construct(fn, construct, text, mode):

@@ -147,3 +147,16 @@ def dict_gradient_by_a_function_value(d):
 def test_a_dict_gradient_made_by_a_function_value():
     d = {"a": np.array([0.3, -1.2]), "b": np.array([[0.5], [2.0]])}
     check_grads(dict_gradient_by_a_function_value, (d,))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        trust.appends_to_a_list_through_a_second_name,
+        trust.extends_a_list_through_a_second_name,
+        trust.repeats_a_list_through_a_second_name,
+    ],
+)
+def test_a_list_changed_through_a_second_name_is_refused(fn):
+    with pytest.raises(TangentAstError, match="list another name holds|the list 'm'"):
+        ta.grad(fn)(0.37, trust.V[:3].copy())

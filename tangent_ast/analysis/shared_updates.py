@@ -369,7 +369,7 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
             or not isinstance(n.value, gast.BinOp)
             or not isinstance(n.value.left, gast.Name)
             or kinds.get(n.value.left.id) is None
-            or kinds[n.value.left.id].tag not in (Tag.ARRAY, Tag.UNKNOWN)
+            or kinds[n.value.left.id].tag not in (Tag.ARRAY, Tag.LIST, Tag.UNKNOWN)
         ):
             continue  # (a value of unknown kind may be an array: checked like one)
         same = {n.value.left.id}  # names of the array being updated: joined by copies
@@ -487,15 +487,16 @@ def check_augmented(parsed, fn, origin, kinds, scope, augmented):
         )
         if why:
             unknown = "may be a view" in why
+            what = "list" if kinds[n.value.left.id].tag is Tag.LIST else "array"
             raise unsupported(
                 parsed,
                 n,
-                f"an augmented assignment to the array {user!r}, which Python "
+                f"an augmented assignment to the {what} {user!r}, which Python "
                 f"does in place, while {why}",
                 f"derive with example arguments (args=...) so that the kinds are known, or "
                 f"write {user} = {user} <op> ..."
                 if unknown
-                else f"write {user} = {user} <op> ... for a new array, or keep one name for it",
+                else f"write {user} = {user} <op> ... for a new {what}, or keep one name for it",
             )
 
 

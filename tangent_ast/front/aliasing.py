@@ -36,7 +36,7 @@ from .. import runtime
 from ..vocabulary.syntax import written_targets
 from .checks import unsupported
 from .local_functions import local_functions
-from .new_arrays import fresh_array
+from .new_arrays import fresh_array, may_return_what_it_is_given
 
 
 def check_updates(
@@ -89,6 +89,7 @@ def check_updates(
             parsed, node, xs, "it is appended to", f"use {xs} itself, or list({xs})", scope, walk
         )
         definitions = rebindings(node, xs, list_params, walk)
+        _check_own_list(parsed, xs, at, definitions, scope, walk)
         if xs in params and not any(d.lineno < at.lineno for d in definitions):
             _check_not_rebound_after(parsed, at, xs, definitions, f"list({xs})")
             lists.add(xs)  # the caller's list: written back at the end
@@ -179,6 +180,45 @@ def check_updates(
         )
         in_place.add(array)
     return in_place, lists, dicts
+
+
+def _check_own_list(parsed, xs, at, definitions, scope, walk):
+    """Refuse ``xs.append(v)`` (``extend``, ``insert``, ``pop``) where ``xs`` may be bound to
+    a list another name holds (``m = l``, ``m = d["k"]``, ``m = helper(l)``, ``for m in
+    [l]``): the method changes that list, which the derived rules, building ``xs = xs +
+    [v]``, would not."""
+    copies = [d for d in definitions if isinstance(d, gast.Assign) and is_new_list(d.value, scope)]
+    loops = [
+        loop
+        for loop, inside in walk.loops
+        if isinstance(loop, gast.For)
+        and xs in _target_names(loop.target)
+        # for row in rows: row = list(row); row.append(v) changes a list of its own
+        and not any(id(c) in inside and c.lineno <= at.lineno for c in copies)
+    ]
+    for d in definitions + loops:
+        if isinstance(d, gast.For):
+            raise unsupported(
+                parsed,
+                at,
+                f"changing {xs!r} in place (append, extend, insert, pop), an item of what "
+                f"the loop at line {parsed.line(d)} runs over",
+                f"make it a list of its own: {xs} = list({xs}) first",
+            )
+        value = d.value if isinstance(d, gast.Assign) else None
+        shared = isinstance(value, (gast.Name, gast.Subscript, gast.Attribute, gast.IfExp))
+        if shared or may_return_what_it_is_given(value, scope):
+            raise unsupported(
+                parsed,
+                at,
+                f"changing {xs!r} in place (append, extend, insert, pop) where it may be a "
+                f"list another name holds too (line {parsed.line(d)})",
+                f"make it a list of its own: {xs} = list(...)",
+            )
+
+
+def _target_names(target):
+    return {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
 
 
 def _extends(stmt, list_params):
@@ -288,9 +328,9 @@ class FunctionWalk:
         self._enclosing = None
 
     def rebound_new_after(self, node, value, scope):
-        """Whether ``value`` is bound to a new array after ``node`` (which holds or passes
-        it) before any change of it, in the same block: from then on it is updated as the
-        new array it is, and what ``node`` kept of the old one does not change."""
+        """Whether ``value`` is bound to a new array (or list) after ``node`` (which holds or
+        passes it) before any change of it, in the same block: from then on it is updated as
+        the new value it is, and what ``node`` kept of the old one does not change."""
         if self._enclosing is None:
             self._enclosing = {}
             for n in self.nodes:  # outer statements first: an inner block's stands
@@ -304,7 +344,7 @@ class FunctionWalk:
                 isinstance(s, gast.Assign)
                 and isinstance(s.targets[0], gast.Name)
                 and s.targets[0].id == value
-                and fresh_array(s.value, scope)
+                and (fresh_array(s.value, scope) or is_new_list(s.value, scope))
             ):
                 return True
             if any(_changes_or_augments(m, value) for m in gast.walk(s)):

@@ -3,8 +3,8 @@
 another, a float given where the helper's ``+=`` only rebinds its own name), fields of a
 dataclass instance assigned and dicts updated by key, directly and by helpers, and
 augmented in place (``bx.w += v``, ``xl[0] *= v``), with and without another name that
-holds the slot's array, a loop's array copied, zeroed and rebuilt, and arrays made in a
-loop, updated, bound again and updated again. What the
+holds the slot's array, a loop's array copied, zeroed and rebuilt, arrays made in a loop,
+updated, bound again and updated again, and one a conditional expression makes. What the
 caller's values hold after each update, and their derivatives, must be what the program
 computes; the argument-state check covers an argument a call changes. A block reads::
 
@@ -276,6 +276,18 @@ _FORMS = [
             "    acc[...] = 0.0",
             "    acc += kept * {s} + {b}",
             "{name} = acc * {b}",
+        ],
+    ),
+    # an array a conditional expression makes, read, then updated in place: the rule of
+    # the branch that made it reads it as it was
+    (
+        (),
+        "va",
+        [
+            "upd = np.exp({a}) if {s} > 0.3 else {a} * 2.0",
+            "kept_sum = np.sum(upd) * {b}",
+            "upd[0] = 1.0",
+            "{name} = upd * 0.5 + kept_sum",
         ],
     ),
     # an array made in each iteration, updated in place, bound again and updated again:

@@ -1,7 +1,8 @@
 """Python as people write it around NumPy: a ``with`` block around a computation, a list of
-values handed to a NumPy function, the function a call returns called at once, a number that
-starts as an int kept in a list, a loop over a dict's keys or over a list the loop rebinds,
-loops over ``enumerate``, ``zip`` and ``reversed`` nested in one another. A block reads like this::
+values handed to a NumPy function, the function a call returns called at once, a copy of a
+list changed in place, a number that starts as an int kept in a list, a loop over a dict's
+keys or over a list the loop rebinds, loops over ``enumerate``, ``zip`` and ``reversed``
+nested in one another. A block reads like this::
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -106,6 +107,18 @@ _FORMS = [
             "for v in vals:",
             "    {name} = {name} + v * {b}",
             "    vals = [vals[1], vals[0] * 0.5]",
+        ],
+    ),
+    # a copy of a list changed in place (append, +=): the list it was copied from is not
+    (
+        (),
+        False,
+        [
+            "lst = [{a}, {b} * 2.0]",
+            "grown = list(lst)",
+            "grown.append({a} * {b})",
+            "grown += [np.sin({b})]",
+            "{name} = lst[-1] * grown[-2] + grown[-1] * len(lst)",
         ],
     ),
     # a number that is the int 0 in the first iteration and a float (or array) after, kept

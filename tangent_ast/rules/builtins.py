@@ -82,6 +82,13 @@ holds_for_complex(builtins.getattr)  # a field: linear, complex or not
 # (a constant start adds no derivative; a differentiable one is refused by the binding)
 defjvp(builtins.sum, lambda dx, ans, x, start=0: sum(dx))
 defvjp(builtins.sum, lambda ct, ans, x, start=0: runtime.TangentTuple([ct] * len(x)))
+# sum(a) of an array adds its rows: each row's cotangent is ct, an array of a's shape
+specialize(
+    builtins.sum,
+    Mode.REVERSE,
+    lambda x, start=None: x.tag is Tag.ARRAY,
+    lambda ct, ans, x, start=0: runtime.broadcast_like(ct, x),
+)
 
 # xs[i] = v on a local list is xs = list_with(xs, i, v): item i of the cotangent goes to v,
 # and the item v replaced gets a zero of its own shape (v's may differ: xs[0] = xs[0][None])

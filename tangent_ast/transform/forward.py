@@ -51,9 +51,12 @@ class Forward:
         array does."""
         names = self.d.tangent_names
         shared = {names[u] for u in self.updated if u in names}
+        kind = self.d.kind(name(target))
         if (
             fresh_array(s.value, self.d.scope)  # (a view's tangent is the base's view too)
-            and self.d.kind(name(target)).tag in (Tag.ARRAY, Tag.UNKNOWN)
+            # (not a number: np.prod of a value of unknown kind, whose tangent is a number)
+            and kind.tag in (Tag.ARRAY, Tag.UNKNOWN)
+            and not kind.scalar
             and (target in self.updated or bool(_loads(tangent) & shared))
             and not fresh_array(tangent, self.d.scope)
         ):

@@ -174,9 +174,22 @@ def _read_first(stmts):
 
 
 def _define_on_every_path(stmts, residuals, defined):
-    """A residual defined in one branch only is set to None in the other (it is unused there)."""
-    for s in stmts:
-        if isinstance(s, gast.Assign):
+    """A residual defined in one branch only is set to None in the other (it is unused there),
+    and one defined in a loop's body is set to None before the loop (which may not run)."""
+    for s in list(stmts):
+        if isinstance(s, (gast.For, gast.While)):
+            inside = _define_on_every_path(s.body, residuals, set(defined))
+            for r in sorted((inside - defined) & residuals):
+                stmts.insert(
+                    stmts.index(s),
+                    gast.Assign(
+                        targets=[name(r, gast.Store())],
+                        value=gast.Constant(None, None),
+                        type_comment=None,
+                    ),
+                )
+            defined |= inside & residuals
+        elif isinstance(s, gast.Assign):
             defined |= {n.id for n in gast.walk(s.targets[0]) if isinstance(n, gast.Name)}
         elif isinstance(s, gast.If):
             in_body = _define_on_every_path(s.body, residuals, set(defined))

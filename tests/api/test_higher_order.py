@@ -1075,3 +1075,23 @@ def test_hvp_leaves_a_dict_direction_as_it_was_given():
     ta.hvp(_sets_an_entry_then_calls_a_closure_twice)(copy.deepcopy(entries), direction)
     assert direction["s"] == 0.5 and direction["w"].tolist() == [1.0, 0.0, 0.0]
     check_grads(_sets_an_entry_then_calls_a_closure_twice, (entries,), order=2)
+
+
+def _returns_from_a_loop_on_one_branch(x, a):
+    if x > 0:
+        x = x - a[2]
+    else:
+        while True:
+            return np.cos(sum(t for t in a))
+    return x
+
+
+def _weighs_its_gradient(x, a):
+    return np.sum(ta.grad(_returns_from_a_loop_on_one_branch, wrt=1)(x, a) * np.array([0.5, 1.0, 1.5]))
+
+
+@pytest.mark.parametrize("x", [0.3, -0.3])
+def test_a_residual_made_in_a_loop_on_one_branch_is_bound_on_the_other(x):
+    """The gradient's forward sweep saves the last value of a loop's array, which the
+    branch not taken never binds: it is None there (before, an UnboundLocalError)."""
+    check_grads(_weighs_its_gradient, (x, np.array([0.4, -0.8, 0.65])), wrt=1)

@@ -234,6 +234,13 @@ def assigns_a_slice_of_a_list(a, m):
     return np.sum(xs[0] * xs[1]) + np.sum(xs[2])
 
 
+def appends_through_a_second_name(x):
+    l = [x, 2.0]
+    m = l
+    m.append(x * 3.0)  # l grows too
+    return sum(l) * x
+
+
 CALLS = {"n": 0}
 
 

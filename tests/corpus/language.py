@@ -1448,3 +1448,28 @@ CASES += [
     Case(augments_its_own_array_in_a_loop, (_V3, 1.1)),
     Case(names_an_array_then_binds_it_anew, (_V3, 0.8)),
 ]
+
+
+# the builtin sum of an array adds its rows: each row's cotangent is the sum's
+def sums_the_rows_of_an_array(x, a):
+    v = a * 1.0
+    v *= math.sin(x)
+    return sum(v) + np.sum(sum(np.outer(v, a)) ** 2)
+
+
+CASES += [Case(sums_the_rows_of_an_array, (0.37, _V3))]
+
+
+# np.prod of an array made from a list grown in a loop (a kind not known), then the array
+# updated in place: the product's tangent is a number, not an array to copy
+def multiplies_by_a_product_then_updates(x, a):
+    lst = []
+    for t in a:
+        lst.append(t * 2.0)
+    v = np.array(lst)
+    x *= np.prod(v)
+    v[1:] = 0.5
+    return x + np.sum(v * a)
+
+
+CASES += [Case(multiplies_by_a_product_then_updates, (0.37, _V3))]

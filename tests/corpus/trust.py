@@ -1186,3 +1186,46 @@ def reads_an_array_after_updating_it_in_a_loop(x, s):
 
 
 CASES += [(reads_an_array_after_updating_it_in_a_loop, (V[:3].copy(), 0.8))]
+
+
+# a list changed in place through a second name (append, +=, *=): the derived rules built a
+# new list for that name, and the first name kept the old one (a wrong value and gradient)
+def appends_to_a_list_through_a_second_name(x, a):
+    l = [x, a[0]]
+    m = l
+    m.append(a[1] * x)
+    return sum(l) * x
+
+
+def extends_a_list_through_a_second_name(x, a):
+    l = [x, a[0]]
+    m = l
+    m += [a[1] * x]
+    return sum(l) * x
+
+
+def repeats_a_list_through_a_second_name(x, a):
+    l = [x, a[0]]
+    m = l
+    m *= 2
+    return sum(l) * x
+
+
+CASES += [
+    (appends_to_a_list_through_a_second_name, (0.37, V[:3].copy())),
+    (extends_a_list_through_a_second_name, (0.37, V[:3].copy())),
+    (repeats_a_list_through_a_second_name, (0.37, V[:3].copy())),
+]
+
+
+# an array bound by a conditional expression, then updated in place: the expression's
+# branch result was a temporary the name copied, and the reverse rule of exp read that
+# temporary, which the update had changed (reverse mode only)
+def updates_what_a_conditional_expression_made(a):
+    v = np.exp(a) if a[0] > 0 else a * 2.0
+    s = np.sum(v)
+    v[0] = 1.0
+    return s + np.sum(v * a)
+
+
+CASES += [(updates_what_a_conditional_expression_made, (np.array([0.4, -0.8, 0.65]),))]

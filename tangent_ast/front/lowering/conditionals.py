@@ -14,10 +14,9 @@ def f(x, y):
     if both:
         both = y < 1
     if both:
-        choice = x
+        z = x
     else:
-        choice = y
-    z = choice
+        z = y
     return z
 """
 
@@ -31,9 +30,11 @@ from ...vocabulary.syntax import assign, located, name
 class ConditionalLowering:
     """The lowering of conditional expressions to ``if`` statements."""
 
-    def ternary(self, expr, at):
-        """``a if c else b`` -> an ``if`` assigning one name in each branch."""
-        temp = self.namer.fresh("choice")
+    def ternary(self, expr, at, target=None):
+        """``a if c else b`` -> an ``if`` assigning one name in each branch: ``target`` (of
+        ``target = a if c else b``: the name itself, not a copy of a temporary, so that an
+        array updated through it later is the one each branch's rule reads), else a new one."""
+        temp = target or self.namer.fresh("choice")
         pre, test = self.atom(expr.test, at)
         body_pre, body = self.operation(expr.body, at)
         else_pre, orelse = self.operation(expr.orelse, at)

@@ -275,7 +275,10 @@ class Normalizer(
         pre = []
         targets = s.targets
         first = targets[-1]
-        if isinstance(first, gast.Name):
+        if isinstance(first, gast.Name) and isinstance(value, gast.IfExp) and len(targets) == 1:
+            pre, _ = self.ternary(value, s, target=first.id)
+            source = first.id
+        elif isinstance(first, gast.Name):
             more, op = self.operation(value, s)
             pre += more + [assign(first.id, op, s)]
             source = first.id
