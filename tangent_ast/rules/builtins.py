@@ -1,6 +1,7 @@
 """Rules for Python builtins used on numbers, and for updating an item of a list."""
 
 import builtins
+import copy
 
 import numpy as np
 
@@ -89,6 +90,12 @@ specialize(
     lambda x, start=None: x.tag is Tag.ARRAY,
     lambda ct, ans, x, start=0: runtime.broadcast_like(ct, x),
 )
+
+# copy.copy(v): a copy of an array, a number as it is (what forward rules write where a
+# tangent may be an array another tangent shares); linear, its own transpose
+def_linear(copy.copy)
+defvjp(copy.copy, lambda ct, ans, x: ct)
+holds_for_complex(copy.copy)
 
 # xs[i] = v on a local list is xs = list_with(xs, i, v): item i of the cotangent goes to v,
 # and the item v replaced gets a zero of its own shape (v's may differ: xs[0] = xs[0][None])

@@ -54,14 +54,19 @@ class Forward:
         kind = self.d.kind(name(target))
         if (
             fresh_array(s.value, self.d.scope)  # (a view's tangent is the base's view too)
-            # (not a number: np.prod of a value of unknown kind, whose tangent is a number)
             and kind.tag in (Tag.ARRAY, Tag.UNKNOWN)
-            and not kind.scalar
+            and not kind.scalar  # (np.prod of a value of unknown kind: a number)
             and (target in self.updated or bool(_loads(tangent) & shared))
             and not fresh_array(tangent, self.d.scope)
         ):
-            method = gast.Attribute(value=tangent, attr="copy", ctx=gast.Load())
-            tangent = gast.Call(func=method, args=[], keywords=[])
+            if kind.tag is Tag.ARRAY:
+                method = gast.Attribute(value=tangent, attr="copy", ctx=gast.Load())
+                tangent = gast.Call(func=method, args=[], keywords=[])
+            else:  # may be a number (np.var(b, ddof=1)): copy.copy copies an array only
+                method = gast.Attribute(
+                    value=name(self.d.bind("copy", copy)), attr="copy", ctx=gast.Load()
+                )
+                tangent = gast.Call(func=method, args=[tangent], keywords=[])
         return [s, _at(assign(dtarget, tangent), s)]
 
     def tangent(self, primal):

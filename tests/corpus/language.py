@@ -1473,3 +1473,18 @@ def multiplies_by_a_product_then_updates(x, a):
 
 
 CASES += [Case(multiplies_by_a_product_then_updates, (0.37, _V3))]
+
+
+# np.var with ddof (a kind not known: a number) of an argument a helper updates later: its
+# tangent is copied as what it may be, a number or an array (found by the fuzzer)
+def _adds_half(out, v):
+    out += v * 0.5
+
+
+def keeps_a_variance_then_updates(a, b):
+    v2 = np.var(b, ddof=1)
+    _adds_half(b, a)
+    return v2 * np.sum(b * a)
+
+
+CASES += [Case(keeps_a_variance_then_updates, (_V3, _V3[::-1].copy()))]
