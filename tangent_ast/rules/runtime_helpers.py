@@ -341,7 +341,9 @@ defvjp(
     ZERO,
     None,
 )
-nondifferentiable(runtime.clip_mask, runtime.inserted_at, _interp_index)
+nondifferentiable(
+    runtime.clip_mask, runtime.clipped_low, runtime.clipped_high, runtime.inserted_at, _interp_index
+)
 # the interval of np.interp's points holding x: an integer index, x's shape
 primitive(_interp_index).kind = lambda x, xp: (
     replace(x, dtype="i") if x.tag is Tag.ARRAY else INT if x.scalar else UNKNOWN

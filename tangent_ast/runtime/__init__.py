@@ -68,6 +68,8 @@ _EXPORTS = {
     "elementwise": (
         "astype_vjp",
         "clip_mask",
+        "clipped_high",
+        "clipped_low",
         "divide_nonzero",
         "divmod_jvp",
         "divmod_vjp",

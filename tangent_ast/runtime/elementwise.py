@@ -55,6 +55,20 @@ def clip_mask(x, a_min, a_max):
     return inside
 
 
+def clipped_low(x, a_min, a_max):
+    """Where ``np.clip(x, a_min, a_max)``, which is ``np.minimum(np.maximum(x, a_min),
+    a_max)``, gives ``a_min``: below it, and ``a_min`` not above ``a_max``."""
+    low = x < a_min
+    return low if a_max is None else low & (a_min <= a_max)
+
+
+def clipped_high(x, a_min, a_max):
+    """Where ``np.clip(x, a_min, a_max)`` gives ``a_max``: above it, or everywhere ``a_min``
+    is above it (NumPy then gives ``a_max``)."""
+    high = x > a_max
+    return high if a_min is None else high | (a_min > a_max)
+
+
 def xlogy(a, b):
     """``a * log(b)``, and 0 where ``a`` is 0: the derivative ``b ** y * log(b)`` of a power
     in its exponent, which tends to 0 as the base ``b`` tends to 0 (``0.0 ** y`` for ``y > 0``).

@@ -104,6 +104,11 @@ class _Unset:
     def __reduce__(self):
         return "UNSET"  # the one instance, by name (residuals are pickled)
 
+    def copy(self):
+        """Itself: a reverse loop copies an array it restores slot by slot as it reads it
+        from the tape, where an iteration that did not make the array saved this."""
+        return self
+
 
 UNSET = _Unset()
 

@@ -368,15 +368,18 @@ class Derivation(ComplexValues):
         return isinstance(site.fn, Pack)
 
     def pack_tangent(self, site, tangent_of):
-        """``(a, b)`` -> ``(da, 0.0)``: the same container of tangents."""
+        """``(a, b)`` -> ``(da, 0.0)``: the same container of tangents. An int's place in a
+        tuple or list holds 0.0 too (not None, an int's own tangent), so that the tangents
+        add up as the numbers do (``sum([0, x])``)."""
         elts = []
+        numbers = (Tag.FLOAT, Tag.INT, Tag.BOOL) if site.fn.kind in (Tag.LIST, Tag.TUPLE) else ()
         for a in site.args:
             t = tangent_of(a)
             if t is None:
                 kind = self.kind(a)
                 t = (
                     gast.Constant(0.0, None)
-                    if kind.tag is Tag.FLOAT
+                    if kind.tag is Tag.FLOAT or kind.tag in numbers
                     else self.call_runtime("zero_tangent", [copy_tree(a)])
                 )
             elts.append(t)

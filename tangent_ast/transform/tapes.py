@@ -286,7 +286,66 @@ def install_tapes(
         _insert_around(bwd, back, before=[assign(v, name(h)) for v, h in carried.items()])
         back.body.extend(assign(v, name(h)) for v, h in carried.items())
     fwd.body[:0] = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in created]
+    _drop_copies_tapes_replace(bwd, _loops(bwd, pair_of))
     return tapes_of
+
+
+def _drop_copies_tapes_replace(bwd, backs):
+    """Drop ``v = v.copy()`` (the reverse sweep's own copy of an array it restores) where
+    every other read of ``v`` is in a reverse loop that reads ``v`` from its tape first: the
+    copy was of a last value nothing reads (which a branch not taken never binds)."""
+    taped = {}  # v -> the ids of the nodes of the loops that read it from a tape first
+    for back in backs:
+        assigned, read_before = set(), set()
+        for st in back.body:
+            if not (isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name)):
+                break
+            read_before |= {
+                n.id for n in gast.walk(st.value) if isinstance(n, gast.Name)
+            } - assigned
+            assigned.add(st.targets[0].id)
+        for v in assigned - read_before:
+            taped.setdefault(v, set()).update(id(n) for n in gast.walk(back))
+    for block in _blocks(bwd):
+        for st in list(block):
+            v = _copied_name(st)
+            if v is None or v not in taped:
+                continue
+            elsewhere = [
+                n
+                for n in gast.walk(bwd)
+                if isinstance(n, gast.Name)
+                and n.id == v
+                and isinstance(n.ctx, gast.Load)
+                and id(n) not in taped[v]
+            ]
+            if all(id(n) in {id(m) for m in gast.walk(st)} for n in elsewhere):
+                block.remove(st)
+
+
+def _copied_name(st):
+    """``v`` for ``v = v.copy()``, else None."""
+    if (
+        isinstance(st, gast.Assign)
+        and isinstance(st.targets[0], gast.Name)
+        and isinstance(st.value, gast.Call)
+        and isinstance(st.value.func, gast.Attribute)
+        and st.value.func.attr == "copy"
+        and isinstance(st.value.func.value, gast.Name)
+        and st.value.func.value.id == st.targets[0].id
+        and not st.value.args
+    ):
+        return st.targets[0].id
+    return None
+
+
+def _blocks(tree):
+    """Every statement list of ``tree``."""
+    for n in gast.walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(n, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                yield block
 
 
 def _fold_single_uses(block, recomputed):

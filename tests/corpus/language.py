@@ -1488,3 +1488,26 @@ def keeps_a_variance_then_updates(a, b):
 
 
 CASES += [Case(keeps_a_variance_then_updates, (_V3, _V3[::-1].copy()))]
+
+
+# an array a loop's branch makes and updates in place, on iterations that do not all take
+# the branch: its tape holds UNSET for those, and the reverse sweep's copy of its last value
+# (which nothing read) is gone
+def updates_an_array_some_iterations_make(x):
+    for k in range(3):
+        if k == 1:
+            v = np.ones(3) * x
+            v[1] = 2.0
+            x = v[0] * x
+    return x
+
+
+# an int among a list's numbers: its place in the list's tangent is 0.0, so that sum adds
+def sums_a_list_holding_an_int(x):
+    return sum([0, x, 2 * x]) * x
+
+
+CASES += [
+    Case(updates_an_array_some_iterations_make, (0.3,)),
+    Case(sums_a_list_holding_an_int, (0.3,)),
+]

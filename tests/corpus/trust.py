@@ -1229,3 +1229,12 @@ def updates_what_a_conditional_expression_made(a):
 
 
 CASES += [(updates_what_a_conditional_expression_made, (np.array([0.4, -0.8, 0.65]),))]
+
+
+# np.clip with its lower bound above its upper: NumPy gives the upper bound everywhere
+# (minimum(maximum(x, lo), hi)), whose derivative in the lower bound is 0 (it was 1 below it)
+def clips_with_crossed_bounds(x, lo):
+    return np.sum(np.clip(x, lo, lo * 0.5 - 1.0) ** 2) + np.sum(np.clip(x, -0.2, lo) * x)
+
+
+CASES += [(clips_with_crossed_bounds, (V[:3].copy(), 0.7))]

@@ -194,20 +194,21 @@ defvjp(np.remainder, lambda ct, ans, x, y: ct, lambda ct, ans, x, y: -ct * np.fl
 
 def_power(np.float_power)
 
-# clip: the derivative goes to x inside the bounds, to a bound where it clips.
+# clip(x, lo, hi) is minimum(maximum(x, lo), hi): the derivative goes to x inside the
+# bounds, to the bound it gives elsewhere (hi everywhere where lo > hi, as NumPy gives)
 for _fn in (np.clip, np.ndarray.clip):
     broadcasting(_fn)
     defjvp(
         _fn,
         lambda dx, ans, x, lo=None, hi=None, **kw: dx * runtime.clip_mask(x, lo, hi),
-        lambda dlo, ans, x, lo=None, hi=None, **kw: dlo * (x < lo),
-        lambda dhi, ans, x, lo=None, hi=None, **kw: dhi * (x > hi),
+        lambda dlo, ans, x, lo=None, hi=None, **kw: dlo * runtime.clipped_low(x, lo, hi),
+        lambda dhi, ans, x, lo=None, hi=None, **kw: dhi * runtime.clipped_high(x, lo, hi),
     )
     defvjp(
         _fn,
         lambda ct, ans, x, lo=None, hi=None, **kw: ct * runtime.clip_mask(x, lo, hi),
-        lambda ct, ans, x, lo=None, hi=None, **kw: ct * (x < lo),
-        lambda ct, ans, x, lo=None, hi=None, **kw: ct * (x > hi),
+        lambda ct, ans, x, lo=None, hi=None, **kw: ct * runtime.clipped_low(x, lo, hi),
+        lambda ct, ans, x, lo=None, hi=None, **kw: ct * runtime.clipped_high(x, lo, hi),
     )
 handles(np.clip, fills={"a_min": None, "a_max": None})
 
