@@ -206,7 +206,9 @@ def copy_views(fn, updated, kinds, namer, scope):
     function itself reads a view after an update, that is refused (check_views).
     Scalar reads (``a[i]`` of a vector) are copies already. A second name the stages made
     (``t = a``, the parameter of a local function inlined at ``a[:] = g(a)``) is copied
-    too: the user's own second names of an updated array are refused before (check_updates)."""
+    too, as is a version SSA made of an updated array (``v_1 = v`` at a loop's header, the loop
+    updating ``v_1`` while a rule reads ``v``): the user's own second names of an updated array
+    are refused before (check_updates)."""
 
     def block(stmts):
         out = []
@@ -237,7 +239,6 @@ def copy_views(fn, updated, kinds, namer, scope):
                 and isinstance(s.targets[0], gast.Name)
                 and isinstance(value, gast.Name)
                 and value.id in updated
-                and s.targets[0].id not in updated
                 and not kinds.get(s.targets[0].id, UNKNOWN).scalar  # (it is that array)
             ):
                 s.value = gast.Call(

@@ -368,18 +368,20 @@ class Derivation(ComplexValues):
         return isinstance(site.fn, Pack)
 
     def pack_tangent(self, site, tangent_of):
-        """``(a, b)`` -> ``(da, 0.0)``: the same container of tangents. An int's place in a
-        tuple or list holds 0.0 too (not None, an int's own tangent), so that the tangents
-        add up as the numbers do (``sum([0, x])``)."""
+        """``(a, b)`` -> ``(da, 0.0)``: the same container of tangents. The place of an int
+        (or of a number of a type not known, which may be one) in a tuple, list or dict holds
+        0.0 too, not None (an int's own tangent), so that the tangents add up as the numbers
+        do (``sum([0, x])``, ``d["p"] * y``)."""
         elts = []
-        numbers = (Tag.FLOAT, Tag.INT, Tag.BOOL) if site.fn.kind in (Tag.LIST, Tag.TUPLE) else ()
+        held = site.fn.kind in (Tag.LIST, Tag.TUPLE, Tag.DICT)
         for a in site.args:
             t = tangent_of(a)
             if t is None:
                 kind = self.kind(a)
+                number = kind.scalar and kind.tag is not Tag.COMPLEX
                 t = (
                     gast.Constant(0.0, None)
-                    if kind.tag is Tag.FLOAT or kind.tag in numbers
+                    if kind.tag is Tag.FLOAT or (held and number)
                     else self.call_runtime("zero_tangent", [copy_tree(a)])
                 )
             elts.append(t)

@@ -63,8 +63,11 @@ class Forward:
                 method = gast.Attribute(value=tangent, attr="copy", ctx=gast.Load())
                 tangent = gast.Call(func=method, args=[], keywords=[])
             else:  # may be a number (np.var(b, ddof=1)): copy.copy copies an array only
+                # (the module under a name of its own where the function has a value named
+                # copy, w.copy()'s: not a version of that name, which emission may rename)
+                module = "copy_module" if "copy" in self.d.namer.taken else "copy"
                 method = gast.Attribute(
-                    value=name(self.d.bind("copy", copy)), attr="copy", ctx=gast.Load()
+                    value=name(self.d.bind(module, copy)), attr="copy", ctx=gast.Load()
                 )
                 tangent = gast.Call(func=method, args=[tangent], keywords=[])
         return [s, _at(assign(dtarget, tangent), s)]

@@ -133,10 +133,32 @@ def _copy_what_is_restored(reads, back):
             )
 
 
-def _append(tape, value):
+def _with_copies(names, fn):
+    """``names`` and every name a plain copy (``v = v_2``) joins to one of them: one array."""
+    copies = [
+        (n.targets[0].id, n.value.id)
+        for n in gast.walk(fn)
+        if isinstance(n, gast.Assign)
+        and isinstance(n.targets[0], gast.Name)
+        and isinstance(n.value, gast.Name)
+    ]
+    names = set(names)
+    while True:
+        more = {b for a, b in copies if a in names} | {a for a, b in copies if b in names}
+        if more <= names:
+            return names
+        names |= more
+
+
+def _append(tape, value, copied=False):
+    item = name(value)
+    if copied:
+        item = gast.Call(
+            func=gast.Attribute(value=item, attr="copy", ctx=gast.Load()), args=[], keywords=[]
+        )
     call = gast.Call(
         func=gast.Attribute(value=name(tape), attr="append", ctx=gast.Load()),
-        args=[name(value)],
+        args=[item],
         keywords=[],
     )
     return gast.Expr(value=call)
@@ -158,6 +180,9 @@ def install_tapes(
     sweep does not restore (it sees their last state), which a value computed again in a
     reverse loop must not read."""
     pair_of = {id(pair.backward): pair for pair in loops}
+    # an array updated in place (after a loop, or in a later iteration it is carried to) is
+    # taped as a copy at the loop body's exit: the tape keeps it as that iteration left it
+    changing = _with_copies(updated_arrays(fwd.body), fwd)
     created = []
     tapes_of = {}
     for back in _loops(bwd, pair_of):
@@ -222,7 +247,7 @@ def install_tapes(
         at_start = [v for v in needed if v in headers or v == target]
         at_exit = [v for v in needed if v not in at_start]
         pad = [assign(v, unset()) for v in at_exit if v not in _exits_before(loop.body)]
-        exit_appends = [_append(tapes[v], v) for v in at_exit]
+        exit_appends = [_append(tapes[v], v, copied=v in changing) for v in at_exit]
         _append_before_breaks(loop.body, exit_appends)
         append_fallthrough(loop.body, _copies(exit_appends))
         loop.body[:0] = pad + [_append(tapes[v], v) for v in at_start]

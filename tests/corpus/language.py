@@ -1511,3 +1511,20 @@ CASES += [
     Case(updates_an_array_some_iterations_make, (0.3,)),
     Case(sums_a_list_holding_an_int, (0.3,)),
 ]
+
+
+# an int kept in a dict whose kind is a number not known: its place in the dict's tangent
+# is 0.0; and np.where's tangent, of a kind not known, copied where the function has a value
+# named copy (w.copy()'s) and an argument it updates
+def keeps_an_int_in_a_dict(x, a):
+    v = np.linspace(0.5, -0.25, 3) if x > 5.0 else np.ones(3) * 0.3
+    t = 0
+    for i in range(0):
+        t += np.sum(v)
+    d = {"p": t, "q": x}
+    w = np.where(np.linspace(0.3, 0.3, 3) < 0.0, a, x).copy()
+    a[0] = 1.0
+    return d["p"] * d["q"] + x + np.sum(w)
+
+
+CASES += [Case(keeps_an_int_in_a_dict, (0.3, _V3))]

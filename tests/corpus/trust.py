@@ -1238,3 +1238,35 @@ def clips_with_crossed_bounds(x, lo):
 
 
 CASES += [(clips_with_crossed_bounds, (V[:3].copy(), 0.7))]
+
+
+# an array a loop makes and reads, updated in place after the loop (through the name the
+# loop hands it on under): the tape held that very array, so the reverse loop read it as the
+# later update left it (reverse mode only)
+def updates_after_the_loop_an_array_the_loop_read(x):
+    for i in range(2):
+        v = np.ones(3)
+        v[0] = 2.0
+        v = v + x
+        s = np.sum(v * x)
+    v[1] = 5.0
+    return s + np.sum(v)
+
+
+CASES += [(updates_after_the_loop_an_array_the_loop_read, (0.3,))]
+
+
+# an array updated in place, read by np.min, then carried into a loop that copies, zeroes
+# and rebuilds it in place: the loop's name for it was the same array as np.min's residual,
+# which the loop zeroed (a NaN gradient). The loop's name is a copy of its own
+def rebuilds_in_a_loop_what_a_minimum_read(x):
+    v = np.array([1.0, 2.0, 3.0]) * x
+    v[1] -= np.min(v)
+    for i in range(2):
+        k = v.copy()
+        v[...] = 0.0
+        v += k * x
+    return np.sum(v)
+
+
+CASES += [(rebuilds_in_a_loop_what_a_minimum_read, (0.9,))]
