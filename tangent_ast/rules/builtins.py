@@ -83,12 +83,19 @@ holds_for_complex(builtins.getattr)  # a field: linear, complex or not
 # (a constant start adds no derivative; a differentiable one is refused by the binding)
 defjvp(builtins.sum, lambda dx, ans, x, start=0: sum(dx))
 defvjp(builtins.sum, lambda ct, ans, x, start=0: runtime.TangentTuple([ct] * len(x)))
-# sum(a) of an array adds its rows: each row's cotangent is ct, an array of a's shape
+# sum(a) of an array adds its rows: each row's cotangent is ct, an array of a's shape; of a
+# value of a kind not known, the items' cotangents are an array where it is one (list_vjp)
 specialize(
     builtins.sum,
     Mode.REVERSE,
     lambda x, start=None: x.tag is Tag.ARRAY,
     lambda ct, ans, x, start=0: runtime.broadcast_like(ct, x),
+)
+specialize(
+    builtins.sum,
+    Mode.REVERSE,
+    lambda x, start=None: x.tag is Tag.UNKNOWN,
+    lambda ct, ans, x, start=0: runtime.list_vjp(runtime.TangentTuple([ct] * len(x)), x),
 )
 
 # copy.copy(v): a copy of an array, a number as it is (what forward rules write where a

@@ -1528,3 +1528,14 @@ def keeps_an_int_in_a_dict(x, a):
 
 
 CASES += [Case(keeps_an_int_in_a_dict, (0.3, _V3))]
+
+
+# the builtin sum of an array of a kind not known (np.linspace, np.concatenate of lists):
+# its items' cotangents are an array, as the array's rows
+def sums_an_array_of_a_kind_not_known(x, a):
+    v = np.concatenate([[1.0], [2.0, x]])
+    v *= 0.9
+    return sum(v) + sum((a + np.linspace(2.0, 1.5, 3)) ** 2)
+
+
+CASES += [Case(sums_an_array_of_a_kind_not_known, (0.3, _V3))]
