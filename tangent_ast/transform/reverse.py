@@ -52,6 +52,7 @@ from ..vocabulary.syntax import assign, name
 from ..vocabulary.trees import copy_tree, walk
 from .checkpoints import check_recomputable_call
 from .derivatives import unsupported_call
+from .restores import blocks_holding, drop_statements
 from .slots import slot_copy, slot_cotangent
 
 
@@ -83,56 +84,26 @@ def finish_updates(bwd, restores):
         ]
         in_restores = sum(1 for r in restores if r.array == array)
         if len(reads) == in_restores:
-            _drop_statements(bwd, {id(r.statement) for r in restores if r.array == array})
+            drop_statements(bwd, {id(r.statement) for r in restores if r.array == array})
         else:
-            block = _branch_holding(
-                bwd.body, {id(r.statement) for r in restores if r.array == array}
-            )
-            at = (
-                1
-                if block is bwd.body
-                and bwd.body
-                and isinstance(bwd.body[0], gast.Assign)
-                and isinstance(bwd.body[0].value, gast.Name)
-                and bwd.body[0].value.id == residuals_parameter(bwd)
-                else 0
-            )
-            copy_call = gast.Call(
-                func=gast.Attribute(value=name(array), attr="copy", ctx=gast.Load()),
-                args=[],
-                keywords=[],
-            )
-            block.insert(at, assign(array, copy_call))
+            for block in blocks_holding(bwd, [r for r in restores if r.array == array]):
+                at = (
+                    1
+                    if block is bwd.body
+                    and bwd.body
+                    and isinstance(bwd.body[0], gast.Assign)
+                    and isinstance(bwd.body[0].value, gast.Name)
+                    and bwd.body[0].value.id == residuals_parameter(bwd)
+                    else 0
+                )
+                copy_call = gast.Call(
+                    func=gast.Attribute(value=name(array), attr="copy", ctx=gast.Load()),
+                    args=[],
+                    keywords=[],
+                )
+                block.insert(at, assign(array, copy_call))
             copied.add(array)
     return copied
-
-
-def _branch_holding(block, ids):
-    """The innermost branch of an ``if`` (following branches only, never into a loop) that
-    holds every statement of ``ids``: an array defined in one branch only (None in the
-    other) is copied where it exists."""
-    while True:
-        inner = None
-        for s in block:
-            if isinstance(s, gast.If):
-                for branch in (s.body, s.orelse):
-                    if ids <= {id(n) for st in branch for n in gast.walk(st)}:
-                        inner = branch
-        if inner is None:
-            return block
-        block = inner
-
-
-def _drop_statements(node, ids):
-    for parent in gast.walk(node):
-        for field in ("body", "orelse"):
-            block = getattr(parent, field, None)
-            if isinstance(block, list):
-                block[:] = [s for s in block if id(s) not in ids] or (
-                    [gast.Pass()]
-                    if field == "body" and not isinstance(parent, gast.FunctionDef)
-                    else []
-                )
 
 
 def _assigned(stmts):

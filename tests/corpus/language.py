@@ -1539,3 +1539,18 @@ def sums_an_array_of_a_kind_not_known(x, a):
 
 
 CASES += [Case(sums_an_array_of_a_kind_not_known, (0.3, _V3))]
+
+
+# a guard clause returning early inside a nested if, then an array updated in place: the
+# code after the return is written once per path, and the reverse sweep copies the array
+# in each path that makes it (on the path that returned it was never made)
+def returns_early_inside_a_nested_if(x):
+    if x < 1.5:
+        if x < 1.0:
+            return x
+    v = np.zeros(3)
+    v[0] = x * x
+    return np.sum(v)
+
+
+CASES += [Case(returns_early_inside_a_nested_if, (0.3,)), Case(returns_early_inside_a_nested_if, (2.0,))]
