@@ -105,12 +105,26 @@ def _numbers(x):
 def _vdot(a, b):
     """The pairing of a cotangent with a tangent: ``Re(sum(ct * t))`` (no conjugate: the
     convention for complex cotangents)."""
-    left, right = list(_leaves(a)), list(_leaves(b))
+    left, right = list(_places(a)), list(_places(b))
     if len(left) != len(right):  # a list's cotangent of its final length, not its given one
         raise GradientCheckError(
             f"a cotangent and a tangent of one value differ in structure: {a!r} and {b!r}"
         )
-    return sum(float(np.real(np.sum(_numbers(x) * _numbers(y)))) for x, y in zip(left, right))
+    return sum(
+        float(np.real(np.sum(_numbers(x) * _numbers(y))))
+        for x, y in zip(left, right)
+        if x is not None and y is not None  # an int's: None or 0.0, a zero either way
+    )
+
+
+def _places(x):
+    """The leaves of ``x``, place by place: None (a zero) where there is no derivative."""
+    parts = _fields(x)
+    if parts is not None:
+        for p in parts:
+            yield from _places(p)
+    else:
+        yield x if x is not None and kind_of(x).differentiable else None
 
 
 def _add(x, t, h):
